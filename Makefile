@@ -1,0 +1,30 @@
+# Two commands do everything:  make lab   and   make test
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+ARGS ?=
+
+.PHONY: lab test lint build-notebooks clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test,lab]"
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab workbook/notebooks/ch00_ring_allreduce.ipynb $(ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: $(STAMP) lint
+	$(BIN)/python -m pytest -n auto
+
+build-notebooks: $(STAMP)
+	$(BIN)/workbook build
+
+clean:
+	rm -rf $(VENV) build *.egg-info
