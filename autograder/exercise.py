@@ -1,0 +1,120 @@
+"""The exercise record: one declarative description read by everything else.
+
+The notebook builder, the checker, the grader, the command line and the mastery
+tracker all read these records; nothing about an exercise is written twice.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+from autograder.kinds.base import AnswerKind, Misconception, Params, Verdict
+
+Kind = Literal["derive", "trace", "build", "debug", "design"]
+KINDS: tuple[str, ...] = ("derive", "trace", "build", "debug", "design")
+
+
+def format_number(value: Any) -> str:
+    """Show a parameter the way a person writes it: 1.0 -> "1", 2048 -> "2,048"."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        value = int(value)
+    if isinstance(value, int):
+        return f"{value:,}" if abs(value) >= 10_000 else str(value)
+    if abs(value) != 0 and (abs(value) < 1e-3 or abs(value) >= 1e7):
+        return f"{value:.4g}"
+    return f"{value:.6g}"
+
+
+class _ParamFormatter(string.Formatter):
+    """str.format with friendly number rendering when no format spec is given."""
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if format_spec:
+            return super().format_field(value, format_spec)
+        return format_number(value)
+
+
+_FORMATTER = _ParamFormatter()
+
+
+def render(template: str, params: Params) -> str:
+    """Fill a prompt/explanation template with ``params``."""
+    return _FORMATTER.vformat(template, (), dict(params))
+
+
+@dataclass(frozen=True, eq=False)
+class Exercise:
+    """One exercise.
+
+    ``prompt`` and ``explanation`` are ``str.format`` templates over ``params`` (the
+    explanation may also use ``{expected}``). ``vary(rng)`` draws a fresh, sensible set
+    of params for practice variants and per-student grading. ``reference(params)``
+    computes the expected answer by calling into ``solutions``; it is the single source
+    of truth for the answer.
+    """
+
+    id: str
+    chapter: int
+    kind: Kind
+    title: str
+    prompt: str
+    params: Mapping[str, Any]
+    vary: Callable[[random.Random], dict[str, Any]]
+    answer: AnswerKind
+    reference: Callable[[Params], Any]
+    hints: tuple[str, ...]
+    explanation: str
+    sources: tuple[str, ...]
+    misconceptions: tuple[Misconception, ...] = ()
+    points: int = 1
+    # Extra material shown with the prompt (e.g. a table or the code of a debug task).
+    notes: str = ""
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        if self.kind not in KINDS:
+            raise ValueError(f"exercise {self.id}: kind must be one of {KINDS}, not {self.kind!r}")
+
+    # -- the answer ---------------------------------------------------------------
+    def expected(self, params: Params | None = None) -> Any:
+        """The right answer for ``params`` (canonical params when omitted)."""
+        return self.reference(self.params if params is None else params)
+
+    def variant(self, seed: int | str) -> dict[str, Any]:
+        """Params for a reproducible fresh variant drawn from ``seed``."""
+        return dict(self.vary(random.Random(f"{self.id}:{seed}")))
+
+    def wrong_answers(self, params: Params | None = None) -> tuple[tuple[Any, str], ...]:
+        """The misconceptions evaluated for ``params``: (wrong answer, feedback) pairs."""
+        p = self.params if params is None else params
+        pairs = []
+        for m in self.misconceptions:
+            try:
+                pairs.append((m.answer(p), render(m.feedback, p)))
+            except (ArithmeticError, ValueError):
+                continue  # a misconception that makes no sense for these params
+        return tuple(pairs)
+
+    def grade(self, answer: Any, params: Params | None = None) -> Verdict:
+        """Compare a learner's answer with the reference for ``params``."""
+        p = self.params if params is None else params
+        return self.answer.grade(answer, self.expected(p), p, self.wrong_answers(p))
+
+    # -- text -----------------------------------------------------------------
+    def render_prompt(self, params: Params | None = None) -> str:
+        return render(self.prompt, self.params if params is None else params)
+
+    def render_explanation(self, params: Params | None = None) -> str:
+        p = dict(self.params if params is None else params)
+        expected = self.expected(p)
+        p.setdefault("expected", format_number(expected) if isinstance(expected, (int, float))
+                     else expected)
+        return render(self.explanation, p)

@@ -1,0 +1,39 @@
+"""The 58 exercise records, one module per chapter, in the workbook's order."""
+
+from __future__ import annotations
+
+import importlib
+from functools import lru_cache
+
+from autograder.exercise import Exercise
+
+CHAPTER_MODULES: tuple[str, ...] = tuple(f"workbook.exercises.ch{n:02d}" for n in range(10))
+
+
+@lru_cache(maxsize=1)
+def all_exercises() -> tuple[Exercise, ...]:
+    records: list[Exercise] = []
+    for name in CHAPTER_MODULES:
+        records.extend(importlib.import_module(name).EXERCISES)
+    return tuple(records)
+
+
+@lru_cache(maxsize=1)
+def by_id() -> dict[str, Exercise]:
+    table: dict[str, Exercise] = {}
+    for record in all_exercises():
+        if record.id in table:
+            raise RuntimeError(f"two exercise records share the id {record.id!r}")
+        table[record.id] = record
+    return table
+
+
+def lookup(exercise_id: object) -> Exercise:
+    """The record for ``exercise_id`` ("5.3"); a clear KeyError naming valid ids if unknown."""
+    key = str(exercise_id).strip()
+    table = by_id()
+    if key not in table:
+        raise KeyError(
+            f"no exercise {exercise_id!r}; valid ids are {', '.join(table)}"
+        )
+    return table[key]
