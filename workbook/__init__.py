@@ -1,17 +1,34 @@
 """The Distributed Training Workbook: exercises, checking and progress for learners.
 
+    import workbook as wb
+    wb.check("0.1", "1.75 GB")      # instant feedback, recorded in your progress log
+    wb.hint("0.1"); wb.solution("0.1"); wb.practice("0.1")
+    wb.progress()                   # mastery and day streak
+
 Importing this package is cheap: matplotlib, ipywidgets and nbformat load only when a
 function that needs them is called.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from autograder.exercise import Exercise
 
-__all__ = ["exercise", "exercises"]
+# name -> module that defines it; loaded on first use to keep `import workbook` fast.
+_LAZY = {
+    "check": "workbook.api", "hint": "workbook.api", "solution": "workbook.api",
+    "practice": "workbook.api", "grading_mode": "workbook.api",
+    "progress": "workbook.learner", "export_progress": "workbook.learner",
+    "import_progress": "workbook.learner", "use_drive": "workbook.learner",
+    "predict": "workbook.learner", "predictions": "workbook.learner",
+    "widget": "workbook.widgets",
+    "prediction_lock": "workbook.predictions", "reveal": "workbook.predictions",
+}
+
+__all__ = ["exercise", "exercises", *_LAZY]
 
 
 def exercises() -> tuple[Exercise, ...]:
@@ -26,3 +43,13 @@ def exercise(exercise_id: str) -> Exercise:
     from workbook.exercises import lookup
 
     return lookup(exercise_id)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'workbook' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

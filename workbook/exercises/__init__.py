@@ -19,9 +19,18 @@ def all_exercises() -> tuple[Exercise, ...]:
 
 
 @lru_cache(maxsize=1)
+def all_challenges() -> tuple[Exercise, ...]:
+    """Extra records beyond the 58 (e.g. the capstone's open design task)."""
+    records: list[Exercise] = []
+    for name in CHAPTER_MODULES:
+        records.extend(getattr(importlib.import_module(name), "CHALLENGES", ()))
+    return tuple(records)
+
+
+@lru_cache(maxsize=1)
 def by_id() -> dict[str, Exercise]:
     table: dict[str, Exercise] = {}
-    for record in all_exercises():
+    for record in (*all_exercises(), *all_challenges()):
         if record.id in table:
             raise RuntimeError(f"two exercise records share the id {record.id!r}")
         table[record.id] = record

@@ -1,0 +1,180 @@
+"""An ipywidgets front end for one exercise, built on the API common to ipywidgets 7.7 and 8.
+
+Only Text, IntText, RadioButtons, Dropdown, Button, HTML, Label, Output, HBox, VBox and
+Layout are used, with properties both versions share; no custom front-end code. Right
+and wrong are announced in words and symbols, never by colour alone.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from autograder.exercise import Exercise
+from autograder.kinds import Choice, Constraints, Debug, Function, Numeric, Ordering, Trace
+
+ReadAnswer = Callable[[], Any]
+
+
+@dataclass
+class Actions:
+    """What the buttons do; supplied by the caller so this module knows no store."""
+
+    check: Callable[[Any], Any]            # answer -> a displayable result
+    hint: Callable[[], Any]
+    solution: Callable[[], Any]
+    variant: Callable[[], Any]             # -> a displayable practice prompt
+    lookup: Callable[[str], Any]           # name -> object in the learner's namespace
+
+
+def _prompt_html(record: Exercise, prompt: str) -> str:
+    body = html.escape(prompt).replace("\n", "<br>")
+    return (f"<div><strong>Exercise {html.escape(record.id)}: {html.escape(record.title)}"
+            f"</strong> <em>({record.kind})</em><p>{body}</p></div>")
+
+
+def _numeric_input(kind: Numeric) -> tuple[Any, ReadAnswer]:
+    import ipywidgets as w
+
+    box = w.Text(placeholder=f"e.g. 12.5 {kind.unit}".strip(), description="Answer:")
+    return w.HBox([box, w.Label(kind.unit)]), lambda: box.value
+
+
+def _choice_input(kind: Choice) -> tuple[Any, ReadAnswer]:
+    import ipywidgets as w
+
+    labels = [f"{o.key}. {o.text}" for o in kind.options]
+    radio = w.RadioButtons(options=labels, value=None, layout=w.Layout(width="auto"))
+
+    def read() -> Any:
+        return None if radio.value is None else radio.value.split(".", 1)[0]
+
+    return radio, read
+
+
+def _ordering_input(kind: Ordering) -> tuple[Any, ReadAnswer]:
+    import ipywidgets as w
+
+    slots = [w.Dropdown(options=["(choose)", *kind.items], value="(choose)",
+                        description=f"{i + 1}.") for i in range(len(kind.items))]
+    header = w.Label(f"From {kind.first_label} (1) to {kind.last_label} ({len(slots)}):")
+
+    def read() -> Any:
+        values = [s.value for s in slots]
+        return None if "(choose)" in values else values
+
+    return w.VBox([header, *slots]), read
+
+
+def _trace_input(kind: Trace, rows: int) -> tuple[Any, ReadAnswer]:
+    import ipywidgets as w
+
+    cells = [[w.Text(placeholder=c, layout=w.Layout(width="9em")) for c in kind.columns]
+             for _ in range(rows)]
+    lines = [w.HBox([w.Label(f"{kind.step_label} {i + 1}:"), *row]) for i, row in enumerate(cells)]
+
+    def read() -> Any:
+        values = [[c.value for c in row] for row in cells]
+        return [row[0] if len(row) == 1 else tuple(row) for row in values]
+
+    return w.VBox(lines), read
+
+
+def _debug_input(kind: Debug, lookup: Callable[[str], Any]) -> tuple[Any, ReadAnswer]:
+    import ipywidgets as w
+
+    lines = kind.code.rstrip("\n").split("\n")
+    radio = w.RadioButtons(options=[f"line {i + 1}: {line.strip()}" for i, line in
+                                    enumerate(lines)], value=None,
+                           layout=w.Layout(width="auto"))
+    note = w.HTML(f"<p>Click the buggy line, then define <code>{kind.fix.function_name}</code>"
+                  " (fixed) in a code cell and press Check.</p>")
+
+    def read() -> Any:
+        if radio.value is None:
+            return None
+        line = int(radio.value.split(":", 1)[0].split()[1])
+        fixed = lookup(kind.fix.function_name)
+        return line if fixed is None else (line, fixed)
+
+    return w.VBox([radio, note]), read
+
+
+def _function_input(kind: Function, lookup: Callable[[str], Any]) -> tuple[Any, ReadAnswer]:
+    import ipywidgets as w
+
+    note = w.HTML(f"<p>Define <code>def {html.escape(kind.function_name)}"
+                  f"{html.escape(kind.signature)}</code> in a code cell, run it, then press "
+                  "Check.</p>")
+    return note, lambda: lookup(kind.function_name)
+
+
+def _constraints_input(kind: Constraints) -> tuple[Any, ReadAnswer]:
+    import ipywidgets as w
+
+    boxes = {f: w.IntText(value=0, description=f"{f}:") for f in kind.fields}
+    return w.HBox(list(boxes.values())), lambda: {f: b.value for f, b in boxes.items()}
+
+
+def answer_input(record: Exercise, lookup: Callable[[str], Any]) -> tuple[Any, ReadAnswer]:
+    """The input widget suited to the record's answer kind, and a reader for its value."""
+    kind = record.answer
+    if isinstance(kind, Numeric):
+        return _numeric_input(kind)
+    if isinstance(kind, Choice):
+        return _choice_input(kind)
+    if isinstance(kind, Ordering):
+        return _ordering_input(kind)
+    if isinstance(kind, Trace):
+        return _trace_input(kind, len(record.expected()))
+    if isinstance(kind, Debug):
+        return _debug_input(kind, lookup)
+    if isinstance(kind, Function):
+        return _function_input(kind, lookup)
+    if isinstance(kind, Constraints):
+        return _constraints_input(kind)
+    raise TypeError(f"no widget for answer kind {type(kind).__name__}")
+
+
+class ExerciseWidget:
+    """Prompt, input, Check / Hint / Show solution / Try a variant, and an output area."""
+
+    def __init__(self, record: Exercise, actions: Actions) -> None:
+        import ipywidgets as w
+
+        self.record = record
+        self.actions = actions
+        self.prompt = w.HTML(_prompt_html(record, record.render_prompt()))
+        self.input, self.read = answer_input(record, actions.lookup)
+        self.buttons = {
+            "check": w.Button(description="Check", button_style="primary"),
+            "hint": w.Button(description="Hint"),
+            "solution": w.Button(description="Show solution"),
+            "variant": w.Button(description="Try a variant"),
+        }
+        self.output = w.Output()
+        self.buttons["check"].on_click(lambda _: self._show(lambda: actions.check(self.read())))
+        self.buttons["hint"].on_click(lambda _: self._show(actions.hint))
+        self.buttons["solution"].on_click(lambda _: self._show(actions.solution))
+        self.buttons["variant"].on_click(lambda _: self._variant())
+        self.box = w.VBox([self.prompt, self.input, w.HBox(list(self.buttons.values())),
+                           self.output])
+
+    def _show(self, produce: Callable[[], Any]) -> None:
+        from IPython.display import display
+
+        self.output.clear_output()
+        with self.output:
+            display(produce())
+
+    def _variant(self) -> None:
+        practice = self.actions.variant()
+        self.prompt.value = _prompt_html(self.record, practice.prompt)
+        self._show(lambda: practice)
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.box)

@@ -1,0 +1,156 @@
+"""The learner-facing checking API: check, hint, solution and practice.
+
+A wrong answer never raises in a learner's notebook (so "Run all" works). In grading
+mode (nbgrader sets ``NBGRADER_EXECUTION``; ``workbook grade`` sets ``WORKBOOK_GRADING``)
+a wrong or missing answer raises AssertionError with the feedback, and nothing is logged.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from autograder.exercise import Exercise, render
+from autograder.result import CheckResult
+from workbook import journal
+from workbook.exercises import lookup
+
+GRADING_FLAGS = ("NBGRADER_EXECUTION", "WORKBOOK_GRADING")
+
+# Variants drawn by practice(), waiting for the learner's next check of that exercise.
+_pending_variants: dict[str, dict[str, Any]] = {}
+
+
+def grading_mode() -> bool:
+    """True when a grader (nbgrader or ``workbook grade``) is executing the notebook."""
+    return any(os.environ.get(flag) for flag in GRADING_FLAGS)
+
+
+def check(exercise_id: str, answer: Any) -> CheckResult:
+    """Check ``answer`` for exercise ``exercise_id`` and record the attempt.
+
+    Uses the variant from the latest ``practice(exercise_id)`` if one is waiting,
+    otherwise the canonical numbers shown in the notebook.
+    """
+    record = lookup(exercise_id)
+    params = None if grading_mode() else _pending_variants.pop(record.id, None)
+    return _check(record, answer, params)
+
+
+def _check(record: Exercise, answer: Any, params: dict[str, Any] | None) -> CheckResult:
+    if answer is None or answer is Ellipsis:
+        result = _unanswered(record)
+    else:
+        verdict = record.grade(answer, params)
+        result = CheckResult(
+            exercise_id=record.id, title=record.title, verdict=verdict,
+            hint=_next_hint(record, wrong=not verdict.passed), params=params,
+            attempt_counted=verdict.counts_as_attempt,
+        )
+    if grading_mode():
+        if not result.passed:
+            raise AssertionError(f"Exercise {record.id}: {result.message}")
+        return result
+    if result.attempt_counted:
+        note = journal.record_check(record.id, params, answer, result.verdict)
+        if note:
+            result = result.with_note(note)
+    return result
+
+
+def _unanswered(record: Exercise) -> CheckResult:
+    from autograder.kinds.base import Verdict
+
+    verdict = Verdict(status="invalid",
+                      message=f"Not answered yet: expected {record.answer.describe()}.")
+    return CheckResult(exercise_id=record.id, title=record.title, verdict=verdict,
+                       hint="", params=None, attempt_counted=False)
+
+
+def _next_hint(record: Exercise, wrong: bool) -> str:
+    """After a wrong answer, offer the next hint the learner has not seen yet."""
+    if not wrong or not record.hints:
+        return ""
+    seen = journal.hints_seen(record.id)
+    if seen >= len(record.hints):
+        return "All hints used: solution(%r) shows the worked explanation." % record.id
+    return f"Hint {seen + 1} of {len(record.hints)}: run hint({record.id!r})."
+
+
+@dataclass(frozen=True)
+class Text:
+    """A titled block of text that renders in a notebook and in a terminal."""
+
+    heading: str
+    body: str
+
+    def __str__(self) -> str:
+        return f"{self.heading}\n{self.body}"
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        import html
+
+        body = html.escape(self.body).replace("\n", "<br>")
+        return (f'<div class="dtw-text" role="note"><strong>{html.escape(self.heading)}</strong>'
+                f"<div>{body}</div></div>")
+
+
+def hint(exercise_id: str) -> Text:
+    """The next hint of the exercise's ladder (the last one again once all are seen)."""
+    record = lookup(exercise_id)
+    seen = journal.hints_seen(record.id)
+    index = min(seen, len(record.hints) - 1)
+    if not grading_mode():
+        journal.record_event("hint", record.id, value=str(index + 1))
+    return Text(f"Hint {index + 1} of {len(record.hints)} for exercise {record.id}",
+                record.hints[index])
+
+
+def solution(exercise_id: str) -> Text:
+    """The worked explanation, for the canonical numbers (recorded as viewed)."""
+    record = lookup(exercise_id)
+    if not grading_mode():
+        journal.record_event("solution", record.id)
+    return Text(f"Worked solution for exercise {record.id}: {record.title}",
+                record.render_explanation())
+
+
+@dataclass
+class Practice:
+    """A fresh variant of an exercise: new numbers, same question."""
+
+    record: Exercise
+    params: dict[str, Any]
+
+    @property
+    def prompt(self) -> str:
+        return render(self.record.prompt, self.params)
+
+    def check(self, answer: Any) -> CheckResult:
+        """Check an answer against this variant's numbers."""
+        _pending_variants.pop(self.record.id, None)
+        return _check(self.record, answer, self.params)
+
+    def __str__(self) -> str:
+        return (f"Practice {self.record.id} ({self.record.title}), new numbers:\n{self.prompt}\n"
+                f"Answer with check({self.record.id!r}, ...) or this object's .check(...).")
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        return Text(f"Practice {self.record.id}: {self.record.title} (new numbers)",
+                    self.prompt + f"\n\nYour next check({self.record.id!r}, ...) is checked "
+                    "against these numbers.")._repr_html_()
+
+
+def practice(exercise_id: str, seed: int | None = None) -> Practice:
+    """Draw a fresh variant; the next ``check(exercise_id, ...)`` is checked against it."""
+    record = lookup(exercise_id)
+    draw_seed = random.SystemRandom().randrange(2**32) if seed is None else seed
+    params = record.variant(draw_seed)
+    _pending_variants[record.id] = params
+    return Practice(record, params)

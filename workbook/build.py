@@ -1,0 +1,117 @@
+"""Build the chapter notebooks from their text sources: ``workbook build``.
+
+Each source ``workbook/chapters/chNN_*.md`` yields a learner notebook
+``workbook/notebooks/chNN_*.ipynb`` and an nbgrader instructor notebook
+``workbook/notebooks/instructor/chNN_*.ipynb``. Built notebooks carry a "generated, do
+not edit" note and no outputs; ``build(check=True)`` reports drift instead of writing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from workbook import notebook_cells as cells
+from workbook.exercises import lookup
+from workbook.notebook_source import Block, SourceError, parse
+from workbook.outline import CHAPTERS, Chapter
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+SOURCE_DIR = PACKAGE_DIR / "chapters"
+NOTEBOOK_DIR = PACKAGE_DIR / "notebooks"
+INSTRUCTOR_DIR = NOTEBOOK_DIR / "instructor"
+REPOSITORY = "https://github.com/distributed-training-workbook/distributed-training-workbook"
+INSTALL_SPEC = f"distributed-training-workbook@git+{REPOSITORY}"
+
+
+@dataclass(frozen=True)
+class Built:
+    chapter: Chapter
+    learner: NotebookNode
+    instructor: NotebookNode
+
+
+def source_path(chapter: Chapter) -> Path:
+    return SOURCE_DIR / f"{chapter.stem}.md"
+
+
+def learner_path(chapter: Chapter) -> Path:
+    return NOTEBOOK_DIR / f"{chapter.stem}.ipynb"
+
+
+def instructor_path(chapter: Chapter) -> Path:
+    return INSTRUCTOR_DIR / f"{chapter.stem}.ipynb"
+
+
+def _directive_cells(block: Block, instructor: bool) -> list[NotebookNode]:
+    if block.name == "markdown":
+        return [new_markdown_cell(block.body)]
+    if block.name == "code-cell":
+        return [new_code_cell(block.body)]
+    if block.name == "exercise":
+        return cells.exercise_cells(lookup(block.arg), instructor)
+    if block.name == "narration":
+        return [new_code_cell(f'narration.play("{block.arg}")')]
+    if block.name == "predict":
+        return [new_code_cell(f'wb.prediction_lock("{block.arg}")')]
+    if block.name == "reveal":
+        return [new_code_cell(f'wb.reveal("{block.arg}")')]
+    if block.name == "progress":
+        return [new_code_cell("wb.progress()")]
+    raise SourceError(f"unknown directive {block.name}")
+
+
+def _notebook(chapter: Chapter, blocks: list[Block], instructor: bool) -> NotebookNode:
+    role = "instructor" if instructor else "learner"
+    note = (f"*Generated from `workbook/chapters/{chapter.stem}.md` by `workbook build`; "
+            "do not edit this notebook, edit the source.*")
+    body: list[NotebookNode] = [new_markdown_cell(note),
+                                new_code_cell(cells.SETUP_SOURCE.format(install_spec=INSTALL_SPEC))]
+    for block in blocks:
+        body.extend(_directive_cells(block, instructor))
+    if instructor:
+        for index, cell in enumerate(body):
+            if "nbgrader" not in cell.metadata:
+                cells.lock(cell, f"ch{chapter.number:02d}_cell_{index:03d}")
+    nb = new_notebook(cells=body)
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python",
+                                 "name": "python3"}
+    nb.metadata["language_info"] = {"name": "python"}
+    nb.metadata["workbook"] = {"chapter": chapter.number, "role": role,
+                               "source": f"workbook/chapters/{chapter.stem}.md",
+                               "generated": True}
+    for index, cell in enumerate(nb.cells):
+        cell["id"] = f"ch{chapter.number:02d}-{index:03d}"  # stable ids: rebuilds are byte-equal
+    return nb
+
+
+def build_chapter(chapter: Chapter) -> Built:
+    path = source_path(chapter)
+    blocks = parse(path.read_text(encoding="utf-8"), origin=str(path))
+    return Built(chapter, _notebook(chapter, blocks, False), _notebook(chapter, blocks, True))
+
+
+def serialize(nb: NotebookNode) -> str:
+    return nbformat.writes(nb, version=4) + "\n"
+
+
+def build(check: bool = False, chapters: tuple[Chapter, ...] = CHAPTERS) -> list[str]:
+    """Write every notebook (or, with ``check``, list the ones that differ)."""
+    stale: list[str] = []
+    for chapter in chapters:
+        built = build_chapter(chapter)
+        for path, nb in ((learner_path(chapter), built.learner),
+                         (instructor_path(chapter), built.instructor)):
+            text = serialize(nb)
+            current = path.read_text(encoding="utf-8") if path.exists() else None
+            if current == text:
+                continue
+            stale.append(str(path.relative_to(PACKAGE_DIR.parent)))
+            if not check:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+    return stale

@@ -1,0 +1,161 @@
+"""The ``workbook`` command line.
+
+    workbook list                      every exercise, one per line
+    workbook show 0.1                  the prompt in the terminal
+    workbook check 0.1 "1.75 GB"       check an answer (recorded in your progress)
+    workbook hint 0.1 | solution 0.1   the next hint | the worked solution
+    workbook progress [--json]         mastery and streaks
+    workbook export-progress           print a code; import-progress CODE merges it
+    workbook build [--check]           rebuild the notebooks from their sources
+    workbook narrate [--chapter N]     render narration audio offline
+    workbook grade SUBMISSIONS --out OUT   grade a class's notebooks
+
+Exit status: 0 on success, 1 when a check fails or work could not be done, 2 on bad
+arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="workbook", description="The Distributed Training "
+                                     "Workbook: exercises, checking, progress and grading.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="list every exercise")
+    for name, text in (("show", "show an exercise's prompt"), ("hint", "the next hint"),
+                       ("solution", "the worked solution")):
+        sub.add_parser(name, help=text).add_argument("id")
+    check = sub.add_parser("check", help="check an answer")
+    check.add_argument("id")
+    check.add_argument("answer", help='e.g. "1.75 GB", 25%%, or B for a choice')
+    progress = sub.add_parser("progress", help="mastery and streaks")
+    progress.add_argument("--json", action="store_true", help="machine-readable output")
+    sub.add_parser("export-progress", help="print a code holding your progress")
+    imp = sub.add_parser("import-progress", help="merge a code from export-progress")
+    imp.add_argument("code")
+    build = sub.add_parser("build", help="build the notebooks from the chapter sources")
+    build.add_argument("--check", action="store_true", help="fail if a notebook is stale")
+    narrate = sub.add_parser("narrate", help="render narration audio offline")
+    narrate.add_argument("--chapter", type=int, choices=range(10), metavar="N")
+    narrate.add_argument("--out", help="output folder (default: your data directory)")
+    grade = sub.add_parser("grade", help="grade submitted notebooks")
+    grade.add_argument("submissions")
+    grade.add_argument("--out", required=True)
+    grade.add_argument("--workers", type=int, default=None)
+    grade.add_argument("--timeout", type=float, default=10.0, help="seconds per exercise")
+    return parser
+
+
+def _parse_answer(text: str) -> object:
+    """A command-line answer: JSON when it parses (lists, dicts), else the raw text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    import workbook
+
+    for record in workbook.exercises():
+        print(f"{record.id:>5}  {record.kind:<7} {record.title}")
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    import workbook
+    from workbook.notebook_cells import prompt_markdown
+
+    print(prompt_markdown(workbook.exercise(args.id)))
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    import workbook
+
+    result = workbook.check(args.id, _parse_answer(args.answer))
+    print(result)
+    return 0 if result.passed else 1
+
+
+def _cmd_text(args: argparse.Namespace) -> int:
+    import workbook
+
+    print(getattr(workbook, args.command)(args.id))
+    return 0
+
+
+def _cmd_progress(args: argparse.Namespace) -> int:
+    import workbook
+
+    summary = workbook.progress()
+    print(json.dumps(summary.to_dict(), indent=2) if args.json else summary)
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    import workbook
+
+    print(workbook.export_progress())
+    return 0
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    import workbook
+
+    added = workbook.import_progress(args.code)
+    print(f"Imported {added} new event(s).")
+    return 0
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from workbook.build import build
+
+    stale = build(check=args.check)
+    verb = "stale" if args.check else "written"
+    for path in stale:
+        print(f"{verb}: {path}")
+    if not stale:
+        print("All notebooks are up to date.")
+    return 1 if (args.check and stale) else 0
+
+
+def _cmd_narrate(args: argparse.Namespace) -> int:
+    from narration.render import render_cli
+
+    return render_cli(args.chapter, args.out)
+
+
+def _cmd_grade(args: argparse.Namespace) -> int:
+    from workbook.grading import grade_cli
+
+    return grade_cli(args.submissions, args.out, workers=args.workers, timeout_s=args.timeout)
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "list": _cmd_list, "show": _cmd_show, "check": _cmd_check, "hint": _cmd_text,
+    "solution": _cmd_text, "progress": _cmd_progress, "export-progress": _cmd_export,
+    "import-progress": _cmd_import, "build": _cmd_build, "narrate": _cmd_narrate,
+    "grade": _cmd_grade,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except KeyError as exc:  # an unknown exercise id: the message lists the valid ones
+        print(f"workbook: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"workbook: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

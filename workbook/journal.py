@@ -1,0 +1,125 @@
+"""The learner's progress journal: writes events to the progress log, reads them back.
+
+Opening the log can fail (a corrupt file, one written by a newer version, a read-only
+home). Checking must still work then: the failure is reported once as a note on the
+result, and the file is left untouched.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from autograder.progress.events import Event
+from autograder.progress.location import default_store_path
+from autograder.progress.store import ProgressFileError, ProgressStore
+
+if TYPE_CHECKING:
+    from autograder.kinds.base import Verdict
+    from autograder.progress.summary import ProgressSummary
+
+_ANSWER_LIMIT = 2000
+
+
+class _Journal:
+    """The open store for this kernel, or the reason it could not be opened."""
+
+    def __init__(self) -> None:
+        self.store: ProgressStore | None = None
+        self.error = ""
+        self.path = default_store_path()
+        try:
+            self.store = ProgressStore(self.path)
+        except (ProgressFileError, OSError) as exc:
+            self.error = str(exc)
+
+
+@lru_cache(maxsize=1)
+def _journal() -> _Journal:
+    return _Journal()
+
+
+def reopen() -> None:
+    """Forget the open store (after WORKBOOK_HOME changes, or in tests)."""
+    _journal.cache_clear()
+
+
+def store() -> ProgressStore:
+    """The open progress store; ProgressFileError explains why it cannot be used."""
+    journal = _journal()
+    if journal.store is None:
+        raise ProgressFileError(journal.error)
+    return journal.store
+
+
+def describe_answer(answer: Any) -> str:
+    """The learner's answer as short text for the log (functions by name)."""
+    if callable(answer):
+        return f"<function {getattr(answer, '__name__', '?')}>"
+    try:
+        text = repr(answer)
+    except Exception:  # a learner object with a broken __repr__
+        text = f"<{type(answer).__name__}>"
+    return text[:_ANSWER_LIMIT]
+
+
+def _append(event: Event) -> str:
+    journal = _journal()
+    if journal.store is None:
+        return f"Progress not saved: {journal.error}"
+    try:
+        journal.store.append(event)
+    except (ProgressFileError, OSError) as exc:
+        return f"Progress not saved: {exc}"
+    return ""
+
+
+def record_check(exercise_id: str, params: dict[str, Any] | None, answer: Any,
+                 verdict: Verdict) -> str:
+    """Log one check; returns a note for the learner when it could not be saved."""
+    events = _events_for(exercise_id)
+    event = Event.now(
+        "check", exercise_id, variant=params, answer=describe_answer(answer),
+        status="correct" if verdict.passed else "wrong", score=verdict.score,
+        hints_used=sum(e.action == "hint" for e in events),
+        solution_viewed=any(e.action == "solution" for e in events),
+    )
+    return _append(event)
+
+
+def record_event(action: str, key: str, value: Any = "") -> str:
+    """Log a hint or solution view, a prediction or a design choice."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return _append(Event.now(action, key, value=text))
+
+
+def events() -> list[Event]:
+    journal = _journal()
+    if journal.store is None:
+        return []
+    try:
+        return journal.store.events()
+    except (ProgressFileError, OSError):
+        return []
+
+
+def _events_for(exercise_id: str) -> list[Event]:
+    return [e for e in events() if e.exercise_id == exercise_id]
+
+
+def hints_seen(exercise_id: str) -> int:
+    return sum(e.action == "hint" for e in _events_for(exercise_id))
+
+
+def summary(today: date | None = None) -> ProgressSummary:
+    """Mastery and streaks computed from the whole log."""
+    from autograder.progress.summary import summarize
+    from workbook.exercises import all_exercises
+    from workbook.outline import CHAPTERS
+
+    records = all_exercises()
+    chapters = [(c.number, c.title, [r.id for r in records if r.chapter == c.number])
+                for c in CHAPTERS]
+    return summarize(events(), chapters, today or date.today())

@@ -1,0 +1,59 @@
+"""Progress for learners: the dashboard, predictions, and moving progress between machines."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from workbook import journal
+
+if TYPE_CHECKING:
+    from autograder.progress.summary import ProgressSummary
+
+
+def progress() -> ProgressSummary:
+    """Mastery per exercise and chapter, the day streak and the best streak."""
+    return journal.summary()
+
+
+def export_progress() -> str:
+    """A short text code holding the whole progress log (paste it into import_progress)."""
+    from autograder.progress.transfer import export_code
+
+    return export_code(journal.events())
+
+
+def import_progress(code: str) -> int:
+    """Merge a code from export_progress(); returns how many new events were added.
+
+    Importing the same code twice adds nothing the second time.
+    """
+    from autograder.progress.transfer import import_code
+
+    return journal.store().merge(import_code(code))
+
+
+def use_drive(mount: str = "/content/drive") -> str:
+    """In Google Colab, keep progress on Google Drive (survives runtime resets).
+
+    Mount Drive first: ``from google.colab import drive; drive.mount('/content/drive')``.
+    Returns the path now in use.
+    """
+    import os
+
+    from autograder.progress.location import drive_store_path
+
+    path = drive_store_path(mount)
+    os.environ["WORKBOOK_HOME"] = str(path.parent)
+    journal.reopen()
+    return str(path)
+
+
+def predict(key: str, value: Any) -> str:
+    """Record a prediction (or a design choice) in the design ledger before the reveal."""
+    note = journal.record_event("prediction", key, value)
+    return note or f"Prediction for {key} recorded: {value!r}."
+
+
+def predictions(key: str) -> list[str]:
+    """Every prediction recorded under ``key``, oldest first, as stored text."""
+    return [e.value for e in journal.events() if e.action == "prediction" and e.exercise_id == key]
