@@ -29,16 +29,15 @@ def fraction(name: str, value: float) -> float:
     return value
 
 
-def positive_int(name: str, value: int) -> int:
+def positive_int(name: str, value: float) -> int:
     """Return ``value`` if it is an integer >= 1 (bools rejected), else raise ValueError."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+        raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
     if value < 1:
         raise ValueError(f"{name} must be >= 1, got {value!r}")
-    return value
+    return int(value)
 
 
 def _finite(name: str, value: float) -> None:

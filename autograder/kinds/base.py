@@ -58,8 +58,10 @@ class Misconception:
 class AnswerKind(Protocol):
     """The interface every answer kind implements."""
 
-    #: a short name used in notebooks and the grader: "numeric", "choice", ...
-    name: str
+    @property
+    def name(self) -> str:
+        """A short name used in notebooks and the grader: "numeric", "choice", ..."""
+        ...
 
     def grade(
         self,

@@ -157,7 +157,16 @@ def variant_text(variant: Mapping[str, Any] | None) -> str | None:
     """Canonical JSON text for a variant (None stays None)."""
     if variant is None:
         return None
-    return json.dumps(dict(variant), sort_keys=True, separators=(",", ":"))
+    return json.dumps(dict(variant), sort_keys=True, separators=(",", ":"), default=_plain)
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars and arrays as plain numbers and lists (duck-typed: no numpy import)."""
+    for method in ("tolist", "item"):
+        convert = getattr(value, method, None)
+        if callable(convert):
+            return convert()
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
 
 
 def local_time(moment: datetime, tz: tzinfo | str | None = None) -> tuple[datetime, str]:

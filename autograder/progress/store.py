@@ -37,11 +37,13 @@ BUSY_TIMEOUT_S = 30.0
 #: Every SQLite 3 database file starts with these 16 bytes (sqlite.org/fileformat.html).
 SQLITE_HEADER = b"SQLite format 3\x00"
 
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
-);
+)""",
+    """
 CREATE TABLE IF NOT EXISTS events (
     id              INTEGER PRIMARY KEY,  -- the rowid: insertion order breaks ties in utc
     uid             TEXT NOT NULL UNIQUE, -- de-duplicates events when logs are merged
@@ -57,9 +59,9 @@ CREATE TABLE IF NOT EXISTS events (
     local_date      TEXT NOT NULL,
     tz              TEXT NOT NULL,
     value           TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS events_by_time ON events (utc, id);
-"""
+)""",
+    "CREATE INDEX IF NOT EXISTS events_by_time ON events (utc, id)",
+)
 
 _COLUMNS = ", ".join(FIELDS)
 _INSERT = f"INSERT INTO events ({_COLUMNS}) VALUES ({', '.join('?' * len(FIELDS))})"
@@ -153,7 +155,8 @@ class ProgressStore:
                 added = con.total_changes - before
                 con.execute("COMMIT")
             except BaseException:
-                con.execute("ROLLBACK")
+                if con.in_transaction:
+                    con.execute("ROLLBACK")
                 raise
         return added
 
@@ -206,20 +209,20 @@ class ProgressStore:
         with self._connect() as con:
             con.execute("BEGIN IMMEDIATE")
             try:
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        con.execute(statement)
+                for statement in _SCHEMA:
+                    con.execute(statement)
                 con.executemany(
                     "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
                     [("schema_version", str(SCHEMA_VERSION)), ("app", APP_NAME),
                      ("created_utc", created)])
                 con.execute("COMMIT")
             except BaseException:
-                con.execute("ROLLBACK")
+                if con.in_transaction:
+                    con.execute("ROLLBACK")
                 raise
 
     def _event_from_row(self, row: Sequence[Any]) -> Event:
-        data = dict(zip(FIELDS, row))
+        data = dict(zip(FIELDS, row, strict=True))
         try:
             data["variant"] = None if data["variant"] is None else json.loads(data["variant"])
             data["solution_viewed"] = bool(data["solution_viewed"])
