@@ -9,7 +9,10 @@ once per optimizer step. The effective (global) batch is therefore
 In PyTorch DDP the deferral is explicit: backward passes inside ``model.no_sync()`` skip
 the gradient AllReduce, which then runs once on the last micro-batch (PyTorch
 ``DistributedDataParallel.no_sync`` documentation). Without it, every backward pass
-all-reduces. DeepSpeed requires train_batch_size = micro batch x accumulation steps x GPUs
+all-reduces. With sharded gradients (ZeRO-2/3, FSDP) skipping the per-micro-batch
+reduce-scatter means keeping full unsharded gradients until the last micro-batch, so the
+saving is paid for in memory (PyTorch FSDP2 ``set_requires_gradient_sync``, PR #126166).
+DeepSpeed requires train_batch_size = micro batch x accumulation steps x GPUs
 exactly (DeepSpeed configuration documentation, "Batch Size Related Parameters").
 
 Times are in ms; throughput in sequences per second for the whole data-parallel group.

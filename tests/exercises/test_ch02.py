@@ -1,0 +1,83 @@
+"""Chapter 2 records: canonical answers worked out by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from autograder.exercise import Exercise
+from autograder.kinds import Function
+from workbook.exercises import ch02
+
+RECORDS = {r.id: r for r in ch02.EXERCISES}
+
+
+def ex(exercise_id: str) -> Exercise:
+    return RECORDS[exercise_id]
+
+
+def test_ids_in_order() -> None:
+    assert list(RECORDS) == ["2.1", "2.2", "2.3", "2.4", "2.5"]
+
+
+def test_2_1_steps() -> None:
+    assert ex("2.1").expected() == 64  # 2048 / (4 x 8)
+
+
+def test_2_1_variants_divide_evenly() -> None:
+    for seed in range(50):
+        p = ex("2.1").variant(seed)
+        assert p["target_batch"] % (p["micro_batch"] * p["dp_degree"]) == 0
+
+
+def test_2_2_saved() -> None:
+    assert ex("2.2").expected() == pytest.approx(3150.0)  # (64 - 1) x 50 ms
+
+
+def test_2_3_throughput() -> None:
+    # 64 x 120 + 50 = 7730 ms; 2048 / 7.730 s = 264.94 seq/s
+    assert ex("2.3").expected() == pytest.approx(264.94, rel=1e-4)
+
+
+def test_2_3_per_gpu_is_a_misconception() -> None:
+    # 264.94 / 8 = 33.12 seq/s
+    assert any(w == pytest.approx(33.12, rel=1e-3) for w, _ in ex("2.3").wrong_answers())
+
+
+def test_2_4_reference_rounds_up() -> None:
+    fn = ex("2.4").expected()
+    assert fn.__name__ == "required_accumulation_steps"
+    assert fn(1000, 4, 8) == 32   # 31.25 -> 32 (effective batch 1024)
+    assert fn(2048, 4, 8) == 64
+    assert fn(16, 4, 8) == 1
+
+
+def test_2_4_edge_cases() -> None:
+    answer = ex("2.4").answer
+    assert isinstance(answer, Function)
+    fn = ex("2.4").expected()
+    assert (1000, 4, 8) in answer.edge_cases   # not divisible
+    errors = 0
+    for args in answer.edge_cases:
+        try:
+            fn(*args)
+        except ValueError:
+            errors += 1
+    assert errors == 4  # zero target, zero micro-batch, zero GPUs, negative target
+
+
+def test_2_5_plan_one_wins() -> None:
+    # plan 1: 2048/(8 x 8) = 32 x 200 = 6400 ms; plan 2: 2048/(16 x 8) = 16 x 380 x 4/3
+    # = 8106.7 ms
+    assert ex("2.5").expected() == "A"
+
+
+def test_2_5_flips_when_large_micro_batch_is_much_more_efficient() -> None:
+    # plan 2 with 280 ms: 16 x 280 x 4/3 = 5973.3 ms < 6400 ms
+    assert ex("2.5").expected({**ex("2.5").params, "large_ms": 280.0}) == "B"
+    # plan 2 with 300 ms: 16 x 300 x 4/3 = 6400 ms exactly
+    assert ex("2.5").expected({**ex("2.5").params, "large_ms": 300.0}) == "C"
+
+
+def test_2_5_variants_keep_plan_one_faster() -> None:
+    # option feedback is written for this regime
+    assert {ex("2.5").expected(ex("2.5").variant(s)) for s in range(100)} == {"A"}

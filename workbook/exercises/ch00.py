@@ -1,0 +1,345 @@
+"""Chapter 0: Ring AllReduce: volume, time, measured bandwidth, ring vs tree."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from autograder.exercise import Exercise
+from autograder.kinds import Choice, Debug, Function, Misconception, Numeric, Option
+from autograder.kinds.base import Params
+from solutions import collectives as col
+
+NCCL_PERF = ("NVIDIA nccl-tests, doc/PERFORMANCE.md (algbw = S/t; AllReduce busbw = "
+             "algbw x 2(n-1)/n)")
+THAKUR = ("Thakur, Rabenseifner & Gropp, 'Optimization of Collective Communication Operations "
+          "in MPICH', IJHPCA 19(1), 2005, §4 (ring and binomial-tree costs)")
+PATARASUK = ("Patarasuk & Yuan, 'Bandwidth optimal all-reduce algorithms for clusters of "
+             "workstations', JPDC 69(2), 2009 (2(N-1)/N x S is the lower bound)")
+A100_SPEC = "NVIDIA A100 Tensor Core GPU datasheet (NVLink: 600 GB/s, i.e. 300 GB/s per direction)"
+
+
+# -- 0.1 --------------------------------------------------------------------------------
+
+EX_0_1 = Exercise(
+    id="0.1", chapter=0, kind="derive", title="Ring AllReduce volume per GPU",
+    prompt=("{n_gpus} GPUs each hold a {message_gb} GB gradient (1 GB = 10^9 bytes). They sum it "
+            "with a ring AllReduce. How many GB does each GPU **send** over the whole "
+            "operation, reduce-scatter and all-gather together? (It receives the same amount.)"),
+    params=dict(n_gpus=8, message_gb=1.0),
+    # N = 2 would make the "(N-1)M" misconception equal the answer, and N > 64 would put
+    # the "2M" misconception within the tolerance.
+    vary=lambda rng: dict(n_gpus=rng.choice([4, 8, 16, 32, 64]),
+                          message_gb=rng.choice([0.5, 1.0, 2.0, 4.0, 7.0, 14.0])),
+    answer=Numeric(unit="GB", rel_tol=0.005),
+    reference=lambda p: col.ring_allreduce_gb_per_gpu(p["message_gb"], p["n_gpus"]),
+    hints=(
+        "The ring cuts the gradient into N equal chunks and runs two phases.",
+        "Each phase (reduce-scatter, then all-gather) takes N-1 steps.",
+        "In every step each GPU sends one chunk of M/N to its neighbour: 2 x (N-1) x M/N.",
+    ),
+    explanation=(
+        "Reduce-scatter: N-1 steps of M/N each, after which every GPU owns one fully summed "
+        "chunk. All-gather: N-1 more steps of M/N to circulate the finished chunks. Each GPU "
+        "sends 2(N-1)/N x M = 2 x ({n_gpus}-1)/{n_gpus} x {message_gb} = {expected} GB and "
+        "receives as much. The factor tends to 2 as N grows, so the volume per GPU hardly "
+        "depends on the number of GPUs; Patarasuk & Yuan proved no AllReduce built from "
+        "point-to-point messages can send less."
+    ),
+    misconceptions=(
+        Misconception(lambda p: 2 * p["message_gb"],
+                      "2M is the limit for very many GPUs; with N = {n_gpus} the exact factor "
+                      "is 2(N-1)/N."),
+        Misconception(lambda p: p["message_gb"] * (p["n_gpus"] - 1) / p["n_gpus"],
+                      "That is one phase only; an AllReduce is a reduce-scatter followed by an "
+                      "all-gather."),
+        Misconception(lambda p: 4 * p["message_gb"] * (p["n_gpus"] - 1) / p["n_gpus"],
+                      "You added what each GPU sends and what it receives; the question asks "
+                      "for the amount sent."),
+        Misconception(lambda p: (p["n_gpus"] - 1) * p["message_gb"],
+                      "(N-1)M is what the root of a naive gather-then-broadcast receives, not "
+                      "what a GPU sends in a ring."),
+    ),
+    sources=(NCCL_PERF, PATARASUK, THAKUR),
+)
+
+
+# -- 0.2 --------------------------------------------------------------------------------
+
+EX_0_2 = Exercise(
+    id="0.2", chapter=0, kind="derive", title="Ring AllReduce time, bandwidth only",
+    prompt=("{n_gpus} GPUs form a ring. Each GPU can send {link_gb_per_s} GB/s to its "
+            "neighbour **while** receiving {link_gb_per_s} GB/s from the other neighbour "
+            "({link_gb_per_s} GB/s in each direction). They all-reduce a {message_gb} GB "
+            "gradient. Ignoring latency, how many ms does the ring AllReduce take?"),
+    params=dict(n_gpus=8, message_gb=2.0, link_gb_per_s=50.0),
+    vary=lambda rng: dict(n_gpus=rng.choice([4, 8, 16, 32, 64]),
+                          message_gb=rng.choice([0.5, 1.0, 2.0, 4.0, 14.0]),
+                          link_gb_per_s=rng.choice([25.0, 50.0, 100.0, 200.0, 300.0])),
+    answer=Numeric(unit="ms", rel_tol=0.01),
+    reference=lambda p: col.ring_allreduce_time_ms(p["message_gb"], p["n_gpus"],
+                                                   p["link_gb_per_s"], 0.0),
+    hints=(
+        "All GPUs send at the same time, so the time is what one GPU sends divided by its "
+        "send bandwidth.",
+        "One GPU sends 2(N-1)/N x M in total (exercise 0.1).",
+        "Time = 2(N-1)/N x M / B; convert seconds to ms.",
+    ),
+    explanation=(
+        "Each GPU sends 2 x ({n_gpus}-1)/{n_gpus} x {message_gb} GB, all links busy at once, "
+        "at {link_gb_per_s} GB/s per direction: {expected} ms. Receiving happens on the other "
+        "direction of the link at the same time, so it adds nothing. Latency would add "
+        "2(N-1) x alpha, e.g. 14 x 5 us = 0.07 ms for 8 GPUs: negligible for a message this "
+        "large."
+    ),
+    misconceptions=(
+        Misconception(lambda p: 1000 * col.ring_allreduce_gb_per_gpu(
+            p["message_gb"], p["n_gpus"]) / (2 * p["link_gb_per_s"]),
+            "Sending and receiving use the two directions of the link; they do not add up to "
+            "a faster send. Divide by the per-direction bandwidth."),
+        Misconception(lambda p: 1000 * 2 * col.ring_allreduce_gb_per_gpu(
+            p["message_gb"], p["n_gpus"]) / p["link_gb_per_s"],
+            "The link is full duplex: data received does not queue behind data sent."),
+        Misconception(lambda p: 1000 * 2 * p["message_gb"] / p["link_gb_per_s"],
+                      "2M/B is the large-N limit; use the exact factor 2(N-1)/N."),
+        Misconception(lambda p: col.ring_allreduce_time_ms(
+            p["message_gb"], p["n_gpus"], p["link_gb_per_s"], 0.0) / 1000,
+            "That number is in seconds; the answer is asked in ms."),
+    ),
+    sources=(THAKUR, NCCL_PERF),
+)
+
+
+# -- 0.3 --------------------------------------------------------------------------------
+
+def _vary_0_3(rng: random.Random) -> dict[str, Any]:
+    n_gpus = rng.choice([4, 8])
+    message_gb = rng.choice([1.0, 2.0, 4.0, 8.0])
+    peak = rng.choice([300.0, 450.0])  # A100 / H100 NVLink, per direction
+    utilisation = rng.uniform(0.55, 0.92)
+    busbw = utilisation * peak
+    time_ms = 1000 * message_gb * col.busbw_factor("allreduce", n_gpus) / busbw
+    return dict(n_gpus=n_gpus, message_gb=message_gb, time_ms=round(time_ms, 1),
+                peak_gb_per_s=peak)
+
+
+def _utilisation_pct(p: Params) -> float:
+    return 100 * col.bus_utilisation(p["message_gb"], p["time_ms"], p["n_gpus"],
+                                     p["peak_gb_per_s"])
+
+
+EX_0_3 = Exercise(
+    id="0.3", chapter=0, kind="trace", title="Bus bandwidth utilisation",
+    prompt=("{n_gpus} GPUs are connected by NVLink that gives each GPU {peak_gb_per_s} GB/s "
+            "in each direction (marketing figures add the two directions: "
+            "2 x {peak_gb_per_s} GB/s). An AllReduce of a {message_gb} GB buffer takes "
+            "{time_ms} ms. Compute NCCL's bus bandwidth for this run and give it as a "
+            "percentage of the {peak_gb_per_s} GB/s per-direction peak."),
+    params=dict(n_gpus=8, message_gb=4.0, time_ms=30.0, peak_gb_per_s=300.0),
+    vary=_vary_0_3,
+    answer=Numeric(unit="%", rel_tol=0.01),
+    reference=_utilisation_pct,
+    hints=(
+        "First the algorithm bandwidth: buffer size divided by time.",
+        "NCCL's bus bandwidth for AllReduce multiplies algbw by 2(n-1)/n, the share of the "
+        "buffer each GPU must actually send.",
+        "Utilisation = busbw / per-direction peak x 100.",
+    ),
+    explanation=(
+        "algbw = {message_gb} GB / {time_ms} ms; busbw = algbw x 2 x ({n_gpus}-1)/{n_gpus}, "
+        "which equals the GB each GPU sent divided by the time. Against the {peak_gb_per_s} "
+        "GB/s per-direction peak that is {expected} %. Bus bandwidth, not algbw, is what "
+        "compares with the link's speed whatever the number of GPUs."
+    ),
+    misconceptions=(
+        Misconception(lambda p: 100 * col.algorithm_bandwidth_gb_per_s(
+            p["message_gb"], p["time_ms"]) / p["peak_gb_per_s"],
+            "That uses the algorithm bandwidth S/t. Each GPU actually sent 2(n-1)/n x S, so "
+            "multiply by 2(n-1)/n to get the bus bandwidth."),
+        Misconception(lambda p: _utilisation_pct(p) / 2,
+                      "You compared with the two directions added together. The ring sends "
+                      "and receives at the same time; compare with the per-direction peak."),
+        Misconception(lambda p: 100 * 2 * col.algorithm_bandwidth_gb_per_s(
+            p["message_gb"], p["time_ms"]) / p["peak_gb_per_s"],
+            "2 x algbw uses the large-N factor; with n = {n_gpus} it is 2(n-1)/n."),
+        Misconception(lambda p: _utilisation_pct(p) / 100,
+                      "That is a fraction; the answer is asked as a percentage."),
+    ),
+    sources=(NCCL_PERF, A100_SPEC),
+)
+
+
+# -- 0.4 --------------------------------------------------------------------------------
+
+def _ring_or_tree(p: Params) -> str:
+    winner = col.faster_allreduce(p["message_gb"], p["n_gpus"], p["link_gb_per_s"],
+                                  p["latency_us"])
+    return "A" if winner == "ring" else "B"
+
+
+EX_0_4 = Exercise(
+    id="0.4", chapter=0, kind="trace", title="Ring versus a simple tree",
+    prompt=("{n_gpus} GPUs all-reduce a {message_gb} GB buffer. Every link carries "
+            "{link_gb_per_s} GB/s per direction and each message costs {latency_us} us of "
+            "latency. Compare two algorithms under the model in the notes: the ring, and an "
+            "unpipelined binomial tree (reduce to a root, then broadcast). Which finishes "
+            "first?"),
+    notes=(
+        "Cost model (alpha = latency, B = per-direction link bandwidth, M = buffer size):\n\n"
+        "* **Ring:** 2(N-1) steps, each sending a chunk of M/N: "
+        "T = 2(N-1) x (alpha + M/(N B)).\n"
+        "* **Binomial tree:** ceil(log2 N) reduce rounds, in each of which the root receives "
+        "the *whole* buffer from one partner, then ceil(log2 N) broadcast rounds mirroring "
+        "them: T = 2 ceil(log2 N) x (alpha + M/B).\n\n"
+        "This tree is a teaching model (MPICH's binomial reduce and broadcast). NCCL's tree "
+        "algorithm instead pipelines small chunks through two binary trees, which makes it "
+        "nearly as bandwidth-efficient as the ring."
+    ),
+    params=dict(n_gpus=8, message_gb=4.0, link_gb_per_s=50.0, latency_us=5.0),
+    vary=lambda rng: dict(n_gpus=rng.choice([4, 8, 16, 32, 64]),
+                          message_gb=rng.choice([0.25, 0.5, 1.0, 4.0, 14.0]),
+                          link_gb_per_s=rng.choice([25.0, 50.0, 100.0, 300.0]),
+                          latency_us=rng.choice([0.0, 2.0, 5.0, 10.0])),
+    answer=Choice(options=(
+        Option("A", "The ring", "Right: a ring step moves only M/N, and all links work at "
+               "once; the tree's few rounds each push the whole buffer through one link."),
+        Option("B", "The tree, because it needs only 2 ceil(log2 N) rounds instead of 2(N-1) "
+               "steps", "Fewer rounds only help when latency dominates. For a buffer this "
+               "large each tree round costs M/B, N times more than a ring step's M/(N B); "
+               "multiply it out."),
+        Option("C", "Both take the same time, because every GPU ends up with the same sum",
+               "The result is the same but the cost is not: compare "
+               "2(N-1)(alpha + M/(N B)) with 2 ceil(log2 N)(alpha + M/B)."),
+        Option("D", "Neither can be decided without knowing the GPU's compute speed",
+               "This model has no compute term (the additions are cheap next to moving "
+               "gigabytes); the two formulas in the notes decide it."),
+    )),
+    reference=_ring_or_tree,
+    hints=(
+        "Write both formulas with the numbers and compare the bandwidth terms first.",
+        "Ring bandwidth term: 2(N-1) x M/(N B), about 2M/B. Tree: 2 ceil(log2 N) x M/B.",
+        "With N = 8: ring 14 x M/(8B) = 1.75 M/B, tree 6 x M/B.",
+    ),
+    explanation=(
+        "Ring: 2({n_gpus}-1) x ({latency_us} us + {message_gb} GB / ({n_gpus} x "
+        "{link_gb_per_s} GB/s)); tree: 2 ceil(log2 {n_gpus}) x ({latency_us} us + "
+        "{message_gb} GB / {link_gb_per_s} GB/s). For gigabyte buffers the ring's bandwidth "
+        "term (about 2M/B) beats the tree's 2 log2(N) x M/B by a factor of roughly log2 N, so "
+        "the ring wins (answer {expected}). The tree's fewer rounds only pay off for small "
+        "buffers, where 2(N-1) latencies dominate the ring."
+    ),
+    sources=(THAKUR, NCCL_PERF,
+             "Sanders, Speck & Träff, 'Two-tree algorithms for full bandwidth broadcast, "
+             "reduction and scan', Parallel Computing 35(12), 2009 (NCCL's double binary tree)"),
+)
+
+
+# -- 0.5 --------------------------------------------------------------------------------
+
+def _cases_0_5(rng: random.Random) -> tuple[float, int, float, float]:
+    return (rng.choice([0.001, 0.1, 0.5, 1.0, 2.0, 14.0]),
+            rng.choice([1, 2, 3, 4, 8, 16, 64, 512]),
+            rng.choice([12.5, 25.0, 50.0, 100.0, 300.0, 450.0]),
+            rng.choice([0.0, 1.0, 2.5, 5.0, 10.0]))
+
+
+EX_0_5 = Exercise(
+    id="0.5", chapter=0, kind="build", title="Write ring_allreduce_time_ms",
+    prompt=("Write `ring_allreduce_time_ms(message_gb, n_gpus, link_gb_per_s, latency_us)`: the "
+            "time in ms of a ring AllReduce of a `message_gb` GB buffer (10^9 bytes) over "
+            "`n_gpus` GPUs, where each link carries `link_gb_per_s` GB/s per direction and "
+            "every step pays `latency_us` microseconds. Include both the bandwidth and the "
+            "latency term. For example, 2 GB on 8 GPUs at 50 GB/s with 5 us latency takes "
+            "70.07 ms."),
+    notes=(
+        "Rules: one GPU has nothing to exchange and takes 0 ms. Raise `ValueError` when "
+        "`n_gpus` is not a whole number >= 1, when `link_gb_per_s` is not > 0, or when "
+        "`message_gb` or `latency_us` is negative."
+    ),
+    params={},
+    vary=lambda rng: {},
+    answer=Function(
+        function_name="ring_allreduce_time_ms",
+        signature="(message_gb, n_gpus, link_gb_per_s, latency_us)",
+        cases=_cases_0_5,
+        edge_cases=(
+            (2.0, 8, 50.0, 5.0),      # the worked example: 70.07 ms
+            (1.0, 1, 100.0, 5.0),     # one GPU: 0 ms
+            (2.0, 8, 50.0, 0.0),      # zero latency: bandwidth term only, 70 ms
+            (0.0, 8, 50.0, 5.0),      # empty buffer: latency only, 0.07 ms
+            (1.0, 0, 100.0, 5.0),     # no GPUs: ValueError
+            (1.0, 8, -50.0, 5.0),     # negative bandwidth: ValueError
+            (1.0, 8, 0.0, 5.0),       # zero bandwidth: ValueError
+            (1.0, 8, 50.0, -1.0),     # negative latency: ValueError
+        ),
+    ),
+    reference=lambda p: col.ring_allreduce_time_ms,
+    hints=(
+        "How many steps does a ring AllReduce take, and how much does each step send?",
+        "2(N-1) steps; each sends one chunk of message_gb / n_gpus.",
+        "Per step: 1000 x chunk / bandwidth ms plus latency_us / 1000 ms; multiply by 2(N-1). "
+        "Check the inputs first.",
+    ),
+    explanation=(
+        "T = 2(N-1) x (alpha + (M/N)/B). Units: (M/N)/B is in seconds (x 1000 for ms), the "
+        "latency is in us (/ 1000 for ms). For 2 GB, 8 GPUs, 50 GB/s and 5 us: "
+        "14 x (2.5 ms + 0.005 ms) = 70.07 ms. With N = 1 the step count is 0, so the time "
+        "is 0."
+    ),
+    sources=(THAKUR, NCCL_PERF),
+)
+
+
+# -- 0.6 --------------------------------------------------------------------------------
+
+BUGGY_0_6 = '''def ring_allreduce_bandwidth_time_s(message_gb, n_gpus, link_gb_per_s):
+    steps = 2 * (n_gpus - 1)                 # reduce-scatter + all-gather
+    chunk_gb = message_gb / n_gpus           # each step moves one chunk per link
+    step_time_s = chunk_gb / link_gb_per_s
+    total_time_s = 2 * steps * step_time_s
+    return total_time_s
+'''
+
+
+def _cases_0_6(rng: random.Random) -> tuple[float, int, float]:
+    return (rng.choice([0.1, 0.5, 1.0, 2.0, 4.0, 14.0]),
+            rng.choice([1, 2, 4, 8, 16, 64, 256]),
+            rng.choice([25.0, 50.0, 100.0, 300.0]))
+
+
+EX_0_6 = Exercise(
+    id="0.6", chapter=0, kind="debug", title="The doubled AllReduce time",
+    prompt=("This function should return the bandwidth-only time in seconds of a ring "
+            "AllReduce (per-direction link bandwidth `link_gb_per_s`, latency ignored). It "
+            "returns twice the right value: for 2 GB on 8 GPUs at 50 GB/s it gives "
+            "0.14 s instead of 0.07 s. Which line is wrong? "
+            "Give the line number (the `def` line is 1) and the fixed function."),
+    notes="```python\n" + BUGGY_0_6 + "```",
+    params={},
+    vary=lambda rng: {},
+    answer=Debug(
+        code=BUGGY_0_6,
+        fix=Function(
+            function_name="ring_allreduce_bandwidth_time_s",
+            signature="(message_gb, n_gpus, link_gb_per_s)",
+            cases=_cases_0_6,
+            edge_cases=((2.0, 8, 50.0), (1.0, 1, 100.0), (1.0, 2, 100.0)),
+        ),
+    ),
+    reference=lambda p: (5, col.ring_allreduce_bandwidth_time_s),
+    hints=(
+        "Count how many times the factor 2 for the two phases appears.",
+        "`steps` already covers reduce-scatter and all-gather: 2(N-1).",
+        "Line 5 multiplies by 2 a second time; it should be steps x step_time_s.",
+    ),
+    explanation=(
+        "Line 5 is the bug: `steps = 2(N-1)` on line 2 already counts both phases, so "
+        "`total_time_s = 2 * steps * step_time_s` counts them twice. Fix: "
+        "`total_time_s = steps * step_time_s`, which equals 2(N-1)/N x M / B, the data each "
+        "GPU sends divided by its bandwidth (0.07 s for the example)."
+    ),
+    sources=(THAKUR,),
+)
+
+
+EXERCISES: tuple[Exercise, ...] = (EX_0_1, EX_0_2, EX_0_3, EX_0_4, EX_0_5, EX_0_6)
