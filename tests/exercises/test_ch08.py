@@ -1,0 +1,78 @@
+"""Chapter 8 records: canonical answers worked out by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from autograder.exercise import Exercise
+from autograder.kinds import Choice, Function, Trace
+from workbook.exercises import ch08
+
+RECORDS = {r.id: r for r in ch08.EXERCISES}
+
+
+def ex(exercise_id: str) -> Exercise:
+    return RECORDS[exercise_id]
+
+
+def test_records_in_order() -> None:
+    assert list(RECORDS) == ["8.1", "8.2", "8.3", "8.4", "8.5", "8.6"]
+    assert [r.kind for r in ch08.EXERCISES] == [
+        "derive", "trace", "derive", "trace", "derive", "build"]
+
+
+def test_8_1_fp16_min_normal() -> None:
+    assert ex("8.1").expected() == pytest.approx(6.1035e-5, rel=1e-4)  # 2^-14 = 1/16384
+    # a BF16 variant: 2^(1 - 127) = 2^-126 = 1.1755e-38
+    params = dict(format_name="BF16", exponent_bits=8, bias=127)
+    assert ex("8.1").expected(params) == pytest.approx(1.1755e-38, rel=1e-4)
+
+
+def test_8_1_forgetting_the_power_of_ten_is_a_misconception() -> None:
+    assert any(w == pytest.approx(6.1035, rel=1e-4) for w, _ in ex("8.1").wrong_answers())
+
+
+def test_8_2_trace_rows() -> None:
+    assert isinstance(ex("8.2").answer, Trace)
+    # W = 2000 never reached: each overflow halves, each clean step bumps good_count to 1
+    assert ex("8.2").expected() == [
+        (65536.0, 1, False), (32768.0, 0, True), (32768.0, 1, False),
+        (16384.0, 0, True), (16384.0, 1, False)]
+
+
+def test_8_2_trace_with_growth() -> None:
+    params = dict(overflows=(False, False, True, False), init_scale=1024.0, growth_interval=2)
+    # ok -> 1; ok -> 2 = W: 2048, 0; overflow -> 1024, 0; ok -> 1
+    assert ex("8.2").expected(params) == [
+        (1024.0, 1, False), (2048.0, 0, False), (1024.0, 0, True), (1024.0, 1, False)]
+
+
+def test_8_3_ratio() -> None:
+    assert ex("8.3").expected() == 1.0  # (2+2+4+4+4) / (4+4+4+4) = 16 / 16
+
+
+def test_8_4_choice() -> None:
+    answer = ex("8.4").answer
+    assert isinstance(answer, Choice)
+    assert ex("8.4").expected() == "C"
+    assert len(answer.options) == 5
+
+
+def test_8_5_gb_saved() -> None:
+    # 2 x 4 x 4096 x 8192 x 80 = 21,474,836,480 elements x (2 - 1) B = 21.47 GB
+    assert ex("8.5").expected() == pytest.approx(21.47483648)
+    # a frequent slip, 172 GB, is eight times that
+    assert any(w == pytest.approx(171.79869184) for w, _ in ex("8.5").wrong_answers())
+
+
+def test_8_6_reference_on_the_edge_cases() -> None:
+    fn = ex("8.6").expected()
+    answer = ex("8.6").answer
+    assert isinstance(answer, Function)
+    assert answer.function_name == fn.__name__ == "dynamic_loss_scale"
+    assert fn([]) == 65536.0
+    assert fn([False] * 2000) == 131072.0  # growth exactly at the interval
+    assert fn([False, False, True, False, False], 1024.0, 2) == 2048.0
+    assert fn([True], 3.0, 5) == 1.5
+    with pytest.raises(ValueError):
+        fn([], 0.0, 2000)

@@ -1,0 +1,255 @@
+"""Chapter 8: Mixed precision training. Records 8.1-8.6."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from autograder.exercise import Exercise
+from autograder.kinds import Choice, Function, Misconception, Numeric, Option, Trace
+from solutions import loss_scaler as ls
+from solutions import precision as pr
+
+IEEE = "IEEE 754-2008, §3.4 (binary interchange formats)"
+FP8 = "Micikevicius et al. 2022, FP8 Formats for Deep Learning (arXiv:2209.05433), Table 1"
+AMP = "Micikevicius et al. 2018, Mixed Precision Training (arXiv:1710.03740), §3.2"
+GRADSCALER = ("PyTorch torch.amp.GradScaler (init_scale=2**16, growth_factor=2.0, "
+              "backoff_factor=0.5, growth_interval=2000) and torch._amp_update_scale_")
+ZERO = "Rajbhandari et al. 2020, ZeRO (arXiv:1910.02054), §3.1: 16 bytes per parameter"
+
+
+# -- 8.1 ---------------------------------------------------------------------------------
+def _format_params(name: str) -> dict[str, Any]:
+    fmt = pr.format_by_name(name)
+    return dict(format_name=fmt.name, exponent_bits=fmt.exponent_bits, bias=fmt.bias)
+
+
+def _mantissa_only(p: Any) -> float:
+    # The decimal digits without the power of ten, e.g. 6.1035 for 6.1035e-5.
+    value = pr.format_by_name(p["format_name"]).min_normal
+    digits = float(f"{value:e}".split("e")[0])
+    if digits == value:
+        raise ValueError("no power of ten to forget")
+    return digits
+
+
+EX_8_1 = Exercise(
+    id="8.1", chapter=8, kind="derive", title="Smallest normal number",
+    prompt=("{format_name} has {exponent_bits} exponent bits with bias {bias}; the smallest "
+            "stored exponent for a normal number is 1. What is its smallest positive normal "
+            "value? Give a plain number, for example 1.2e-3 (not a power of two)."),
+    params=_format_params("FP16"),
+    vary=lambda rng: _format_params(rng.choice(["FP16", "BF16", "FP8 E4M3", "FP8 E5M2"])),
+    answer=Numeric(unit="", rel_tol=0.001),
+    reference=lambda p: pr.format_by_name(p["format_name"]).min_normal,
+    hints=("A normal number is 1.f x 2^(E - bias) with E >= 1.",
+           "The smallest one has E = 1 and f = 0: 2^(1 - bias).",
+           "Evaluate the power of two as a decimal number."),
+    explanation=("The smallest normal has stored exponent 1 and a zero fraction: "
+                 "2^(1 - {bias}) = {expected}. Below it come the subnormals, whose precision "
+                 "shrinks until the smallest, 2^(1 - bias - mantissa bits), and then zero: "
+                 "this is where small FP16 gradients are lost without loss scaling."),
+    misconceptions=(
+        Misconception(lambda p: pr.format_by_name(p["format_name"]).min_subnormal,
+                      "That is the smallest subnormal; the question asks for the smallest "
+                      "normal number."),
+        Misconception(lambda p: 2.0 ** -p["bias"], "Normal exponents start at 1, not 0: "
+                      "the smallest normal is 2^(1 - bias)."),
+        Misconception(_mantissa_only, "Include the power of ten: {format_name}'s smallest "
+                      "normal is a small number, not its leading digits."),
+    ),
+    sources=(IEEE,),
+)
+
+
+# -- 8.2 ---------------------------------------------------------------------------------
+def _vary_8_2(rng: random.Random) -> dict[str, Any]:
+    n_steps = rng.randint(6, 9)
+    return dict(overflows=tuple(rng.random() < 0.3 for _ in range(n_steps)),
+                init_scale=float(rng.choice([2**10, 2**14, 2**16])),
+                growth_interval=rng.choice([2, 3]))
+
+
+EX_8_2 = Exercise(
+    id="8.2", chapter=8, kind="trace", title="Trace dynamic loss scaling",
+    prompt=("Dynamic loss scaling with PyTorch's GradScaler rules: start at scale "
+            "{init_scale}, growth_interval = {growth_interval}, growth factor 2, backoff 0.5. "
+            "The steps' overflow flags are {overflows} (True = inf/NaN in the gradients). "
+            "For each step give (scale after the step's update, good_count after it, "
+            "whether the optimizer step was skipped)."),
+    params=dict(overflows=(False, True, False, True, False), init_scale=65536.0,
+                growth_interval=2000),
+    vary=_vary_8_2,
+    answer=Trace(columns=("scale", "good_count", "skipped")),
+    reference=lambda p: ls.loss_scale_trace(p["overflows"], p["init_scale"],
+                                            p["growth_interval"]),
+    hints=("An overflow skips the step, halves the scale and resets good_count to 0.",
+           "A clean step adds 1 to good_count.",
+           "When good_count reaches growth_interval, the scale doubles and good_count "
+           "returns to 0."),
+    explanation=("Walk the steps in order: an overflow skips the optimizer step, halves the "
+                 "scale and zeroes good_count; a clean step increments good_count, and when "
+                 "it reaches growth_interval the scale doubles and good_count restarts at 0. "
+                 "Each row is the state after that step's update, i.e. the scale the next "
+                 "step will use."),
+    sources=(GRADSCALER, AMP),
+)
+
+
+# -- 8.3 ---------------------------------------------------------------------------------
+EX_8_3 = Exercise(
+    id="8.3", chapter=8, kind="derive", title="Model-state memory: mixed vs FP32",
+    prompt=("A {n_params_b}B-parameter model trains with Adam. Mixed precision keeps FP16 "
+            "weights, FP16 gradients, FP32 master weights and two FP32 Adam moments; pure "
+            "FP32 training keeps FP32 weights, FP32 gradients and two FP32 Adam moments. "
+            "Counting these model states only (no activations), what is the ratio of "
+            "mixed-precision memory to pure-FP32 memory?"),
+    params=dict(n_params_b=13),
+    vary=lambda rng: dict(n_params_b=rng.choice([1.3, 7, 13, 34, 70])),
+    answer=Numeric(unit="", rel_tol=0.01),
+    reference=lambda p: pr.mixed_to_fp32_state_ratio(),
+    hints=("Count bytes per parameter for each recipe.",
+           "Mixed: 2 + 2 + 4 + 4 + 4.", "FP32: 4 + 4 + 4 + 4."),
+    explanation=("Mixed precision: 2 + 2 + 4 + 4 + 4 = 16 bytes per parameter (ZeRO §3.1). "
+                 "Pure FP32: 4 + 4 + 4 + 4 = 16 bytes. The ratio is {expected}: mixed "
+                 "precision saves no model-state memory. Its gains are faster tensor-core "
+                 "math, activations half the size, and half the gradient traffic."),
+    misconceptions=(
+        Misconception(lambda p: 0.5, "Only the weights and gradients shrink; the FP32 master "
+                      "copy and Adam's moments do not, so memory is not halved."),
+        Misconception(lambda p: 12 / 16, "You left out the FP32 master weights that mixed "
+                      "precision must keep."),
+    ),
+    sources=(ZERO, AMP),
+)
+
+
+# -- 8.4 ---------------------------------------------------------------------------------
+EX_8_4 = Exercise(
+    id="8.4", chapter=8, kind="trace", title="Why E4M3 forward, E5M2 backward",
+    prompt=("FP8 E4M3 (largest value 448) is used for weights and activations in the forward "
+            "pass, and FP8 E5M2 (largest value 57344) for gradients in the backward pass. "
+            "Which statement gives the reason?"),
+    params=dict(),
+    vary=lambda rng: dict(),
+    answer=Choice(options=(
+        Option("A", "E5M2 has more mantissa bits, so gradients are stored more precisely.",
+               "E5M2 has 2 mantissa bits, E4M3 has 3; E4M3 is the more precise of the two."),
+        Option("B", "Gradients are always larger in magnitude than activations, so they "
+                    "need a larger maximum value.",
+               "Absolute size is handled by a per-tensor scaling factor in FP8 training; what "
+                    "a scale cannot fix is a spread of magnitudes wider than the format."),
+        Option("C", "Gradients spread over a wider range of magnitudes, which E5M2's extra "
+                    "exponent bit covers (about 32 powers of two against about 18), while "
+                    "forward tensors gain more from E4M3's extra mantissa bit.",
+               "Right: range for gradients, precision for the forward pass."),
+        Option("D", "E4M3 cannot represent negative numbers, and gradients are often "
+                    "negative.",
+               "Both formats have a sign bit."),
+        Option("E", "The optimizer averages gradients over many steps, so precision in the "
+                    "backward pass never matters.",
+               "Precision does matter: rounding errors that are biased or that flush small "
+                    "values to zero do not average away. The choice is about range."),
+    )),
+    reference=lambda p: "C",
+    hints=("Compare the two formats bit by bit: which has more exponent bits, which more "
+           "mantissa bits?",
+           "Exponent bits buy range (how many powers of two); mantissa bits buy precision.",
+           "Work out log2(max / smallest subnormal) for each format."),
+    explanation=("E4M3 spans 2^-9 to 448 (about 18 binades) with 3 mantissa bits; E5M2 spans "
+                 "2^-16 to 57344 (about 32 binades) with 2. Gradients need the range; forward "
+                 "tensors, with a per-tensor scale, fit in E4M3 and profit from its precision. "
+                 "Some recipes use E4M3 everywhere with finer-grained scaling."),
+    sources=(FP8, "NVIDIA Transformer Engine documentation, Format.HYBRID"),
+)
+
+
+# -- 8.5 ---------------------------------------------------------------------------------
+def _vary_8_5(rng: random.Random) -> dict[str, Any]:
+    d_model, n_layers = rng.choice([(4096, 32), (5120, 40), (8192, 80), (16384, 126)])
+    return dict(micro_batch=rng.choice([1, 2, 4, 8]), seq_len=rng.choice([2048, 4096, 8192]),
+                d_model=d_model, n_layers=n_layers)
+
+
+def _fp16_gb(p: Any) -> float:
+    n = pr.stored_activation_elements(p["micro_batch"], p["seq_len"], p["d_model"],
+                                      p["n_layers"])
+    return pr.activation_gb(n, 2.0)
+
+
+EX_8_5 = Exercise(
+    id="8.5", chapter=8, kind="derive", title="Activation memory saved by FP8",
+    prompt=("In a simplified model, each of {n_layers} layers keeps two tensors of shape "
+            "[b, s, d] for the backward pass (the inputs to attention and to the MLP), with "
+            "b = {micro_batch}, s = {seq_len}, d = {d_model}. How many GB (1e9 bytes) are "
+            "saved by storing them in FP8 (1 byte) instead of FP16 (2 bytes)?"),
+    params=dict(micro_batch=4, seq_len=4096, d_model=8192, n_layers=80),
+    vary=_vary_8_5,
+    answer=Numeric(unit="GB", rel_tol=0.005),
+    reference=lambda p: pr.fp8_activation_saving_gb(p["micro_batch"], p["seq_len"],
+                                                    p["d_model"], p["n_layers"]),
+    hints=("Elements = 2 x b x s x d x layers.",
+           "FP16 costs 2 bytes per element and FP8 1 byte.",
+           "The saving is 1 byte per element."),
+    explanation=("2 x {micro_batch} x {seq_len} x {d_model} x {n_layers} elements; FP16 "
+                 "needs 2 bytes each and FP8 1 byte, so FP8 saves 1 byte per element: "
+                 "{expected} GB. (Without recomputation a layer stores far more than these "
+                 "two tensors: s b h (34 + 5 a s / h) bytes, Korthikanti et al. 2022.)"),
+    misconceptions=(
+        Misconception(lambda p: 4 * _fp16_gb(p), "That is eight times the saving: the "
+                      "element count already includes both stored tensors, and the saving is "
+                      "1 byte per element, counted once."),
+        Misconception(lambda p: _fp16_gb(p), "That is the FP16 total; the saving is the "
+                      "difference between FP16 and FP8."),
+        Misconception(lambda p: _fp16_gb(p) * 1e9 / 2**31, "That is in GiB (2^30 bytes); "
+                      "the question asks for GB (1e9 bytes)."),
+    ),
+    sources=(FP8, "Korthikanti et al. 2022 (arXiv:2205.05198), Table 2"),
+)
+
+
+# -- 8.6 ---------------------------------------------------------------------------------
+def _cases_8_6(rng: random.Random) -> tuple[list[bool], float, int]:
+    p_overflow = rng.choice([0.05, 0.2, 0.5])
+    steps = [rng.random() < p_overflow for _ in range(rng.randint(0, 40))]
+    return (steps, float(rng.choice([1.0, 3.5, 2**10, 2**16])), rng.randint(1, 6))
+
+
+EX_8_6 = Exercise(
+    id="8.6", chapter=8, kind="build", title="dynamic_loss_scale()",
+    prompt=("Write dynamic_loss_scale(overflows, init_scale=65536.0, growth_interval=2000) "
+            "that returns the loss scale after processing the list of per-step overflow "
+            "flags, with PyTorch GradScaler's rules: on overflow, scale x 0.5 and the good-"
+            "step counter resets to 0; otherwise the counter grows by 1 and, when it reaches "
+            "growth_interval, scale x 2 and the counter resets to 0. Raise ValueError if "
+            "init_scale <= 0 or growth_interval < 1."),
+    params=dict(),
+    vary=lambda rng: dict(),
+    answer=Function(
+        "dynamic_loss_scale",
+        "(overflows: list[bool], init_scale: float = 65536.0, growth_interval: int = 2000)"
+        " -> float",
+        cases=_cases_8_6,
+        edge_cases=(
+            ([], 65536.0, 2000),                       # nothing happens
+            ([False] * 1999, 65536.0, 2000),           # one step short of growth
+            ([False] * 2000, 65536.0, 2000),           # growth exactly at the interval
+            ([False] * 1999 + [True] + [False] * 2000, 65536.0, 2000),  # overflow resets
+            ([True, True, True], 8.0, 2000),           # repeated backoff
+            ([False, False, False], 1.0, 1),           # growth every step
+            ([False, False, True, False, False], 1024.0, 2),
+            ([True], 3.0, 5),                          # init scale not a power of two
+            ([], 0.0, 2000), ([False], -1.0, 2000), ([False], 65536.0, 0),
+        ),
+    ),
+    reference=lambda p: ls.dynamic_loss_scale,
+    hints=("Keep two variables: the scale and a counter of clean steps.",
+           "An overflow resets the counter; it does not just skip an increment.",
+           "Increment first, then compare with growth_interval."),
+    explanation=("Loop over the flags with (scale, good). Overflow: scale *= 0.5, good = 0. "
+                 "Otherwise good += 1 and, if good == growth_interval, scale *= 2 and "
+                 "good = 0. An empty list returns init_scale unchanged."),
+    sources=(GRADSCALER,),
+)
+
+EXERCISES: tuple[Exercise, ...] = (EX_8_1, EX_8_2, EX_8_3, EX_8_4, EX_8_5, EX_8_6)
