@@ -164,7 +164,8 @@ def _join_paragraphs(lines: list[str]) -> str:
 def script_source(chapter: int) -> str:
     """The raw markdown of one chapter's script, read from the installed package."""
     name = f"{chapter_key_prefix(chapter)}.md"
-    return resources.files("narration").joinpath("scripts", name).read_text(encoding="utf-8")
+    folder = resources.files("narration").joinpath("scripts")
+    return folder.joinpath(name).read_text(encoding="utf-8")
 
 
 @lru_cache(maxsize=1)
