@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ARGS ?=
 
-.PHONY: lab test lint build-notebooks clean
+.PHONY: lab test lint build-notebooks system-deps clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -20,7 +20,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-test: $(STAMP) lint
+system-deps:
+	@sh scripts/install-system-deps.sh
+
+test: $(STAMP) system-deps lint
 	$(BIN)/python -m pytest -n auto
 
 build-notebooks: $(STAMP)

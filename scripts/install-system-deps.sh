@@ -1,0 +1,29 @@
+#!/bin/sh
+# Installs the system programs some tests use: espeak-ng and sox (narration audio) and
+# Chromium (the browser test). Each is optional: without it those tests skip and say why.
+# Needs apt-get and root (or password-less sudo); otherwise it only reports what is missing.
+set -u
+missing=""
+command -v espeak-ng >/dev/null 2>&1 || missing="$missing espeak-ng"
+command -v sox >/dev/null 2>&1 || missing="$missing sox libsox-fmt-all"
+command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+[ -z "$missing" ] && exit 0
+
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "note: apt-get not found; tests needing$missing will be skipped" >&2
+    exit 0
+fi
+if [ "$(id -u)" -eq 0 ]; then
+    SUDO=""
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    SUDO="sudo -n"
+else
+    echo "note: not root; tests needing$missing will be skipped (install them to run those)" >&2
+    exit 0
+fi
+echo "installing system packages:$missing"
+$SUDO apt-get update -qq >/dev/null 2>&1 || true
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing \
+    >/dev/null 2>&1 || echo "note: could not install$missing; those tests will be skipped" >&2
+exit 0

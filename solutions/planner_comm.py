@@ -1,0 +1,150 @@
+"""5D-parallelism planner, part 2: bytes each GPU sends per training step, per dimension.
+
+All volumes are bytes **sent by one GPU** of the busiest pipeline stage (the one holding
+the most layers, then the most parameters) during one optimizer step of m = ``grad_accum``
+micro-batches, with ring collectives (a ring all-gather or reduce-scatter of M bytes sends
+``(n-1)/n x M`` per GPU; an all-reduce twice that: Patarasuk & Yuan 2009, NCCL
+doc/PERFORMANCE.md). Activations travel in 16-bit (2 bytes). Notation: ``b`` micro-batch,
+``s_l = seq_len / cp`` the local sequence chunk, ``h`` = d_model, ``t`` = tp, L the stage's
+layers.
+
+* TP (+SP): Megatron-LM puts 2 all-reduces of the ``[s, b, h]`` activation in each layer's
+  forward pass and 2 in its backward (Shoeybi et al. 2019, §3). With sequence parallelism
+  each all-reduce becomes a reduce-scatter plus an all-gather of the same total volume
+  (Korthikanti et al. 2022, §4.2.2), so SP adds nothing and is counted here:
+  ``4 x 2 (t-1)/t x s_l b h x 2`` bytes per layer per micro-batch, plus the forward pair
+  again under full recomputation (``6`` instead of ``4``).
+* PP: a stage sends its output activation forward and the gradient of its input backward,
+  ``s_l b h x 2 / t`` each (the activation is already split t ways by SP, or by Megatron's
+  scatter/gather optimisation: Narayanan et al. 2021, §4.1): ``2 x v x m x s_l b h x 2 / t``
+  for a middle stage; interleaving multiplies the boundaries by v (§2.2.2).
+* DP: the gradient reduction of ZeRO stages 0-2 sends ``2 (n-1)/n x Psi``, stage 3
+  ``3 (n-1)/n x Psi`` (Rajbhandari et al. 2020, §7; :func:`solutions.zero.comm_gb_per_gpu`),
+  once per step, with Psi the GPU's parameters in bytes, n = ``dp x cp`` for dense weights and
+  ``dp x cp / ep`` for expert weights. Llama 3 reduce-scatters in FP32 (§3.3.2):
+  ``grad_bytes=4`` bounds that from above (its all-gather half stays BF16).
+* EP: each MoE layer dispatches every local token to its k experts with an all-to-all and
+  combines the results with another; ``(ep-1)/ep`` of the traffic leaves the GPU. Local tokens
+  ``s_l b / t`` (sequence-parallel): ``2 x T k h x 2 x (ep-1)/ep`` forward, the same again
+  backward, plus the forward again under full recomputation.
+* CP: Llama 3 uses an all-gather of K and V across the CP group in the forward pass and a
+  reduce-scatter of their gradients in the backward (§3.3.2, "all-gather based" context
+  parallelism, not ring attention): ``2 x (cp-1) x 2 s_l b (kv_heads_per_gpu x head_dim) x 2``
+  per layer per micro-batch (+ the forward again under full recomputation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from solutions import models, zero
+from solutions._checks import non_negative, positive
+from solutions.llama3 import layers_per_stage
+from solutions.planner_memory import BYTES_16BIT, ParallelConfig, stage_layer_kinds, stage_params
+from solutions.tensor_parallel import kv_heads_per_gpu
+
+
+@dataclass(frozen=True)
+class CommVolume:
+    """Bytes one GPU sends per step, per parallelism dimension (SP is inside TP)."""
+
+    tp_bytes: float
+    pp_bytes: float
+    dp_bytes: float
+    ep_bytes: float
+    cp_bytes: float
+
+    def as_gb(self) -> dict[str, float]:
+        """Per dimension in decimal GB; the key "TP+SP" reminds that SP is counted there."""
+        return {"TP+SP": self.tp_bytes / 1e9, "PP": self.pp_bytes / 1e9,
+                "DP": self.dp_bytes / 1e9, "EP": self.ep_bytes / 1e9,
+                "CP": self.cp_bytes / 1e9}
+
+    @property
+    def total_bytes(self) -> float:
+        return self.tp_bytes + self.pp_bytes + self.dp_bytes + self.ep_bytes + self.cp_bytes
+
+
+def busiest_stage(arch: models.Architecture, cfg: ParallelConfig) -> int:
+    """The stage with the most layers, then the most parameters (the first on a tie)."""
+    counts = layers_per_stage(arch.n_layers, cfg.pp)
+    keys = [(counts[i], stage_params(arch, cfg, i).total) for i in range(cfg.pp)]
+    return keys.index(max(keys))
+
+
+def _forward_passes(cfg: ParallelConfig) -> int:
+    """Forward passes per micro-batch: 2 with full recomputation, else 1."""
+    return 2 if cfg.activation_recompute == "full" else 1
+
+
+def _activation_bytes(arch: models.Architecture, cfg: ParallelConfig) -> float:
+    """One micro-batch's ``[s_l, b, h]`` activation in 16-bit."""
+    return cfg.seq_len / cfg.cp * cfg.micro_batch * arch.d_model * BYTES_16BIT
+
+
+def tp_bytes(arch: models.Architecture, cfg: ParallelConfig, layers: int) -> float:
+    """TP+SP: ``(2 fwd + 2 bwd) all-reduce equivalents x 2 (t-1)/t x M`` per layer, x m."""
+    t = cfg.tp
+    collectives = 2 * _forward_passes(cfg) + 2
+    per_layer = collectives * 2 * (t - 1) / t * _activation_bytes(arch, cfg)
+    return per_layer * layers * cfg.grad_accum
+
+
+def pp_bytes(arch: models.Architecture, cfg: ParallelConfig) -> float:
+    """PP: one activation forward and one gradient backward per micro-batch and chunk."""
+    if cfg.pp == 1:
+        return 0.0
+    return 2 * cfg.virtual_stages * cfg.grad_accum * _activation_bytes(arch, cfg) / cfg.tp
+
+
+def dp_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
+             grad_bytes: float = 2.0) -> float:
+    """DP: ZeRO's per-step gradient (and parameter) traffic for the stage's parameters."""
+    params = stage_params(arch, cfg, stage)
+    n_dense = cfg.dp * cfg.cp
+    dense_gb = zero.comm_gb_per_gpu(params.dense, cfg.zero_stage, n_dense, grad_bytes)
+    expert_gb = zero.comm_gb_per_gpu(params.expert, cfg.zero_stage,
+                                     max(1, n_dense // cfg.ep), grad_bytes)
+    return (dense_gb + expert_gb) * 1e9
+
+
+def ep_bytes(arch: models.Architecture, cfg: ParallelConfig, moe_layers: int) -> float:
+    """EP: dispatch + combine all-to-alls, forward(s) and backward, per MoE layer."""
+    if arch.moe is None or cfg.ep == 1 or moe_layers == 0:
+        return 0.0
+    tokens = cfg.seq_len / cfg.cp * cfg.micro_batch / cfg.tp
+    one_way = tokens * arch.moe.experts_per_token * arch.d_model * BYTES_16BIT
+    leaving = (cfg.ep - 1) / cfg.ep
+    all_to_alls = 2 * _forward_passes(cfg) + 2
+    return all_to_alls * one_way * leaving * moe_layers * cfg.grad_accum
+
+
+def cp_bytes(arch: models.Architecture, cfg: ParallelConfig, layers: int) -> float:
+    """CP: all-gather K,V forward (again if recomputed), reduce-scatter dK,dV backward."""
+    if cfg.cp == 1:
+        return 0.0
+    kv_width = kv_heads_per_gpu(arch.n_kv_heads, cfg.tp) * arch.head_dim
+    local_kv = 2 * (cfg.seq_len / cfg.cp) * cfg.micro_batch * kv_width * BYTES_16BIT
+    collectives = _forward_passes(cfg) + 1
+    return collectives * (cfg.cp - 1) * local_kv * layers * cfg.grad_accum
+
+
+def comm_per_step(arch: models.Architecture, cfg: ParallelConfig,
+                  grad_bytes: float = 2.0) -> CommVolume:
+    """Bytes one GPU of the busiest stage sends per optimizer step, per dimension."""
+    stage = busiest_stage(arch, cfg)
+    layers = layers_per_stage(arch.n_layers, cfg.pp)[stage]
+    moe_layers = stage_layer_kinds(arch, cfg.pp)[stage][1]
+    return CommVolume(
+        tp_bytes=tp_bytes(arch, cfg, layers),
+        pp_bytes=pp_bytes(arch, cfg),
+        dp_bytes=dp_bytes(arch, cfg, stage, grad_bytes),
+        ep_bytes=ep_bytes(arch, cfg, moe_layers),
+        cp_bytes=cp_bytes(arch, cfg, layers),
+    )
+
+
+def comm_time_s(volume_bytes: float, per_direction_gb_per_s: float) -> float:
+    """Seconds to send ``volume_bytes`` at a link's per-direction bandwidth (no overlap)."""
+    non_negative("volume_bytes", volume_bytes)
+    return volume_bytes / (positive("per_direction_gb_per_s", per_direction_gb_per_s) * 1e9)

@@ -1,0 +1,142 @@
+"""Chapter 9 records: canonical answers worked out by hand, and the design challenge's rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from autograder.exercise import Exercise
+from autograder.kinds import Constraints, Ordering
+from workbook.exercises import ch09
+
+RECORDS = {r.id: r for r in (*ch09.EXERCISES, *ch09.CHALLENGES)}
+
+
+def ex(exercise_id: str) -> Exercise:
+    return RECORDS[exercise_id]
+
+
+def test_records_in_order() -> None:
+    assert [r.id for r in ch09.EXERCISES] == [f"9.{i}" for i in range(1, 10)]
+    assert [r.kind for r in ch09.EXERCISES] == ["derive"] * 7 + ["design", "derive"]
+    assert [r.id for r in ch09.CHALLENGES] == ["9.10"]
+
+
+def test_9_1_dp_degree() -> None:
+    assert ex("9.1").expected() == 128  # 16384 / (8 x 1 x 16)
+
+
+def test_9_2_heaviest_stage() -> None:
+    assert ex("9.2").expected() == 8  # ceil(126 / 16); 126 = 7 + 14 x 8 + 7
+
+
+def test_9_3_weights_per_gpu_with_gqa() -> None:
+    # layer: 2 x 16384^2 + 2 x 16384 x 1024 + 3 x 16384 x 53248 = 3,187,671,040
+    # 8 layers / TP 8 x 2 bytes = 6,375,342,080 B (the seed's 4d^2 gave 7.38 GB)
+    assert ex("9.3").expected() == pytest.approx(6.37534208)
+    wrong = [w for w, _ in ex("9.3").wrong_answers()]
+    # 4d^2 attention: (1,073,741,824 + 2,617,245,696) x 2 B = 7,381,975,040 B
+    assert any(w == pytest.approx(7.38197504) for w in wrong)
+
+
+def test_9_4_pf_days() -> None:
+    # 6 x 405e9 x 15.6e12 = 3.7908e25 FLOPs / 8.64e19 = 438,750 PF-days
+    assert ex("9.4").expected() == pytest.approx(438_750)
+
+
+def test_9_5_days_at_40_percent_mfu() -> None:
+    # 3.7908e25 / (16384 x 989.4e12 x 0.40 = 6.484132e18) = 5.846233e6 s = 67.665 days
+    assert ex("9.5").expected() == pytest.approx(67.6652, rel=1e-5)
+    wrong = [w for w, _ in ex("9.5").wrong_answers()]
+    assert any(w == pytest.approx(33.8326, rel=1e-5) for w in wrong)  # sparse 1978.8 peak
+
+
+def test_9_6_interleaved_bubble() -> None:
+    # m = 16 / 1 = 16; (16 - 1) / (16 x 2) = 0.46875 -> 46.875 %
+    assert ex("9.6").expected() == pytest.approx(46.875)
+    wrong = [w for w, _ in ex("9.6").wrong_answers()]
+    assert any(w == pytest.approx(93.75) for w in wrong)    # no interleaving: 15/16
+    assert any(w == pytest.approx(187.5) for w in wrong)    # the seed's m = 4: 15/8
+    assert any(w == pytest.approx(31.914893) for w in wrong)  # 15 / (32 + 15), wall time
+
+
+def test_9_6_no_interleaving_misconception_when_v_is_one() -> None:
+    params = dict(ex("9.6").params, v=1)
+    # (16 - 1) / 16 = 93.75 % is the right answer now, so it must not be offered as wrong
+    assert ex("9.6").expected(params) == pytest.approx(93.75)
+    assert all(w != pytest.approx(93.75) for w, _ in ex("9.6").wrong_answers(params))
+
+
+def test_9_7_dp_allreduce() -> None:
+    # S = 8 x 3,187,671,040 / 8 x 2 B = 6,375,342,080 B; 2 x 127/128 x S = 12,651,069,440 B
+    assert ex("9.7").expected() == pytest.approx(12.65106944)
+
+
+def test_9_8_order() -> None:
+    record = ex("9.8")
+    assert isinstance(record.answer, Ordering)
+    assert record.expected() == ("TP", "CP", "PP", "DP")  # Llama 3 §3.3.2
+    assert sorted(record.answer.items) == ["CP", "DP", "PP", "TP"]
+    assert record.answer.items != record.expected()  # the items are not shown pre-ordered
+
+
+def test_9_9_electricity() -> None:
+    # 16384 x 0.7 kW = 11,468.8 kW x 77 x 24 h = 21,194,342.4 kWh x $0.05 = $1,059,717.12
+    assert ex("9.9").expected() == pytest.approx(1_059_717.12)
+
+
+def _failures(answer: dict, params: dict | None = None) -> list[str]:
+    record = ex("9.10")
+    assert isinstance(record.answer, Constraints)
+    p = record.params if params is None else params
+    return [rule.name for rule in record.answer.rules if not rule.holds(answer, p)]
+
+
+def test_9_10_reference_is_the_papers_layout() -> None:
+    assert ex("9.10").expected() == {"tp": 8, "pp": 16, "dp": 128}
+    assert _failures({"tp": 8, "pp": 16, "dp": 128}) == []
+
+
+def test_9_10_another_right_answer() -> None:
+    # PP 32: at most 4 layers per stage; DP 64 -> m = 32; bubble 31 / 64 = 48.4 % < 50 %
+    assert _failures({"tp": 8, "pp": 32, "dp": 64}) == []
+
+
+@pytest.mark.parametrize(("answer", "broken"), [
+    ({"tp": 16, "pp": 16, "dp": 64}, ["TP inside a node"]),
+    ({"tp": 8, "pp": 16, "dp": 64}, ["gpus multiply out"]),
+    ({"tp": 8, "pp": 8, "dp": 256}, ["layers per stage"]),          # 16 layers > 8
+    ({"tp": 8, "pp": 64, "dp": 32}, ["layers per stage"]),          # stages of 1 < v = 2
+    ({"tp": 4, "pp": 16, "dp": 256}, ["bubble below target"]),      # m = 8: 15/16 = 94 %
+    # TP 1: 8 layers x 3.188B x (2 + 2 + 12/1024) B = 102 GB, and m = 2: bubble 375 %
+    ({"tp": 1, "pp": 16, "dp": 1024}, ["memory fits", "bubble below target"]),
+    ({"tp": 8, "pp": 16, "dp": 96}, ["gpus multiply out", "batch splits over DP"]),
+])
+def test_9_10_violations(answer: dict, broken: list[str]) -> None:
+    assert _failures(answer) == broken
+
+
+def test_9_10_a_non_layout_fails_every_rule() -> None:
+    assert len(_failures({"tp": 8, "pp": 16, "dp": 0})) == 6
+    assert len(_failures({"tp": 8, "pp": 16})) == 6
+
+
+def test_9_10_memory_rule() -> None:
+    # with a 15 GB budget the paper's layout (17-19 GB on its busiest GPU) no longer fits
+    params = dict(ex("9.10").params, memory_budget_gb=15)
+    assert _failures({"tp": 8, "pp": 16, "dp": 128}, params) == ["memory fits"]
+
+
+def test_9_10_every_variant_has_a_valid_reference() -> None:
+    record = ex("9.10")
+    for seed in range(40):
+        params = record.variant(seed)
+        assert _failures(record.expected(params), params) == []
+
+
+def test_9_10_feedback_names_the_numbers() -> None:
+    record = ex("9.10")
+    assert isinstance(record.answer, Constraints)
+    answer = {"tp": 16, "pp": 16, "dp": 64}
+    text = " ".join(rule.feedback.format(**answer, **record.params)
+                    for rule in record.answer.rules)
+    assert "TP = 16" in text and "16,384" in text

@@ -1,0 +1,80 @@
+"""The hardware catalog: datasheet figures, derived per-direction numbers, bad input."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from solutions import hardware as hw
+
+
+def test_h100_dense_and_sparse_peaks() -> None:
+    # H100 whitepaper Table 3: BF16 989.4 dense, 1978.9 with 2:4 sparsity; FP8 1978.9 dense
+    assert hw.H100_SXM.bf16_dense_tflops == 989.4
+    assert hw.H100_SXM.bf16_sparse_tflops == pytest.approx(2 * 989.4, abs=0.15)
+    assert hw.H100_SXM.fp8_dense_tflops == pytest.approx(1978.9)
+    assert hw.H100_SXM.peak_flops == pytest.approx(989.4e12)  # MFU uses the dense peak
+
+
+def test_h100_memory_is_80_gib() -> None:
+    # "80GB" on the datasheet is 80 GiB of HBM3: 80 x 1,073,741,824 = 85,899,345,920 bytes
+    assert hw.H100_SXM.memory_bytes == 85_899_345_920
+    assert hw.H100_SXM.tdp_watts == 700
+
+
+def test_nvlink_totals_and_per_direction() -> None:
+    # NVLink 4: 900 GB/s both directions -> 450 each way; NVLink 3: 600 -> 300; H800: 400 -> 200
+    assert hw.H100_SXM.nvlink_per_direction_gb_per_s == 450
+    assert hw.A100_SXM_80GB.nvlink_per_direction_gb_per_s == 300
+    assert hw.H800_SXM.nvlink_per_direction_gb_per_s == 200
+    assert hw.NVLINK_4.bidirectional_gb_per_s == 900
+    assert hw.NVLINK_3.bidirectional_gb_per_s == 600
+
+
+def test_a100_and_h800() -> None:
+    assert (hw.A100_SXM_80GB.bf16_dense_tflops, hw.A100_SXM_80GB.bf16_sparse_tflops) == (312, 624)
+    assert hw.A100_SXM_80GB.tdp_watts == 400
+    assert hw.A100_SXM_80GB.fp8_dense_tflops is None
+    assert hw.H800_SXM.bf16_dense_tflops == hw.H100_SXM.bf16_dense_tflops  # same tensor cores
+
+
+@pytest.mark.parametrize(("link", "gb_per_s", "gbit"), [
+    (hw.IB_NDR, 50.0, 400.0),     # 400 Gb/s / 8 bits
+    (hw.IB_HDR, 25.0, 200.0),
+    (hw.ROCE_100G, 12.5, 100.0),
+    (hw.ROCE_400G, 50.0, 400.0),
+])
+def test_network_ports_per_direction(link: hw.Link, gb_per_s: float, gbit: float) -> None:
+    assert link.per_direction_gb_per_s == gb_per_s
+    assert link.per_direction_gbit_per_s == gbit
+    assert link.scope == "inter-node"
+
+
+def test_every_entry_cites_a_source() -> None:
+    assert all(gpu.source.strip() for gpu in hw.GPUS.values())
+    assert all(link.source.strip() for link in hw.LINKS.values())
+
+
+def test_catalog_is_frozen() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        hw.H100_SXM.memory_gib = 96  # type: ignore[misc]
+
+
+def test_conversions() -> None:
+    assert hw.gbit_to_gbyte_per_s(400) == 50.0
+    # 16,384 x 989.4e12 = 1.62103e19 FLOP/s
+    assert hw.cluster_peak_flops(hw.H100_SXM, 16384) == pytest.approx(1.6210330e19)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan")])
+def test_impossible_input_raises(bad: float) -> None:
+    with pytest.raises(ValueError):
+        hw.gbit_to_gbyte_per_s(bad)
+    with pytest.raises(ValueError):
+        hw.Link("broken", bad, "inter-node", "none")
+
+
+def test_zero_gpus_raise() -> None:
+    with pytest.raises(ValueError):
+        hw.cluster_peak_flops(hw.H100_SXM, 0)

@@ -1,0 +1,218 @@
+"""The 5D planner: memory, traffic, validation and recommendation, against hand arithmetic.
+
+Shared hand figures (Llama 3 405B, Table 3 of the paper):
+  layer = 570,425,344 (GQA attention) + 2,617,245,696 (SwiGLU) + 32,768 (norms) = 3,187,703,808
+  embedding table = 128,256 x 16,384 = 2,101,346,304
+  [s, b, h] activation at s = 8192, b = 1, h = 16384 in BF16 = 268,435,456 bytes
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from solutions import hardware as hw
+from solutions import models as m
+from solutions import planner as pl
+from solutions.planner_comm import comm_per_step, comm_time_s
+from solutions.planner_memory import ParallelConfig, memory_per_gpu, stage_memory
+
+# Table 4, 16,384 GPUs: TP 8, CP 1, PP 16, DP 128, 16 sequences of 8192 per DP group.
+PAPER = ParallelConfig(tp=8, pp=16, dp=128, grad_accum=16, seq_len=8192,
+                       activation_recompute="full")
+LAYER = 3_187_703_808
+
+
+def test_config_derived_sizes() -> None:
+    assert PAPER.n_gpus == 16384                    # 8 x 1 x 16 x 128
+    assert PAPER.global_batch_seqs == 2048          # 128 x 1 x 16
+    assert PAPER.tokens_per_step == 16_777_216      # 2048 x 8192: the paper's "16M"
+
+
+@pytest.mark.parametrize("bad", [
+    dict(tp=0, pp=1, dp=1), dict(tp=1, pp=1, dp=1, zero_stage=4),
+    dict(tp=1, pp=1, dp=1, activation_recompute="some"), dict(tp=1, pp=1, dp=-2),
+])
+def test_impossible_config_raises(bad: dict) -> None:
+    with pytest.raises(ValueError):
+        ParallelConfig(**bad)
+
+
+def test_paper_layout_validates_with_no_problems() -> None:
+    assert pl.validate(m.LLAMA3_405B, PAPER, n_gpus=16384, global_batch_seqs=2048) == []
+
+
+def test_paper_memory_on_a_middle_stage() -> None:
+    # stage 1: 8 layers / TP 8 = 3,187,703,808 params per GPU
+    # weights and grads 2 B each = 6,375,407,616; ZeRO-1 Adam 12/128 B = 298,847,232
+    # activations, full recompute: 2 x 8192 x 16384 / 8 = 33,554,432 B per layer per
+    #   micro-batch x 8 layers x 15 in flight (p - 1 on stage 1) = 4,026,531,840
+    mem = memory_per_gpu(m.LLAMA3_405B, PAPER)
+    assert mem.stage == 1
+    assert mem.weights_bytes == pytest.approx(6_375_407_616)
+    assert mem.gradients_bytes == pytest.approx(6_375_407_616)
+    assert mem.optimizer_bytes == pytest.approx(298_847_232)
+    assert mem.activations_bytes == pytest.approx(4_026_531_840)
+    assert mem.as_gb()["total"] == pytest.approx(17.076194304)
+
+
+def test_paper_memory_on_the_first_stage() -> None:
+    # stage 0: (7 layers + embedding) / 8 = (22,313,926,656 + 2,101,346,304) / 8
+    #   = 3,051,909,120 params -> weights 6,103,818,240 B
+    # activations: 7 layers x 16 in flight x 33,554,432 = 3,758,096,384 B
+    mem = stage_memory(m.LLAMA3_405B, PAPER, 0)
+    assert mem.weights_bytes == pytest.approx(6_103_818_240)
+    assert mem.activations_bytes == pytest.approx(3_758_096_384)
+
+
+def test_seven_b_on_eight_gpus_zero3() -> None:
+    # LLaMA-7B shape: layer 4 x 4096^2 + 3 x 4096 x 11008 + 2 x 4096 = 202,383,360
+    # 32 layers + 2 x 32000 x 4096 tables = 6,476,267,520 + 262,144,000 = 6,738,411,520
+    # ZeRO-3 over 8: weights 2/8, grads 2/8, Adam 12/8 bytes per parameter
+    # selective recompute: 34 x 4096 x 1 x 4096 = 570,425,344 B per layer x 32 layers
+    cfg = ParallelConfig(tp=1, pp=1, dp=8, zero_stage=3, seq_len=4096)
+    mem = memory_per_gpu(m.GENERIC_7B, cfg)
+    assert mem.weights_bytes == pytest.approx(1_684_602_880)
+    assert mem.gradients_bytes == pytest.approx(1_684_602_880)
+    assert mem.optimizer_bytes == pytest.approx(10_107_617_280)
+    assert mem.activations_bytes == pytest.approx(18_253_611_008)
+    assert mem.total_bytes == pytest.approx(31_730_434_048)
+
+
+def test_recompute_modes_order_activation_memory() -> None:
+    # per layer per micro-batch at s = 8192, h = 16384, a = 128, t = 8 (sbh = 134,217,728):
+    # full 2 sbh / t = 33.55 MB < selective 34 sbh / t = 570.4 MB
+    # < none sbh (34 + 5 x 128 x 8192 / 16384) / t = sbh x 354 / 8 = 5,939,134,464 B
+    none = memory_per_gpu(m.LLAMA3_405B, ParallelConfig(
+        tp=8, pp=16, dp=128, grad_accum=16, activation_recompute="none"))
+    assert none.activations_bytes == pytest.approx(5_939_134_464 * 8 * 15)
+
+
+def test_paper_traffic_per_step() -> None:
+    # TP+SP, full recompute: (2 x 2 fwd + 2 bwd) all-reduce equivalents x 2 x 7/8 x 268,435,456
+    #   = 2,818,572,288 B per layer per micro-batch, x 8 layers x 16 = 360,777,252,864
+    # PP: 2 x 16 x 268,435,456 / 8 = 1,073,741,824
+    # DP: 2 x 127/128 x 3,187,703,808 params x 2 B = 12,651,199,488
+    comm = comm_per_step(m.LLAMA3_405B, PAPER)
+    assert comm.tp_bytes == pytest.approx(360_777_252_864)
+    assert comm.pp_bytes == pytest.approx(1_073_741_824)
+    assert comm.dp_bytes == pytest.approx(12_651_199_488)
+    assert comm.ep_bytes == 0 and comm.cp_bytes == 0
+    assert set(comm.as_gb()) == {"TP+SP", "PP", "DP", "EP", "CP"}
+
+
+def test_context_parallel_layout_of_the_paper() -> None:
+    # Table 4: TP 8, CP 16, PP 16, DP 8 at 131,072 tokens; s_l = 8192; 1 KV head of 128 per GPU
+    # K+V chunk 2 x 8192 x 128 x 2 B = 4,194,304; (2 gathers + 1 reduce-scatter) x 15 peers
+    #   x 8 layers x 16 micro-batches = 24,159,191,040 B
+    cfg = ParallelConfig(tp=8, cp=16, pp=16, dp=8, grad_accum=16, seq_len=131072,
+                         activation_recompute="full")
+    assert pl.validate(m.LLAMA3_405B, cfg, n_gpus=16384, global_batch_seqs=128) == []
+    assert comm_per_step(m.LLAMA3_405B, cfg).cp_bytes == pytest.approx(24_159_191_040)
+
+
+def test_expert_all_to_all_of_deepseek_v3() -> None:
+    # 61 layers on 16 stages: stage 1 holds layers 3-6, all MoE. Tokens 4096 x 8 experts x
+    # 7168 x 2 B = 469,762,048 per direction; 4 all-to-alls x 63/64 x 4 layers = 7,398,752,256
+    cfg = ParallelConfig(tp=1, pp=16, dp=128, ep=64, seq_len=4096)
+    assert comm_per_step(m.DEEPSEEK_V3, cfg).ep_bytes == pytest.approx(7_398_752_256)
+
+
+def test_deepseek_v3_published_layout_validates() -> None:
+    cfg = ParallelConfig(tp=1, pp=16, dp=128, ep=64, grad_accum=30, seq_len=4096)
+    assert pl.validate(m.DEEPSEEK_V3, cfg, n_gpus=2048) == []
+
+
+def test_tp_across_nodes_is_flagged() -> None:
+    cfg = ParallelConfig(tp=16, pp=8, dp=128, grad_accum=16, activation_recompute="full")
+    problems = pl.validate(m.LLAMA3_405B, cfg, n_gpus=16384)
+    assert len(problems) == 1 and "TP=16" in problems[0] and "node" in problems[0]
+
+
+def test_gpus_that_do_not_multiply_out_are_flagged() -> None:
+    problems = pl.validate(m.LLAMA3_405B, PAPER, n_gpus=8192)
+    assert len(problems) == 1 and "16,384" in problems[0] and "8,192" in problems[0]
+
+
+def test_divisibility_problems() -> None:
+    cfg = ParallelConfig(tp=3, pp=16, dp=128, grad_accum=16, seq_len=4100,
+                         activation_recompute="full")
+    text = " ".join(pl.validate(m.LLAMA3_405B, cfg))
+    for phrase in ("TP=3 does not fit", "128 query heads", "53,248 FFN", "8 KV heads",
+                   "4,100"):
+        assert phrase in text
+
+
+def test_expert_and_batch_problems() -> None:
+    dense_ep = ParallelConfig(tp=8, pp=16, dp=128, ep=2, grad_accum=16,
+                              activation_recompute="full")
+    assert any("dense" in p for p in pl.validate(m.LLAMA3_405B, dense_ep))
+    ds = ParallelConfig(tp=1, pp=16, dp=96, ep=64, seq_len=4096)
+    assert any("does not divide DP=96" in p for p in pl.validate(m.DEEPSEEK_V3, ds))
+    wrong_batch = pl.validate(m.LLAMA3_405B, PAPER, global_batch_seqs=1024)
+    assert wrong_batch and "2,048" in wrong_batch[0]
+
+
+def test_too_many_stages_and_memory_overflow() -> None:
+    assert any("only 126 layers" in p for p in pl.validate(
+        m.LLAMA3_405B, ParallelConfig(tp=8, pp=128, dp=16)))
+    # PP 4: 32 layers / TP 8 -> weights and gradients 25.2 GB each: over 80 GB in total
+    over = pl.validate(m.LLAMA3_405B, ParallelConfig(tp=8, pp=4, dp=512, grad_accum=4))
+    assert len(over) == 1 and "budget is 80 GB" in over[0]
+
+
+def test_bubble() -> None:
+    assert pl.bubble(PAPER) == pytest.approx(15 / 16)  # (p-1)/m
+    assert pl.bubble(ParallelConfig(tp=8, pp=16, dp=128, grad_accum=16,
+                                    virtual_stages=2)) == pytest.approx(15 / 32)
+    assert pl.bubble(ParallelConfig(tp=1, pp=1, dp=8)) == 0
+
+
+def test_recommend_seven_b_on_one_node() -> None:
+    # ZeRO-1 at DP 8: 6,738,411,520 x (4 + 12/8) = 37.06 GB + activations 18.25 GB: fits
+    # without any model parallelism, so no bubble and the smallest TP x PP = 1 wins
+    cfg = pl.recommend(m.GENERIC_7B, n_gpus=8, global_batch_seqs=512, seq_len=4096)
+    assert cfg is not None
+    assert (cfg.tp, cfg.pp, cfg.dp, cfg.grad_accum) == (1, 1, 8, 64)
+
+
+def test_recommend_llama_70b_on_64_gpus() -> None:
+    # PP 1 for no bubble; TP 4 -> 17.6B params x (4 + 12/16) = 83.8 GB: too much;
+    # TP 8 -> 8.82B x 5.5 = 48.5 GB + 80 x 34 x 8192 x 8192 / 8 = 22.8 GB = 71.3 GB: fits
+    cfg = pl.recommend(m.LLAMA3_70B, n_gpus=64, global_batch_seqs=512, seq_len=8192)
+    assert cfg is not None
+    assert (cfg.tp, cfg.pp, cfg.dp, cfg.grad_accum) == (8, 1, 8, 64)
+
+
+def test_recommend_gives_up_when_nothing_fits() -> None:
+    assert pl.recommend(m.LLAMA3_405B, n_gpus=8, global_batch_seqs=64, seq_len=8192) is None
+
+
+def test_speed_and_cost() -> None:
+    # 6 x 405,853,388,800 x 15.6e12 / (16384 x 989.4e12 x 0.4) / 86400
+    #   = 67.66519 days x 405.8533888 / 405 = 67.80777 days
+    days = pl.training_days(m.LLAMA3_405B, 15.6e12, 16384, hw.H100_SXM, 0.4)
+    assert days == pytest.approx(67.80777, rel=1e-6)
+    # 16384 x 67.80777 x 24 h x $2 = $53,326,198
+    assert pl.training_cost_usd(m.LLAMA3_405B, 15.6e12, 16384, hw.H100_SXM, 0.4,
+                                2.0) == pytest.approx(53_326_198, rel=1e-6)
+    # one step: 6 x 405,853,388,800 x 16,777,216 = 4.08548e19 FLOPs over
+    #   16384 x 989.4e12 x 0.41 = 6.64623e18 FLOP/s = 6.1470 s
+    assert pl.step_time_s(m.LLAMA3_405B, PAPER, hw.H100_SXM, 0.41) == pytest.approx(
+        6.14702, rel=1e-5)
+    # 2.7e6 tokens/s on 16384 GPUs: 6 x 405.853e9 x 164.79 / 989.4e12 = 0.40559
+    assert pl.mfu(m.LLAMA3_405B, 2.7e6, 16384, hw.H100_SXM) == pytest.approx(0.40559, rel=1e-4)
+    with pytest.raises(ValueError):
+        pl.step_time_s(m.LLAMA3_405B, PAPER, hw.H100_SXM, 0.0)
+
+
+def test_comm_time() -> None:
+    assert comm_time_s(12.65e9, 50.0) == pytest.approx(0.253)  # 12.65 GB at 50 GB/s
+    with pytest.raises(ValueError):
+        comm_time_s(1e9, 0.0)
+
+
+def test_plan_renders() -> None:
+    report = pl.plan(m.LLAMA3_405B, PAPER, n_gpus=16384)
+    assert report.problems == ()
+    html = report._repr_html_()
+    assert "no problems" in html and "TP+SP" in html and "16,384" in html

@@ -1,0 +1,541 @@
+"""Chapter 9: Capstone: the Llama 3 405B training run, number by number.
+
+The figures are those of Dubey et al. 2024 (arXiv:2407.21783): Table 3 (architecture),
+Table 4 (parallelism: 16,384 H100s, TP 8, CP 1, PP 16, DP 128, 16 sequences of 8,192
+tokens per DP group) and §3.3 (infrastructure). The extra design record 9.10 (in
+``CHALLENGES``) is graded by constraints: several layouts are right.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from autograder.exercise import Exercise
+from autograder.kinds import Constraints, Misconception, Numeric, Ordering, Rule
+from solutions import llama3 as l3
+from solutions import models, planner
+from solutions.pipeline import bubble_over_compute, bubble_over_total
+
+LLAMA3_T3 = "Dubey et al. 2024, The Llama 3 Herd of Models, arXiv:2407.21783, Table 3"
+LLAMA3_T4 = ("Dubey et al. 2024, arXiv:2407.21783, Table 4 (16,384 GPUs: TP 8, CP 1, PP 16, "
+             "DP 128, batch size per DP 16, sequence 8,192)")
+LLAMA3_PAR = ("Dubey et al. 2024, arXiv:2407.21783, §3.3.2 (4D parallelism, order "
+              "[TP, CP, PP, DP]; one layer fewer on the first and last stages)")
+KAPLAN = ("Kaplan et al. 2020, Scaling Laws for Neural Language Models, arXiv:2001.08361, "
+          "§2.1 (C = 6ND)")
+H100 = "NVIDIA H100 Architecture whitepaper (2022), Table 3: BF16 989.4 TFLOPS dense"
+NARAYANAN = ("Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU "
+             "Clusters Using Megatron-LM, SC21, §2.2.2 (interleaved bubble (p-1)/(m v))")
+RING = ("Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms, JPDC 69(2); NCCL "
+        "tests doc/PERFORMANCE.md (2(n-1)/n)")
+KORTHIKANTI = ("Korthikanti et al. 2022, Reducing Activation Recomputation in Large "
+               "Transformer Models, arXiv:2205.05198, Table 2 and §4.2.3")
+ZERO = "Rajbhandari et al. 2020, ZeRO, SC20, §5.1 (P_os: 4 + 12/N bytes per parameter)"
+
+# Model shapes learners meet in the variants: (d_model, heads, kv heads, d_ffn), Table 3.
+SHAPES = ((4096, 32, 8, 14336), (8192, 64, 8, 28672), (16384, 128, 8, 53248))
+
+
+def _only_if(condition: bool, value: float) -> float:
+    """A misconception that exists only for some params (skipped when it would be right)."""
+    if not condition:
+        raise ValueError("not a distinct wrong answer for these params")
+    return value
+
+
+# -- 9.1 ---------------------------------------------------------------------------------
+
+def _vary_9_1(rng: random.Random) -> dict[str, Any]:
+    tp, pp, cp = rng.choice([2, 4, 8]), rng.choice([4, 8, 16, 32]), rng.choice([1, 1, 2, 4])
+    return dict(n_gpus=tp * pp * cp * rng.choice([8, 16, 32, 64, 128, 256]), tp=tp, pp=pp, cp=cp)
+
+
+EX_9_1 = Exercise(
+    id="9.1", chapter=9, kind="derive", title="The data-parallel degree",
+    prompt=("A cluster of {n_gpus:,} GPUs trains with tensor parallelism TP = {tp}, context "
+            "parallelism CP = {cp} and pipeline parallelism PP = {pp}. Every GPU belongs to "
+            "exactly one TP x CP x PP model replica. How many data-parallel replicas (DP) "
+            "are there?"),
+    params=dict(n_gpus=16384, tp=8, pp=16, cp=1),
+    vary=_vary_9_1,
+    answer=Numeric(unit="", rel_tol=1e-9),
+    reference=lambda p: l3.dp_degree(p["n_gpus"], p["tp"], p["pp"], p["cp"]),
+    hints=("The four degrees multiply to the GPU count: TP x CP x PP x DP = N.",
+           "One model replica uses TP x CP x PP GPUs.",
+           "DP = N / (TP x CP x PP)."),
+    explanation=("DP = {n_gpus:,} / ({tp} x {cp} x {pp}) = {expected}. In the Llama 3 paper "
+                 "(Table 4) this is 16,384 / (8 x 1 x 16) = 128; for the 128K-context phase "
+                 "CP = 16 and DP drops to 8."),
+    misconceptions=(
+        Misconception(lambda p: p["n_gpus"] / p["tp"],
+                      "That only divides by TP; each replica also spans PP (and CP) GPUs."),
+        Misconception(lambda p: p["n_gpus"] / p["pp"],
+                      "That only divides by PP; each replica also spans the TP GPUs."),
+        Misconception(lambda p: _only_if(p["cp"] > 1, p["n_gpus"] / (p["tp"] * p["pp"])),
+                      "Context parallelism also uses GPUs: divide by CP = {cp} too."),
+    ),
+    sources=(LLAMA3_T4,),
+)
+
+
+# -- 9.2 ---------------------------------------------------------------------------------
+
+def _vary_9_2(rng: random.Random) -> dict[str, Any]:
+    pp = rng.choice([4, 8, 16])
+    return dict(n_layers=rng.choice([p for p in (32, 40, 60, 61, 80, 94, 118, 126) if p > pp]),
+                pp=pp)
+
+
+EX_9_2 = Exercise(
+    id="9.2", chapter=9, kind="derive", title="Layers per pipeline stage",
+    prompt=("A {n_layers}-layer model is split over PP = {pp} pipeline stages as evenly as "
+            "possible (stage sizes differ by at most one layer). How many layers does the "
+            "most heavily loaded stage hold?"),
+    notes=("Llama 3 405B has 126 layers on 16 stages. The paper (§3.3.2) removes one layer "
+           "from the first and from the last stage, which also carry the embedding and the "
+           "output head, so the middle stages are the full ones."),
+    params=dict(n_layers=126, pp=16),
+    vary=_vary_9_2,
+    answer=Numeric(unit="layers", rel_tol=1e-9),
+    reference=lambda p: l3.max_layers_per_stage(p["n_layers"], p["pp"]),
+    hints=("Divide the layers by the stages: the result is not a whole number.",
+           "A stage holds whole layers: some stages get the quotient rounded up.",
+           "The heaviest stage holds ceil(layers / PP)."),
+    explanation=("{n_layers} / {pp} is not whole, so the heaviest stages hold "
+                 "ceil({n_layers} / {pp}) = {expected} layers. For Llama 3: 126 = 14 x 8 + "
+                 "2 x 7, with the two 7-layer stages first and last (16 x 8 - 2 = 126)."),
+    misconceptions=(
+        Misconception(lambda p: _only_if(p["n_layers"] % p["pp"] != 0,
+                                         p["n_layers"] / p["pp"]),
+                      "A stage holds whole layers; round up for the heaviest stage."),
+        Misconception(lambda p: _only_if(p["n_layers"] % p["pp"] != 0,
+                                         p["n_layers"] // p["pp"]),
+                      "That is the lighter stages' count; the question asks for the heaviest."),
+    ),
+    sources=(LLAMA3_PAR, LLAMA3_T3),
+)
+
+
+# -- 9.3 ---------------------------------------------------------------------------------
+
+def _vary_shape(rng: random.Random) -> dict[str, Any]:
+    d, h, kv, f = rng.choice(SHAPES)
+    return dict(d_model=d, n_heads=h, n_kv_heads=kv, d_ffn=f)
+
+
+def _vary_9_3(rng: random.Random) -> dict[str, Any]:
+    return dict(**_vary_shape(rng), layers_on_stage=rng.choice([2, 4, 8, 10]),
+                tp=rng.choice([2, 4, 8]))
+
+
+def _weights_gb(p: Mapping[str, Any], layer_params: float, bytes_per_param: float = 2) -> float:
+    return l3.weight_gb_per_gpu(layer_params, p["layers_on_stage"], p["tp"], bytes_per_param)
+
+
+def _gqa_layer(p: Mapping[str, Any]) -> int:
+    return l3.layer_params(p["d_model"], p["n_heads"], p["n_kv_heads"], p["d_ffn"])
+
+
+def _mha_layer(p: Mapping[str, Any]) -> int:
+    return 4 * p["d_model"] ** 2 + 3 * p["d_model"] * p["d_ffn"]
+
+
+EX_9_3 = Exercise(
+    id="9.3", chapter=9, kind="derive", title="Weight memory per GPU with GQA and SwiGLU",
+    prompt=("Each layer has model width d = {d_model:,}, {n_heads} query heads and "
+            "{n_kv_heads} key/value heads (grouped-query attention, head size d / heads), "
+            "and a SwiGLU FFN of width {d_ffn:,}. Ignore norm weights. One pipeline stage "
+            "holds {layers_on_stage} layers, split over TP = {tp} GPUs. How many GB "
+            "(1 GB = 1e9 bytes) of BF16 weights does each GPU of that stage hold?"),
+    params=dict(d_model=16384, n_heads=128, n_kv_heads=8, d_ffn=53248, layers_on_stage=8,
+                tp=8),
+    vary=_vary_9_3,
+    answer=Numeric(unit="GB", rel_tol=0.005),
+    reference=lambda p: _weights_gb(p, _gqa_layer(p)),
+    hints=("Q and O are d x d; with GQA, K and V are only d x (kv_heads x head size) each.",
+           "SwiGLU has three d x d_ffn matrices: gate, up and down.",
+           "Per layer: 2d^2 + 2d(kv_heads x d/heads) + 3 d d_ffn; multiply by the layers, "
+           "divide by TP, times 2 bytes."),
+    explanation=("Attention 2 x d^2 + 2 x d x (kv_heads x d / heads), FFN 3 x d x d_ffn: for "
+                 "Llama 3 405B 570.4M + 2,617.2M = 3.188B per layer (126 of them plus "
+                 "2 x 128,256 x 16,384 embedding weights make the published 405B). "
+                 "{layers_on_stage} layers / TP {tp} x 2 bytes = {expected} GB."),
+    misconceptions=(
+        Misconception(lambda p: _weights_gb(p, _mha_layer(p)),
+                      "4d^2 is multi-head attention; with {n_kv_heads} KV heads, K and V are "
+                      "much smaller than Q and O."),
+        Misconception(lambda p: _weights_gb(p, _gqa_layer(p)) * p["tp"],
+                      "TP = {tp} splits every weight matrix; divide by it."),
+        Misconception(lambda p: _weights_gb(p, _gqa_layer(p), 4),
+                      "BF16 is 2 bytes per parameter, not 4."),
+        Misconception(lambda p: _weights_gb(p, _gqa_layer(p)) * 1e9 / 2**30,
+                      "That is GiB; the question asks for decimal GB."),
+    ),
+    sources=(LLAMA3_T3, "Ainslie et al. 2023, GQA, arXiv:2305.13245",
+             "Shazeer 2020, GLU Variants Improve Transformer, arXiv:2002.05202"),
+)
+
+
+# -- 9.4 and 9.5 ------------------------------------------------------------------------
+
+RUNS = ((8.0, 15.0), (70.0, 15.0), (405.0, 15.6), (175.0, 0.3), (540.0, 0.78))
+
+
+def _vary_9_4(rng: random.Random) -> dict[str, Any]:
+    n, d = rng.choice(RUNS)
+    return dict(n_params_b=n, tokens_t=d)
+
+
+def _flops(p: Mapping[str, Any]) -> float:
+    return l3.training_flops(p["n_params_b"] * 1e9, p["tokens_t"] * 1e12)
+
+
+EX_9_4 = Exercise(
+    id="9.4", chapter=9, kind="derive", title="Training compute in petaFLOP-days",
+    prompt=("A dense model of {n_params_b} billion parameters is trained on {tokens_t} "
+            "trillion tokens. Using the estimate of 6 FLOPs per parameter per token, how "
+            "many petaFLOP/s-days (1 PF-day = 1e15 FLOP/s for 86,400 s) does training take?"),
+    params=dict(n_params_b=405.0, tokens_t=15.6),
+    vary=_vary_9_4,
+    answer=Numeric(unit="PF-days", rel_tol=0.005),
+    reference=lambda p: l3.pf_days(_flops(p)),
+    hints=("C = 6 N D: 2N FLOPs per token forward, 4N backward.",
+           "One PF-day is 1e15 x 86,400 = 8.64e19 FLOPs.",
+           "Divide 6 x N x D by 8.64e19."),
+    explanation=("C = 6 x {n_params_b}e9 x {tokens_t}e12 FLOPs; divided by 8.64e19 FLOPs per "
+                 "PF-day that is {expected} PF-days. For Llama 3 405B: 3.79e25 FLOPs = "
+                 "438,750 PF-days (the paper quotes 3.8e25 FLOPs)."),
+    misconceptions=(
+        Misconception(lambda p: l3.pf_days(_flops(p) / 3),
+                      "2ND counts only the forward pass; training adds the backward (4ND)."),
+        Misconception(lambda p: _flops(p) / (1e15 * 3600),
+                      "That is PF-hours: a day has 86,400 seconds."),
+    ),
+    sources=(KAPLAN, LLAMA3_T3),
+)
+
+
+def _vary_9_5(rng: random.Random) -> dict[str, Any]:
+    return dict(**_vary_9_4(rng), n_gpus=rng.choice([2048, 8192, 16384]), peak_tflops=989.4,
+                mfu_pct=rng.choice([30, 35, 38, 40, 43, 45]))
+
+
+def _days(p: Mapping[str, Any], peak: float | None = None, mfu_pct: float | None = None) -> float:
+    peak_tflops = p["peak_tflops"] if peak is None else peak
+    mfu = (p["mfu_pct"] if mfu_pct is None else mfu_pct) / 100
+    return l3.training_days(_flops(p), p["n_gpus"], peak_tflops, mfu)
+
+
+EX_9_5 = Exercise(
+    id="9.5", chapter=9, kind="derive", title="Training time at a given MFU",
+    prompt=("Training needs 6 x N x D FLOPs with N = {n_params_b} billion parameters and "
+            "D = {tokens_t} trillion tokens. It runs on {n_gpus:,} H100 GPUs whose dense BF16 "
+            "peak is {peak_tflops} TFLOPS, at {mfu_pct}% model FLOPs utilisation (MFU), with "
+            "no downtime. How many days does it take?"),
+    notes=("The Llama 3 paper reports 38-43% MFU (Table 4). Its \"54 days\" is a snapshot "
+           "period in which 419 unexpected interruptions were logged (§3.3.4), not the length "
+           "of pre-training. The Llama 3.1 model card's 30.84M GPU-hours for the 405B model "
+           "imply an average of about 35% MFU over the whole run, downtime included."),
+    params=dict(n_params_b=405.0, tokens_t=15.6, n_gpus=16384, peak_tflops=989.4, mfu_pct=40),
+    vary=_vary_9_5,
+    answer=Numeric(unit="days", rel_tol=0.005),
+    reference=_days,
+    hints=("Achieved FLOP/s = GPUs x peak x MFU.",
+           "Time in seconds = total FLOPs / achieved FLOP/s.",
+           "Divide the seconds by 86,400."),
+    explanation=("Achieved rate = {n_gpus:,} x {peak_tflops}e12 x {mfu_pct}% FLOP/s; "
+                 "6ND divided by that rate, over 86,400 s per day, is {expected} days. "
+                 "MFU is measured against the dense peak; the 1,979 TFLOPS figure assumes 2:4 "
+                 "sparsity and would halve the answer."),
+    misconceptions=(
+        Misconception(lambda p: _days(p, peak=2 * p["peak_tflops"]),
+                      "That uses the 2:4-sparsity peak; MFU is always relative to the dense "
+                      "peak."),
+        Misconception(lambda p: _days(p, mfu_pct=100),
+                      "That assumes 100% utilisation; scale by the MFU."),
+        Misconception(lambda p: _days(p) * 24,
+                      "That is hours; the question asks for days."),
+    ),
+    sources=(KAPLAN, H100, LLAMA3_T4),
+)
+
+
+# -- 9.6 ---------------------------------------------------------------------------------
+
+def _vary_9_6(rng: random.Random) -> dict[str, Any]:
+    micro = rng.choice([1, 1, 2])
+    return dict(pp=rng.choice([4, 8, 16]), batch_per_dp=micro * rng.choice([8, 16, 32, 64]),
+                micro_batch=micro, v=rng.choice([1, 2, 4]))
+
+
+def _m(p: Mapping[str, Any]) -> int:
+    return p["batch_per_dp"] // p["micro_batch"]
+
+
+EX_9_6 = Exercise(
+    id="9.6", chapter=9, kind="derive", title="The pipeline bubble of the 405B run",
+    prompt=("Each data-parallel group processes {batch_per_dp} sequences per step in "
+            "micro-batches of {micro_batch} sequence(s), through PP = {pp} pipeline stages with "
+            "an interleaved 1F1B schedule of v = {v} model chunks per GPU. What is the "
+            "pipeline bubble as a percentage of the **ideal compute time** (Narayanan et al. "
+            "2021: bubble time / (m x (t_f + t_b)))?"),
+    notes=("Llama 3 405B (Table 4): batch size per DP group 16 at sequence length 8,192, "
+           "micro-batch 1, so m = 16 micro-batches per step; PP = 16. The paper uses an "
+           "interleaved schedule; v is given here as a parameter."),
+    params=dict(pp=16, batch_per_dp=16, micro_batch=1, v=2),
+    vary=_vary_9_6,
+    answer=Numeric(unit="%", rel_tol=0.005),
+    reference=lambda p: 100 * bubble_over_compute(p["pp"], _m(p), p["v"]),
+    hints=("The number of micro-batches is m = batch per DP group / micro-batch size.",
+           "1F1B leaves (p-1)/m of the compute time idle; interleaving divides it by v.",
+           "Bubble = (p-1)/(m v), as a percentage."),
+    explanation=("m = {batch_per_dp} / {micro_batch} micro-batches, so the bubble is "
+                 "(p-1)/(m v) = ({pp}-1)/(m x {v}) = {expected}% of the ideal compute time. "
+                 "As a share of the whole step it is (p-1)/(m v + p - 1), smaller. For Llama 3 "
+                 "with v = 2: 15/32 = 46.9% (31.9% of wall time): a large price the paper "
+                 "accepts to fit 16M-token batches and 405B parameters."),
+    misconceptions=(
+        Misconception(lambda p: _only_if(p["v"] > 1, 100 * bubble_over_compute(p["pp"], _m(p))),
+                      "That is plain 1F1B; interleaving with v = {v} divides the bubble by v."),
+        Misconception(lambda p: 100 * bubble_over_total(p["pp"], _m(p), p["v"]),
+                      "That divides by the whole step time; the question asks for bubble over "
+                      "ideal compute time, (p-1)/(m v)."),
+        Misconception(lambda p: _only_if(_m(p) != 4,
+                                         100 * bubble_over_compute(p["pp"], 4, p["v"])),
+                      "m = 4 is not this run's micro-batch count: m = batch per DP group / "
+                      "micro-batch size."),
+    ),
+    sources=(NARAYANAN, LLAMA3_T4),
+)
+
+
+# -- 9.7 ---------------------------------------------------------------------------------
+
+def _vary_9_7(rng: random.Random) -> dict[str, Any]:
+    d, h, kv, f = rng.choice(SHAPES)
+    return dict(params_per_layer=l3.layer_params(d, h, kv, f),
+                layers_on_stage=rng.choice([4, 8, 10]), tp=rng.choice([4, 8]),
+                n_dp=rng.choice([8, 32, 64, 128, 256]), bytes_per_grad=2)
+
+
+def _dp_gb(p: Mapping[str, Any], tp: int | None = None) -> float:
+    per_gpu = p["params_per_layer"] * p["layers_on_stage"] / (p["tp"] if tp is None else tp)
+    return l3.dp_allreduce_gb_per_gpu(per_gpu, p["n_dp"], p["bytes_per_grad"])
+
+
+EX_9_7 = Exercise(
+    id="9.7", chapter=9, kind="derive", title="Data-parallel gradient all-reduce volume",
+    prompt=("A pipeline stage holds {layers_on_stage} layers of {params_per_layer:,} parameters "
+            "each, split over TP = {tp} GPUs. Each GPU all-reduces its gradient shard "
+            "({bytes_per_grad} bytes per gradient) with the {n_dp} GPUs of its data-parallel "
+            "group using a ring. How many GB (1e9 bytes) does each GPU send per step?"),
+    notes=("3,187,671,040 is the Llama 3 405B layer of exercise 9.3. The paper reduce-scatters "
+           "gradients in FP32 (§3.3.2); this exercise uses BF16 gradients to keep the ring "
+           "arithmetic in focus."),
+    params=dict(params_per_layer=3187671040, layers_on_stage=8, tp=8, n_dp=128,
+                bytes_per_grad=2),
+    vary=_vary_9_7,
+    answer=Numeric(unit="GB", rel_tol=0.005),
+    reference=_dp_gb,
+    hints=("The gradient each GPU reduces is its own shard: layers x params / TP x bytes.",
+           "A ring all-reduce is a reduce-scatter plus an all-gather.",
+           "Each GPU sends 2 x (N-1)/N x S bytes."),
+    explanation=("S = {layers_on_stage} x {params_per_layer:,} / {tp} x {bytes_per_grad} bytes; "
+                 "the ring sends 2 x ({n_dp}-1)/{n_dp} x S = {expected} GB per GPU per step "
+                 "(6.375 GB shard and 12.65 GB for Llama 3), overlapped with the backward pass."),
+    misconceptions=(
+        Misconception(lambda p: _dp_gb(p) / 2,
+                      "That is one phase; a ring all-reduce is reduce-scatter plus all-gather."),
+        Misconception(lambda p: _dp_gb(p) * p["n_dp"] / (p["n_dp"] - 1),
+                      "2S is the large-N limit; with N = {n_dp} the factor is 2(N-1)/N."),
+        Misconception(lambda p: _dp_gb(p, tp=1),
+                      "Each GPU only holds 1/TP of the stage's parameters; divide by TP = {tp}."),
+    ),
+    sources=(RING, LLAMA3_T4, LLAMA3_PAR),
+)
+
+
+# -- 9.8 ---------------------------------------------------------------------------------
+
+EX_9_8 = Exercise(
+    id="9.8", chapter=9, kind="design", title="Order the four parallelism dimensions",
+    prompt=("Llama 3 405B combines tensor (TP), context (CP), pipeline (PP) and data (DP) "
+            "parallelism. Order the four from **innermost** (ranks placed on the closest, "
+            "fastest-connected GPUs) to **outermost** (ranks spread furthest apart across the "
+            "network), as the paper does."),
+    notes=("TP exchanges activations several times inside every layer (blocking); CP gathers "
+           "keys and values once per layer and can partly overlap; PP sends one activation per "
+           "micro-batch to the next stage; DP reduces gradients once per step, overlapped "
+           "with the backward pass."),
+    params={},
+    vary=lambda rng: {},
+    answer=Ordering(items=("PP", "DP", "TP", "CP"), first_label="innermost",
+                    last_label="outermost"),
+    reference=lambda p: l3.PARALLELISM_ORDER,
+    hints=("Put the most frequent, latency-critical communication on NVLink inside a node.",
+           "TP fits inside the 8-GPU node; DP traffic happens once per step.",
+           "Between them, CP talks once per layer and PP once per micro-batch."),
+    explanation=("[TP, CP, PP, DP]: TP needs NVLink; CP's per-layer K/V all-gathers come next; "
+                 "PP only sends point-to-point activations between stages; DP's gradient "
+                 "reduction is the least frequent and overlaps with compute, so it tolerates "
+                 "the slowest, furthest links (Llama 3 §3.3.2)."),
+    sources=(LLAMA3_PAR,),
+)
+
+
+# -- 9.9 ---------------------------------------------------------------------------------
+
+def _vary_9_9(rng: random.Random) -> dict[str, Any]:
+    return dict(n_gpus=rng.choice([2048, 8192, 16384]), watts=rng.choice([400, 700]),
+                days=rng.choice([30, 54, 60, 77, 90]),
+                usd_per_kwh=rng.choice([0.04, 0.05, 0.08, 0.10]))
+
+
+def _power_cost(p: Mapping[str, Any], pue: float = 1.0) -> float:
+    return l3.electricity_cost_usd(p["n_gpus"], p["watts"], p["days"], p["usd_per_kwh"], pue)
+
+
+EX_9_9 = Exercise(
+    id="9.9", chapter=9, kind="derive", title="The GPUs' electricity bill",
+    prompt=("{n_gpus:,} GPUs each draw {watts} W for {days} days, around the clock. At "
+            "${usd_per_kwh} per kWh, what does the GPUs' own electricity cost in dollars "
+            "(no cooling or facility overhead)?"),
+    notes=("H100 SXM TDP is 700 W (Llama 3 §3.3.1). Multiply by a facility PUE for the whole "
+           "data centre; the GPU rental at $2 per GPU-hour would be 16,384 x 77 x 24 x $2 = "
+           "$60.6M, roughly sixty times the electricity."),
+    params=dict(n_gpus=16384, watts=700, days=77, usd_per_kwh=0.05),
+    vary=_vary_9_9,
+    answer=Numeric(unit="$", rel_tol=0.005),
+    reference=_power_cost,
+    hints=("Power in kW = GPUs x watts / 1000.",
+           "Energy in kWh = kW x days x 24 hours.",
+           "Cost = kWh x price."),
+    explanation=("{n_gpus:,} GPUs x {watts} W / 1,000 gives the kW; x {days} days x 24 h "
+                 "gives the kWh; x ${usd_per_kwh} per kWh gives the dollars. For Llama 3: "
+                 "11,468.8 kW x 1,848 h = 21,194,342.4 kWh, so $1,059,717."),
+    misconceptions=(
+        Misconception(lambda p: _power_cost(p) * 1000,
+                      "Watts must be divided by 1,000 to get kW before multiplying by hours."),
+        Misconception(lambda p: _power_cost(p) / 24,
+                      "That multiplies kW by days; energy in kWh needs hours (x 24)."),
+        Misconception(lambda p: _power_cost(p, pue=1.4),
+                      "The question asks for the GPUs' own power, without a PUE factor."),
+    ),
+    sources=("Dubey et al. 2024, arXiv:2407.21783, §3.3.1 (H100 at 700 W TDP)",
+             "NVIDIA H100 datasheet (SXM: up to 700 W)"),
+)
+
+EXERCISES: tuple[Exercise, ...] = (
+    EX_9_1, EX_9_2, EX_9_3, EX_9_4, EX_9_5, EX_9_6, EX_9_7, EX_9_8, EX_9_9,
+)
+
+
+# -- 9.10 (challenge): design a layout, graded by constraints -----------------------------
+
+def _field(answer: Mapping[str, Any], name: str) -> int | None:
+    """The answer's whole-number field ``name`` if it is >= 1, else None."""
+    value = answer.get(name)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    return None
+
+
+def _passes(check: str) -> Callable[[Mapping[str, Any], Mapping[str, Any]], bool]:
+    """A rule that holds when the planner's ``check`` passes for the answered layout."""
+    def holds(answer: Mapping[str, Any], p: Mapping[str, Any]) -> bool:
+        tp, pp, dp = (_field(answer, k) for k in ("tp", "pp", "dp"))
+        if tp is None or pp is None or dp is None:
+            return False  # not a layout at all
+        return check not in planner.layout_violations(
+            models.LLAMA3_405B, tp, pp, dp, n_gpus=p["n_gpus"],
+            global_batch_seqs=p["global_batch_seqs"], seq_len=p["seq_len"],
+            max_layers_per_stage=p["max_layers_per_stage"],
+            max_bubble=p["max_bubble_pct"] / 100, virtual_stages=p["v"],
+            gpus_per_node=p["gpus_per_node"], memory_budget_gb=p["memory_budget_gb"])
+    return holds
+
+
+DESIGN_RULES = (
+    Rule("gpus multiply out", _passes("gpus"),
+         "TP x PP x DP = {tp} x {pp} x {dp} must equal the {n_gpus:,} GPUs exactly: no GPU "
+         "may sit idle and none may be counted twice."),
+    Rule("TP inside a node", _passes("tp_in_node"),
+         "TP = {tp} does not fit inside one {gpus_per_node}-GPU node (it must divide "
+         "{gpus_per_node}): tensor-parallel all-reduces happen inside every layer and need "
+         "NVLink."),
+    Rule("layers per stage", _passes("stages"),
+         "With PP = {pp} the {n_layers} layers do not fit the limit: every stage may hold at "
+         "most {max_layers_per_stage} layers and needs at least v = {v} of them to form its "
+         "interleaved chunks."),
+    Rule("batch splits over DP", _passes("batch"),
+         "DP = {dp} does not divide the batch of {global_batch_seqs:,} sequences, so the "
+         "replicas would not get the same whole number of micro-batches."),
+    Rule("memory fits", _passes("memory"),
+         "The busiest GPU needs more than {memory_budget_gb} GB: weights, gradients, ZeRO-1 "
+         "optimizer state and in-flight activations of its stage. More PP or TP shrinks the "
+         "per-GPU share of the model."),
+    Rule("bubble below target", _passes("bubble"),
+         "The pipeline bubble (PP-1)/(m v), with m = {global_batch_seqs:,} / DP micro-batches, "
+         "is not below {max_bubble_pct}% of compute time: fewer stages or more micro-batches "
+         "per replica (smaller DP) shrink it."),
+)
+
+
+def _design_reference(p: Mapping[str, Any]) -> dict[str, int]:
+    """One valid layout: the paper's (8, 16, DP) when it passes, else the first that does."""
+    n = p["n_gpus"]
+    options = [(8, 16)] + [(t, q) for t in (8, 4, 2, 1) for q in range(1, p["n_layers"] + 1)]
+    for tp, pp in options:
+        if n % (tp * pp):
+            continue
+        answer = dict(tp=tp, pp=pp, dp=n // (tp * pp))
+        if all(rule.holds(answer, p) for rule in DESIGN_RULES):
+            return answer
+    raise ValueError(f"no layout satisfies every rule for {dict(p)}")
+
+
+def _vary_9_10(rng: random.Random) -> dict[str, Any]:
+    return dict(n_gpus=rng.choice([8192, 16384]), gpus_per_node=8, n_layers=126,
+                max_layers_per_stage=rng.choice([8, 10, 16]),
+                global_batch_seqs=rng.choice([2048, 4096]), seq_len=8192,
+                v=rng.choice([2, 4]), max_bubble_pct=rng.choice([50, 60]),
+                memory_budget_gb=80)
+
+
+EX_9_10 = Exercise(
+    id="9.10", chapter=9, kind="design", title="Lay out Llama 3 405B on the cluster",
+    prompt=("Choose TP, PP and DP for Llama 3 405B ({n_layers} layers) on {n_gpus:,} H100s "
+            "with {gpus_per_node} GPUs per node, a batch of {global_batch_seqs:,} sequences "
+            "of {seq_len:,} tokens in micro-batches of 1 (CP = 1). Requirements: "
+            "TP x PP x DP = {n_gpus:,}; TP divides {gpus_per_node}; every stage holds at most "
+            "{max_layers_per_stage} and at least v = {v} layers; DP divides the batch; the "
+            "busiest GPU fits in {memory_budget_gb} GB; and the interleaved bubble "
+            "(PP-1)/(m v), m = batch / DP, stays below {max_bubble_pct}% of compute time."),
+    notes=("Memory model (the planner's): BF16 weights and gradients (2 + 2 bytes per "
+           "parameter) and Adam state (12 bytes) sharded over DP (ZeRO-1), for the stage's "
+           "layers (3.188B parameters each, split over TP) plus the embedding or output head "
+           "(128,256 x 16,384 / TP) on the end stages; activations with full recomputation, "
+           "2 x s x h / TP bytes per layer per micro-batch, with up to min(PP - stage, m) "
+           "micro-batches in flight times 1 + (PP-1)/(PP v) for interleaving. Answer a dict "
+           "such as dict(tp=..., pp=..., dp=...)."),
+    params=dict(n_gpus=16384, gpus_per_node=8, n_layers=126, max_layers_per_stage=8,
+                global_batch_seqs=2048, seq_len=8192, v=2, max_bubble_pct=50,
+                memory_budget_gb=80),
+    vary=_vary_9_10,
+    answer=Constraints(fields=("tp", "pp", "dp"), rules=DESIGN_RULES),
+    reference=_design_reference,
+    hints=("Start from the node: TP can be at most {gpus_per_node}.",
+           "The layer limit sets the smallest PP: ceil({n_layers} / PP) <= "
+           "{max_layers_per_stage}.",
+           "DP follows from TP and PP; check m = batch / DP and the bubble (PP-1)/(m v)."),
+    explanation=("The paper's layout TP 8, PP 16, DP 128 works for the canonical numbers: "
+                 "8 x 16 x 128 = 16,384; 126 layers as 7 + 14 x 8 + 7; m = 2048 / 128 = 16 "
+                 "micro-batches, bubble 15 / (16 x 2) = 46.9% < 50%; about 19 GB per GPU "
+                 "with full recomputation. TP 8, PP 32, DP 64 also passes (bubble 31/64 = "
+                 "48.4%). TP 4 fails the bubble: halving TP doubles DP, halving m."),
+    sources=(LLAMA3_T4, LLAMA3_PAR, NARAYANAN, KORTHIKANTI, ZERO),
+)
+
+CHALLENGES: tuple[Exercise, ...] = (EX_9_10,)
