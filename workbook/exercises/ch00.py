@@ -162,8 +162,6 @@ EX_0_3 = Exercise(
         Misconception(lambda p: 100 * 2 * col.algorithm_bandwidth_gb_per_s(
             p["message_gb"], p["time_ms"]) / p["peak_gb_per_s"],
             "2 x algbw uses the large-N factor; with n = {n_gpus} it is 2(n-1)/n."),
-        Misconception(lambda p: _utilisation_pct(p) / 100,
-                      "That is a fraction; the answer is asked as a percentage."),
     ),
     sources=(NCCL_PERF, A100_SPEC),
 )

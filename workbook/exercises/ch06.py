@@ -230,8 +230,6 @@ EX_6_5 = Exercise(
         Misconception(lambda p: 100 * _comm_ms(p) / (p["compute_ms"] + _comm_ms(p)),
                       "That is a share of the whole step (compute + communication); the "
                       "question asks relative to the compute time."),
-        Misconception(lambda p: _comm_ms(p) / p["compute_ms"], "That is a fraction; give a "
-                      "percentage."),
     ),
     sources=(MEGATRON,),
 )

@@ -1,0 +1,114 @@
+"""The learner API: check, hint, solution, practice and their traces in the progress log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import workbook as wb
+from workbook import journal
+
+
+def checks() -> list:
+    return [e for e in journal.events() if e.action == "check"]
+
+
+def test_right_answer_passes_and_is_logged() -> None:
+    result = wb.check("0.1", "1.75 GB")  # 2 x 1 GB x 7/8 = 1.75 GB
+    assert result.passed
+    assert "Correct" in result._repr_html_()
+    [event] = checks()
+    assert (event.exercise_id, event.status, event.variant) == ("0.1", "correct", None)
+
+
+def test_units_are_converted() -> None:
+    assert wb.check("0.1", "1750 MB").passed
+    assert wb.check("0.1", 1.75).passed
+    assert wb.check("0.2", "0.07 s").passed  # 3.5 GB / 50 GB/s = 70 ms
+
+
+def test_misconception_gets_its_feedback_and_does_not_raise() -> None:
+    result = wb.check("0.1", "2 GB")  # 2M: the large-N limit, not 2M(N-1)/N
+    assert not result.passed
+    assert "(N-1)/N" in result.message or "N-1" in result.message
+    assert checks()[-1].status == "wrong"
+
+
+@pytest.mark.parametrize("bad", [None, float("nan"), float("inf"), True, [1.75], "lots", "70 ms"])
+def test_unreadable_answers_are_explained_and_not_counted(bad: object) -> None:
+    result = wb.check("0.1", bad)
+    assert not result.passed and not result.attempt_counted
+    assert result.message
+    assert checks() == []
+
+
+def test_grading_mode_raises_on_wrong_and_logs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert wb.check("0.1", 1.75).passed
+    with pytest.raises(AssertionError, match="0.1"):
+        wb.check("0.1", 2.0)
+    with pytest.raises(AssertionError, match="Not answered"):
+        wb.check("0.1", None)
+    assert journal.events() == []
+
+
+def test_hints_climb_the_ladder_and_are_counted() -> None:
+    record = wb.exercise("0.1")
+    first, second = wb.hint("0.1"), wb.hint("0.1")
+    assert first.body == record.hints[0] and second.body == record.hints[1]
+    wb.check("0.1", 1.75)
+    assert checks()[-1].hints_used == 2
+
+
+def test_solution_view_is_recorded_on_the_next_check() -> None:
+    text = wb.solution("0.1")
+    assert "1.75" in str(text)
+    wb.check("0.1", 1.75)
+    assert checks()[-1].solution_viewed
+
+
+def test_practice_checks_the_next_answer_against_the_variant() -> None:
+    drill = wb.practice("0.1", seed=7)
+    record = wb.exercise("0.1")
+    expected = record.expected(drill.params)
+    assert wb.check("0.1", expected).passed
+    assert checks()[-1].variant == drill.params
+    assert wb.check("0.1", 1.75).passed  # back to the canonical numbers
+    assert checks()[-1].variant is None
+
+
+def test_progress_counts_a_proficient_answer_and_a_streak() -> None:
+    wb.check("0.1", 1.75)
+    summary = wb.progress()
+    assert summary.total == 58
+    assert summary.levels["0.1"] == "proficient"
+    assert summary.streak_days == 1 and summary.best_streak == 1
+
+
+def test_export_and_import_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wb.check("0.1", 1.75)
+    wb.hint("0.2")
+    code = wb.export_progress()
+    monkeypatch.setenv("WORKBOOK_HOME", str(tmp_path / "elsewhere"))
+    journal.reopen()
+    assert wb.import_progress(code) == 2
+    assert wb.import_progress(code) == 0
+    assert wb.progress().levels["0.1"] == "proficient"
+
+
+def test_a_corrupt_log_is_reported_never_overwritten(fresh_home: Path) -> None:
+    fresh_home.mkdir(parents=True, exist_ok=True)
+    log = fresh_home / "progress.sqlite3"
+    log.write_bytes(b"this is not a database" * 100)
+    journal.reopen()
+    result = wb.check("0.1", 1.75)
+    assert result.passed
+    assert "Progress not saved" in str(result)
+    assert "Progress not saved" in result._repr_html_()
+    assert log.read_bytes() == b"this is not a database" * 100
+
+
+def test_unknown_exercise_names_valid_ids() -> None:
+    with pytest.raises(KeyError, match="valid ids"):
+        wb.check("12.3", 1)
