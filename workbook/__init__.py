@@ -33,14 +33,14 @@ __all__ = ["exercise", "exercises", *_LAZY]
 
 def exercises() -> tuple[Exercise, ...]:
     """All 58 exercise records, in the workbook's order (0.1 ... 9.9)."""
-    from workbook.exercises import all_exercises
+    from workbook.records import all_exercises
 
     return all_exercises()
 
 
 def exercise(exercise_id: str) -> Exercise:
     """One exercise record by id, e.g. ``exercise("5.3")``."""
-    from workbook.exercises import lookup
+    from workbook.records import lookup
 
     return lookup(exercise_id)
 

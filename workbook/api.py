@@ -15,7 +15,7 @@ from typing import Any
 from autograder.exercise import Exercise, render
 from autograder.result import CheckResult
 from workbook import journal
-from workbook.exercises import lookup
+from workbook.records import lookup
 
 GRADING_FLAGS = ("NBGRADER_EXECUTION", "WORKBOOK_GRADING")
 

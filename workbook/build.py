@@ -16,7 +16,7 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from workbook import notebook_cells as cells
-from workbook.exercises import lookup
+from workbook.records import lookup
 from workbook.notebook_source import Block, SourceError, parse
 from workbook.outline import CHAPTERS, Chapter
 

@@ -116,7 +116,7 @@ def hints_seen(exercise_id: str) -> int:
 def summary(today: date | None = None) -> ProgressSummary:
     """Mastery and streaks computed from the whole log."""
     from autograder.progress.summary import summarize
-    from workbook.exercises import all_exercises
+    from workbook.records import all_exercises
     from workbook.outline import CHAPTERS
 
     records = all_exercises()

@@ -6,7 +6,7 @@ from typing import Any
 
 from autograder.widgets import Actions, ExerciseWidget
 from workbook import api
-from workbook.exercises import lookup
+from workbook.records import lookup
 
 
 def _learner_namespace_lookup(name: str) -> Any:

@@ -1,12 +1,28 @@
-"""Constraint answers (design exercises): any configuration meeting every rule is right."""
+"""Constraint answers (design exercises): any configuration meeting every rule is right.
+
+The learner answers a dict of positive whole numbers keyed by ``fields`` (keys ignore
+case; values may be ints, whole floats or digit strings such as "2,048"). Every rule is
+evaluated and every violated rule's feedback is listed, so one check shows all that is
+left to fix. A configuration meeting some rules scores the fraction it meets, but only
+one meeting all of them passes.
+"""
 
 from __future__ import annotations
 
+import numbers
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from autograder.kinds._common import fill, show
 from autograder.kinds.base import Params, Verdict
+
+_DIGITS = re.compile(r"\s*(\d{1,3}(?:,\d{3})+|\d+)\s*", re.ASCII)
+
+
+class _Unreadable(ValueError):
+    """The answer is not a configuration of the fields."""
 
 
 @dataclass(frozen=True)
@@ -33,7 +49,75 @@ class Constraints:
         self, answer: Any, expected: Any, params: Params,
         misconceptions: tuple[tuple[Any, str], ...],
     ) -> Verdict:
-        raise NotImplementedError
+        try:
+            config = self.read(answer)
+        except _Unreadable as exc:
+            return Verdict("invalid", str(exc), yours=show(answer))
+        yours = ", ".join(f"{f}={config[f]}" for f in self.fields)
+        values = {**dict(params), **config}
+        broken = [fill(rule.feedback, values) for rule in self.rules
+                  if not self._holds(rule, config, params)]
+        if not broken:
+            return Verdict("correct", f"Correct: all {len(self.rules)} constraints hold.",
+                           yours=yours, score=1.0,
+                           details=tuple(f"✔ {rule.name}" for rule in self.rules))
+        notes = [feedback for wrong, feedback in misconceptions if self._equals(wrong, config)]
+        verb = "are" if len(broken) > 1 else "is"
+        message = (f"Not yet: {len(broken)} of {len(self.rules)} constraints {verb} not met."
+                   + "".join(" " + note for note in notes))
+        held = len(self.rules) - len(broken)
+        return Verdict("wrong", message, yours=yours, score=held / len(self.rules),
+                       details=tuple(broken))
+
+    def read(self, answer: Any) -> dict[str, int]:
+        """The configuration as ints keyed by ``fields``; _Unreadable (a ValueError) if not."""
+        if not isinstance(answer, Mapping):
+            raise _Unreadable(f"Answer with {self._example()} (got {show(answer)}).")
+        by_key: dict[str, Any] = {}
+        for key, value in answer.items():
+            by_key[str(key).strip().casefold()] = value
+        fields = {f.casefold(): f for f in self.fields}
+        unknown = sorted(k for k in by_key if k not in fields)
+        missing = [f for f in self.fields if f.casefold() not in by_key]
+        if unknown or missing:
+            problems = ([f"missing: {', '.join(missing)}"] if missing else []) + (
+                [f"unknown: {', '.join(unknown)}"] if unknown else [])
+            raise _Unreadable(f"Use exactly the keys {', '.join(self.fields)} "
+                              f"({'; '.join(problems)}).")
+        return {fields[k]: self._whole(fields[k], v) for k, v in by_key.items()}
 
     def describe(self) -> str:
         return "a dict with keys " + ", ".join(self.fields)
+
+    # -- helpers --------------------------------------------------------------------------
+    @staticmethod
+    def _whole(field: str, value: Any) -> int:
+        number: int | None = None
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            number = int(value)
+        elif isinstance(value, float) and value.is_integer():
+            number = int(value)
+        elif isinstance(value, str) and len(value) < 40:
+            match = _DIGITS.fullmatch(value)
+            number = int(match.group(1).replace(",", "")) if match else None
+        if number is None:
+            raise _Unreadable(f"{field} must be a whole number; got {show(value, 30)}.")
+        if number < 1:
+            raise _Unreadable(f"{field} must be at least 1; got {number}.")
+        return number
+
+    @staticmethod
+    def _holds(rule: Rule, config: Mapping[str, int], params: Params) -> bool:
+        try:
+            return bool(rule.holds(config, params))
+        except (ArithmeticError, ValueError, LookupError):
+            return False  # a rule that cannot even be evaluated for this answer is not met
+
+    def _equals(self, wrong: Any, config: dict[str, int]) -> bool:
+        try:
+            return self.read(wrong) == config
+        except _Unreadable:
+            return False
+
+    def _example(self) -> str:
+        return "a dict such as {" + ", ".join(f"{f!r}: ..." for f in self.fields) + "}"

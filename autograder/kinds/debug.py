@@ -1,12 +1,37 @@
-"""Debug answers: name the buggy line, then supply the fixed function."""
+"""Debug answers: name the buggy line, then supply the fixed function.
+
+Accepted answers: ``(line, fixed_function)``, a bare line number (an int, or text such
+as "6" or "line 6"), or a dict ``{"line": 6, "fix": fixed_function}``. Lines are
+numbered from 1 as ``lines`` splits ``code``, the same numbering the notebook shows.
+
+Grading runs in two stages. A wrong line scores 0 and says so; a misconception whose
+answer is a line number tells the learner what that line does right. The right line
+alone scores 0.5 and asks for the fix. The right line with a fixed function is graded
+as a build exercise: correct only if the fix passes every case; a failing fix scores
+0.5 plus half the fraction of cases it passes.
+"""
 
 from __future__ import annotations
 
+import numbers
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from autograder.kinds._common import show
 from autograder.kinds.base import Params, Verdict
 from autograder.kinds.function import Function
+
+_LINE = re.compile(r"\s*(?:line|l)?\s*#?\s*(\d{1,4})\s*", re.IGNORECASE | re.ASCII)
+_FIX_KEYS = ("fix", "fixed", "fn", "function")
+_HINT = ("Work the function through by hand with small, easy numbers and "
+         "compare each line with the formula it should compute: the bug is the first line "
+         "whose value disagrees.")
+
+
+class _Unreadable(ValueError):
+    """The answer does not name a line of the code."""
 
 
 @dataclass(frozen=True)
@@ -22,11 +47,87 @@ class Debug:
     fix: Function
     name: str = "debug"
 
+    @property
+    def lines(self) -> tuple[str, ...]:
+        """The code's lines; line n of the listing is ``lines[n - 1]``."""
+        return tuple(self.code.rstrip("\n").split("\n"))
+
     def grade(
         self, answer: Any, expected: Any, params: Params,
         misconceptions: tuple[tuple[Any, str], ...],
     ) -> Verdict:
-        raise NotImplementedError
+        bug_line, fixed_reference = expected
+        try:
+            line, fixed = self._read(answer)
+        except _Unreadable as exc:
+            return Verdict("invalid", str(exc), yours=show(answer))
+        yours = f"line {line}" + ("" if fixed is None else " + fixed function")
+        if line != bug_line:
+            return self._wrong_line(line, fixed, yours, misconceptions)
+        if fixed is None:
+            return Verdict("wrong", f"Right line. Now write the fixed function "
+                           f"{self.fix.function_name} and check (line, {self.fix.function_name}"
+                           ").", yours=yours, score=0.5)
+        verdict = self.fix.grade(fixed, fixed_reference, params, ())
+        if verdict.status == "invalid":
+            return Verdict("invalid", "Right line. " + verdict.message, yours=yours)
+        if verdict.passed:
+            return Verdict("correct", f"Correct: line {line} is the bug, and your fix matches "
+                           "the reference on every case.", yours=yours, expected=yours,
+                           score=1.0, details=verdict.details)
+        return Verdict("wrong", "Right line, but the fixed function is not right yet: "
+                       + verdict.message, yours=yours, score=0.5 + 0.5 * verdict.score,
+                       details=verdict.details)
 
     def describe(self) -> str:
         return f"(line number, fixed function {self.fix.function_name})"
+
+    # -- reading --------------------------------------------------------------------------
+    def _read(self, answer: Any) -> tuple[int, Any]:
+        if isinstance(answer, Mapping):
+            keys = {str(k).strip().casefold(): v for k, v in answer.items()}
+            if "line" not in keys:
+                raise _Unreadable(self._usage("the dict has no 'line' key"))
+            fixed = next((keys[k] for k in _FIX_KEYS if k in keys), None)
+            return self._line(keys["line"]), fixed
+        if isinstance(answer, (tuple, list)):
+            if len(answer) not in (1, 2):
+                raise _Unreadable(self._usage(f"got {len(answer)} values"))
+            return self._line(answer[0]), (answer[1] if len(answer) == 2 else None)
+        if callable(answer):
+            raise _Unreadable(self._usage("the line number is missing"))
+        return self._line(answer), None
+
+    def _line(self, value: Any) -> int:
+        line: int | None = None
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            line = int(value)
+        elif isinstance(value, float) and value.is_integer():
+            line = int(value)
+        elif isinstance(value, str) and len(value) < 40:
+            match = _LINE.fullmatch(value)
+            line = int(match.group(1)) if match else None
+        if line is None:
+            raise _Unreadable(self._usage(f"could not read {show(value, 30)} as a line number"))
+        if not 1 <= line <= len(self.lines):
+            raise _Unreadable(f"The code has {len(self.lines)} lines: give a line number from "
+                              f"1 to {len(self.lines)} (got {line}).")
+        return line
+
+    def _usage(self, problem: str) -> str:
+        name = self.fix.function_name
+        return (f"Answer with the line number, e.g. 3, or with (3, {name}) once you have "
+                f"written the fixed {name}; {problem}.")
+
+    # -- explaining -----------------------------------------------------------------------
+    def _wrong_line(self, line: int, fixed: Any, yours: str,
+                    misconceptions: tuple[tuple[Any, str], ...]) -> Verdict:
+        code = self.lines[line - 1].strip()
+        notes = [feedback for wrong, feedback in misconceptions if wrong == line]
+        message = f"Line {line} is not where the bug is" + (f" ({code})." if code else ".")
+        if notes:
+            message += " " + " ".join(notes)
+        details = [_HINT]
+        if fixed is not None:
+            details.append("Your fixed function was not checked yet: find the line first.")
+        return Verdict("wrong", message, yours=yours, details=tuple(details))

@@ -1,11 +1,79 @@
-"""Numeric answers with a unit and a tolerance (derive exercises)."""
+"""Numeric answers with a unit and a tolerance (derive exercises).
+
+The learner may answer in any unit of the right family ("1750 MB" for 1.75 GB); see
+``autograder.units``. A wrong answer is explained, most specific first: a known
+misconception of the exercise, then a generic slip recognised from the ratio of the
+answer to the expected value (a unit prefix, GiB for GB, bits for bytes, a percentage
+for a fraction, minutes for hours, a doubled or halved result), then how far off it is.
+
+Decisions:
+* A wrong answer does not show the expected value (``Verdict.expected`` stays empty):
+  the learner is told the direction and rough size of the miss, so a retry still
+  requires the derivation. A correct answer shows the exact value.
+* For a "%" exercise a bare number that equals the expected percentage divided by 100
+  (0.0625 for 6.25%) is accepted, with a note that it was read as a fraction: "0.0625"
+  has no other sensible reading there. Writing "0.0625%" is taken at its word (wrong).
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
+from autograder.kinds._common import close, show
 from autograder.kinds.base import Params, Verdict
+from autograder.unit_table import BANDWIDTH, RATIO, SIZE, TIME, target_unit
+from autograder.units import Reading, UnitError, format_quantity, format_value, read_quantity
+
+_BYTES = frozenset({SIZE, BANDWIDTH})
+_ANY: frozenset[str] = frozenset()
+
+# (factor, families it applies to (empty: all), what to say). Checked in this order.
+_SLIPS: tuple[tuple[float, frozenset[str], str], ...] = (
+    (1e3, _ANY, "check the unit prefix (kilo, mega, giga; milli, micro) -- you may also type "
+                "the unit you worked in, e.g. '1750 MB'"),
+    (1e6, _ANY, "check the unit prefixes: two steps of 1,000 apart"),
+    (1e9, _ANY, "check the unit prefixes: three steps of 1,000 apart (bytes vs GB?)"),
+    (1e12, _ANY, "check the unit prefixes: four steps of 1,000 apart"),
+    (8.0, _BYTES, "bits vs bytes? 1 byte = 8 bits, and links are quoted in bits per second "
+                  "(400 Gb/s = 50 GB/s)"),
+    (100.0, frozenset({RATIO}), "a fraction and a percentage differ by 100 (0.5 = 50%)"),
+    (60.0, frozenset({TIME}), "minutes vs seconds, or hours vs minutes?"),
+    (3600.0, frozenset({TIME}), "hours vs seconds?"),
+    (24.0, frozenset({TIME}), "days vs hours?"),
+    (2.0, _ANY, "check for a factor of 2 counted twice or left out"),
+)
+
+
+_BINARY_NAMES = ("KiB and KB", "MiB and MB", "GiB and GB", "TiB and TB", "PiB and PB")
+
+
+def _binary_slip(factor: float) -> tuple[float, str] | None:
+    """Binary vs decimal prefix at the exercise's own scale: GB <-> GiB is 2^30 / 10^9."""
+    for k, names in enumerate(_BINARY_NAMES, start=1):
+        if factor in (10.0 ** (3 * k), 2.0 ** (10 * k)):
+            ratio = 2.0 ** (10 * k) / 10.0 ** (3 * k)
+            return ratio, (f"that is the ratio of {names} ({format_value(ratio)}): 1 GB = "
+                           "10^9 bytes, 1 GiB = 2^30 bytes; type the unit you used, e.g. "
+                           "'1.63 GiB', and it is converted")
+    return None
+
+
+def _slips(unit: str) -> list[tuple[float, str]]:
+    """The slips worth checking for an exercise in ``unit``, with what to say."""
+    target = target_unit(unit)
+    found = [(factor, why) for factor, families, why in _SLIPS
+             if not families or target.family in families]
+    binary = _binary_slip(target.factor) if target.family in _BYTES else None
+    if binary is not None:
+        found.insert(4, binary)  # after the powers of 1,000
+    return found
+
+
+def _times(factor: float) -> str:
+    exact = {1e3: "1,000", 1e6: "10^6", 1e9: "10^9", 1e12: "10^12"}
+    return exact.get(factor, format_value(factor))
 
 
 @dataclass(frozen=True)
@@ -27,7 +95,105 @@ class Numeric:
         self, answer: Any, expected: Any, params: Params,
         misconceptions: tuple[tuple[Any, str], ...],
     ) -> Verdict:
-        raise NotImplementedError
+        try:
+            reading = read_quantity(answer, self.unit)
+        except UnitError as exc:
+            message = str(exc)
+            return Verdict("invalid", message[:1].upper() + message[1:] + ".",
+                           yours=show(answer))
+        want = float(expected)
+        notes = (reading.note[:1].upper() + reading.note[1:] + ".",) if reading.note else ()
+        if self._close(reading.value, want):
+            return self._correct(reading, want, notes)
+        if self._fraction_for_percent(reading, want):
+            return self._correct_fraction(reading, want)
+        message = (self._misconception(reading.value, want, misconceptions)
+                   or self._slip(reading.value, want) or self._miss(reading.value, want))
+        return Verdict("wrong", message, yours=self._yours(reading), details=notes)
 
     def describe(self) -> str:
         return f"a number in {self.unit}" if self.unit else "a number"
+
+    # -- outcomes -----------------------------------------------------------------------
+    def _correct(self, reading: Reading, want: float, notes: tuple[str, ...]) -> Verdict:
+        expected = format_quantity(want, self.unit)
+        details = notes
+        if not close(reading.value, want, 1e-9):
+            details += (f"The exact value is {expected}; yours is within the tolerance "
+                        f"({self._tolerance()}).",)
+        return Verdict("correct", "Correct.", yours=self._yours(reading), expected=expected,
+                       score=1.0, details=details)
+
+    def _correct_fraction(self, reading: Reading, want: float) -> Verdict:
+        as_percent = format_quantity(reading.value * 100, "%")
+        note = (f"Read {format_value(reading.value)} as a fraction, i.e. {as_percent}. "
+                f"Write '{as_percent}' to say so explicitly.")
+        return Verdict("correct", "Correct.", yours=f"{reading.text} = {as_percent}",
+                       expected=format_quantity(want, "%"), score=1.0, details=(note,))
+
+    def _fraction_for_percent(self, reading: Reading, want: float) -> bool:
+        return (target_unit(self.unit).symbol == "%" and reading.written_unit == ""
+                and self._close(reading.value * 100, want))
+
+    # -- explaining a wrong answer ----------------------------------------------------------
+    def _misconception(self, value: float, want: float,
+                       misconceptions: tuple[tuple[Any, str], ...]) -> str:
+        for wrong, feedback in misconceptions:
+            try:
+                wrong_value = float(wrong)
+            except (TypeError, ValueError, OverflowError):
+                continue
+            if not math.isfinite(wrong_value) or self._close(wrong_value, want):
+                continue  # for these numbers the misconception gives the right answer
+            if self._close(value, wrong_value):
+                return feedback
+        return ""
+
+    def _slip(self, value: float, want: float) -> str:
+        if want == 0:
+            return ""
+        for factor, why in _slips(self.unit):
+            for scaled, word in ((want * factor, "large"), (want / factor, "small")):
+                # a slip only if the answer is nearer the slipped value than the right one
+                if self._close(value, scaled) and abs(value - scaled) < abs(value - want):
+                    return f"Not yet: your answer is {_times(factor)} times too {word} -- {why}."
+        if self._close(-value, want):
+            return "Not yet: the size is right but the sign is wrong."
+        return ""
+
+    def _miss(self, value: float, want: float) -> str:
+        if want == 0 or value == 0 or (value < 0) != (want < 0):
+            return "Not yet. Work through the derivation again step by step."
+        band = max(self.rel_tol * abs(want), self.abs_tol)
+        if abs(value - want) <= 5 * band:
+            return (f"Close, but outside the tolerance ({self._tolerance()}): keep more digits "
+                    "in the intermediate results.")
+        ratio = abs(value / want)
+        word = "large" if ratio > 1 else "small"
+        ratio = max(ratio, 1 / ratio)
+        if ratio < 1.5:
+            how = "by less than 50%"
+        elif ratio < 10:
+            how = "by a factor between 1.5 and 10"
+        else:
+            how = "by more than a factor of 10: check the units and powers of ten"
+        return f"Not yet: your answer is too {word}, {how}."
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _close(self, value: float, want: float) -> bool:
+        return close(value, want, self.rel_tol, self.abs_tol)
+
+    def _tolerance(self) -> str:
+        parts = []
+        if self.rel_tol:
+            parts.append(f"±{format_value(self.rel_tol * 100)}%")
+        if self.abs_tol:
+            parts.append(f"±{format_quantity(self.abs_tol, self.unit)}")
+        return " or ".join(parts) or "exact"
+
+    def _yours(self, reading: Reading) -> str:
+        converted = format_quantity(reading.value, self.unit)
+        unit = reading.written_unit
+        if unit == "" or unit == self.unit or reading.text == converted:
+            return converted
+        return f"{reading.text} = {converted}"

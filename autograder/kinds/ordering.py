@@ -1,11 +1,36 @@
-"""Ordering answers: put the given items in the right order (design exercises)."""
+"""Ordering answers: put the given items in the right order (design exercises).
+
+The learner answers with a list or tuple of the items (case and spacing do not matter,
+and an unambiguous leading word is enough: "TP" for "TP (tensor parallel)"), or of their
+1-based numbers in ``items``; text such as "TP -> PP -> CP -> DP" or "TP, PP, CP, DP"
+is split for them. The answer must use every item exactly once. A wrong order earns
+partial credit (the fraction of items in place) but is not a pass.
+"""
 
 from __future__ import annotations
 
+import numbers
+import re
 from dataclasses import dataclass
 from typing import Any
 
+from autograder.kinds._common import show
 from autograder.kinds.base import Params, Verdict
+
+
+class _Unreadable(ValueError):
+    """The answer is not an ordering of the items."""
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _split(text: str) -> list[str]:
+    for separator in ("->", "→", ">", ",", ";"):
+        if separator in text:
+            return [part.strip() for part in text.split(separator)]
+    return [text.strip()]
 
 
 @dataclass(frozen=True)
@@ -24,7 +49,89 @@ class Ordering:
         self, answer: Any, expected: Any, params: Params,
         misconceptions: tuple[tuple[Any, str], ...],
     ) -> Verdict:
-        raise NotImplementedError
+        try:
+            order = self.resolve(answer)
+        except _Unreadable as exc:
+            return Verdict("invalid", str(exc), yours=show(answer))
+        right = self.resolve(expected)  # a record bug raises here, loudly
+        yours = self._show(order)
+        if order == right:
+            return Verdict("correct", "Correct.", yours=yours, expected=yours, score=1.0)
+        in_place = [i for i in range(len(order)) if order[i] == right[i]]
+        first_wrong = next(i for i in range(len(order)) if order[i] != right[i])
+        message = self._misconception(order, misconceptions) or (
+            f"Not yet: {len(in_place)} of {len(order)} in the right place. The first wrong "
+            f"position is {self._position(first_wrong)}: {self.items[order[first_wrong]]} "
+            "does not belong there.")
+        details = (f"In the right place: positions {', '.join(str(i + 1) for i in in_place)}."
+                   if in_place else "No item is in its right place yet.",)
+        return Verdict("wrong", message, yours=yours, score=len(in_place) / len(order),
+                       details=details)
+
+    def resolve(self, answer: Any) -> tuple[int, ...]:
+        """The answer as 0-based indexes into ``items``; _Unreadable (a ValueError) if it
+        is not an ordering of all the items."""
+        if isinstance(answer, str):
+            answer = _split(answer)
+        if not isinstance(answer, (list, tuple)):
+            raise _Unreadable(f"Answer with a list of the items, {self.describe()}, e.g. "
+                              f"{list(self.items)!r} in your order (got {show(answer)}).")
+        if len(answer) > 2 * len(self.items):
+            raise _Unreadable(f"Give each of the {len(self.items)} items once; your list has "
+                              f"{len(answer)} entries.")
+        indexes = [self._index(entry) for entry in answer]
+        return self._check_permutation(indexes)
+
+    def _index(self, entry: Any) -> int:
+        if isinstance(entry, numbers.Integral) and not isinstance(entry, bool):
+            if 1 <= int(entry) <= len(self.items):
+                return int(entry) - 1
+            raise _Unreadable(f"{int(entry)} is not an item number: use 1 to {len(self.items)}.")
+        if not isinstance(entry, str) or len(entry) > 200:
+            raise _Unreadable(f"{show(entry)} is not one of the items: {self._listing()}.")
+        wanted = _fold(entry)
+        exact = [i for i, item in enumerate(self.items) if _fold(item) == wanted]
+        if exact:
+            return exact[0]
+        leading = [i for i, item in enumerate(self.items)
+                   if wanted and re.match(re.escape(wanted) + r"(?![A-Za-z0-9])", _fold(item))]
+        if len(leading) == 1:
+            return leading[0]
+        if wanted.isdigit() and 1 <= int(wanted) <= len(self.items):
+            return int(wanted) - 1
+        raise _Unreadable(f"{show(entry)} is not one of the items: {self._listing()}.")
+
+    def _check_permutation(self, indexes: list[int]) -> tuple[int, ...]:
+        twice = sorted({i for i in indexes if indexes.count(i) > 1})
+        missing = [i for i in range(len(self.items)) if i not in indexes]
+        problems = []
+        if twice:
+            problems.append("listed more than once: " + ", ".join(self.items[i] for i in twice))
+        if missing:
+            problems.append("missing: " + ", ".join(self.items[i] for i in missing))
+        if problems:
+            raise _Unreadable(f"Use every item exactly once ({'; '.join(problems)}).")
+        return tuple(indexes)
+
+    def _misconception(self, order: tuple[int, ...],
+                       misconceptions: tuple[tuple[Any, str], ...]) -> str:
+        for wrong, feedback in misconceptions:
+            try:
+                if self.resolve(wrong) == order:
+                    return feedback
+            except _Unreadable:
+                continue
+        return ""
+
+    def _position(self, index: int) -> str:
+        label = {0: self.first_label, len(self.items) - 1: self.last_label}.get(index)
+        return f"{index + 1} ({label})" if label else str(index + 1)
+
+    def _listing(self) -> str:
+        return ", ".join(self.items)
+
+    def _show(self, order: tuple[int, ...]) -> str:
+        return " -> ".join(self.items[i] for i in order)
 
     def describe(self) -> str:
         return f"a list of all {len(self.items)} items, {self.first_label} to {self.last_label}"

@@ -6,7 +6,7 @@ import pytest
 
 from autograder.exercise import Exercise
 from autograder.kinds import Function
-from workbook.exercises import ch02
+from workbook.records import ch02
 
 RECORDS = {r.id: r for r in ch02.EXERCISES}
 

@@ -8,7 +8,7 @@ import pytest
 
 from autograder.exercise import Exercise
 from autograder.kinds import Debug
-from workbook.exercises import ch05
+from workbook.records import ch05
 
 RECORDS = {r.id: r for r in ch05.EXERCISES}
 

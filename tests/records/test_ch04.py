@@ -8,7 +8,7 @@ import pytest
 
 from autograder.exercise import Exercise
 from autograder.kinds import Function
-from workbook.exercises import ch04
+from workbook.records import ch04
 
 RECORDS = {r.id: r for r in ch04.EXERCISES}
 

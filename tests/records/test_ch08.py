@@ -6,7 +6,7 @@ import pytest
 
 from autograder.exercise import Exercise
 from autograder.kinds import Choice, Function, Trace
-from workbook.exercises import ch08
+from workbook.records import ch08
 
 RECORDS = {r.id: r for r in ch08.EXERCISES}
 

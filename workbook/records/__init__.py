@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from autograder.exercise import Exercise
 
-CHAPTER_MODULES: tuple[str, ...] = tuple(f"workbook.exercises.ch{n:02d}" for n in range(10))
+CHAPTER_MODULES: tuple[str, ...] = tuple(f"workbook.records.ch{n:02d}" for n in range(10))
 
 
 @lru_cache(maxsize=1)

@@ -6,7 +6,7 @@ import pytest
 
 from autograder.exercise import Exercise
 from autograder.kinds import Choice
-from workbook.exercises import ch03
+from workbook.records import ch03
 
 RECORDS = {r.id: r for r in ch03.EXERCISES}
 

@@ -6,7 +6,7 @@ import pytest
 
 from autograder.exercise import Exercise
 from autograder.kinds import Choice
-from workbook.exercises import ch01
+from workbook.records import ch01
 
 RECORDS = {r.id: r for r in ch01.EXERCISES}
 

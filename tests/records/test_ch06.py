@@ -6,7 +6,7 @@ import pytest
 
 from autograder.exercise import Exercise
 from autograder.kinds import Numeric
-from workbook.exercises import ch06
+from workbook.records import ch06
 
 RECORDS = {r.id: r for r in ch06.EXERCISES}
 

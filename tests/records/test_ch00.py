@@ -8,7 +8,7 @@ import pytest
 
 from autograder.exercise import Exercise
 from autograder.kinds import Choice, Debug, Function
-from workbook.exercises import ch00
+from workbook.records import ch00
 
 RECORDS = {r.id: r for r in ch00.EXERCISES}
 

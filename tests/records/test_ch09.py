@@ -6,7 +6,7 @@ import pytest
 
 from autograder.exercise import Exercise
 from autograder.kinds import Constraints, Ordering
-from workbook.exercises import ch09
+from workbook.records import ch09
 
 RECORDS = {r.id: r for r in (*ch09.EXERCISES, *ch09.CHALLENGES)}
 

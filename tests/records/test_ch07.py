@@ -6,7 +6,7 @@ import pytest
 
 from autograder.exercise import Exercise
 from autograder.kinds import Function
-from workbook.exercises import ch07
+from workbook.records import ch07
 
 RECORDS = {r.id: r for r in ch07.EXERCISES}
 

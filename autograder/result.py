@@ -1,0 +1,128 @@
+"""The result of one check, as the learner sees it: in a notebook and in a terminal.
+
+Status is always given as a symbol *and* a word ("✔ Correct", "✘ Not yet",
+"⚠ Could not read your answer"), never by colour alone. The HTML carries
+``role="status"`` and ``aria-live="polite"`` so screen readers announce a new result,
+and every piece of text (much of it echoes the learner's answer) is escaped.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from autograder.kinds.base import Verdict
+from autograder.units import format_value
+
+# status -> (symbol, word, accent colour: decoration only, the word carries the meaning)
+_STATUS = {
+    "correct": ("✔", "Correct", "#1a7f37"),
+    "wrong": ("✘", "Not yet", "#b35900"),
+    "invalid": ("⚠", "Could not read your answer", "#6e7781"),
+}
+
+
+def _params_text(params: Mapping[str, Any]) -> str:
+    def shown(value: Any) -> str:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return format_value(value)
+        return str(value)
+
+    return ", ".join(f"{k}={shown(v)}" for k, v in params.items())
+
+
+@dataclass(frozen=True, repr=False)
+class CheckResult:
+    """One check of one exercise: the verdict and what to show around it.
+
+    ``hint`` is the next-hint text offered after a wrong answer ("" for none);
+    ``params`` are the variant's numbers, or None for the canonical ones;
+    ``attempt_counted`` says whether the check was recorded as an attempt;
+    ``note`` is a remark about the check itself (e.g. progress not saved).
+    """
+
+    exercise_id: str
+    title: str
+    verdict: Verdict
+    hint: str
+    params: Mapping[str, Any] | None
+    attempt_counted: bool
+    note: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict.passed
+
+    @property
+    def message(self) -> str:
+        return self.verdict.message
+
+    @property
+    def status_line(self) -> str:
+        symbol, word, _ = _STATUS[self.verdict.status]
+        return f"{symbol} {word}"
+
+    def with_note(self, note: str) -> CheckResult:
+        """The same result with a remark about the check added."""
+        joined = f"{self.note} {note}".strip() if self.note else note
+        return replace(self, note=joined)
+
+    # -- plain text ---------------------------------------------------------------------
+    def __str__(self) -> str:
+        v = self.verdict
+        lines = [f"{self.status_line} -- exercise {self.exercise_id}: {self.title}"]
+        if self.params:
+            lines.append(f"Your variant: {_params_text(self.params)}")
+        if v.yours:
+            lines.append(f"Yours:    {v.yours}")
+        if v.expected:
+            lines.append(f"Expected: {v.expected}")
+        lines.append(v.message)
+        lines += [f"  - {d}" for d in v.details]
+        if self.hint:
+            lines.append(self.hint)
+        if self.note:
+            lines.append(f"Note: {self.note}")
+        return "\n".join(line for line in lines if line)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    # -- HTML ---------------------------------------------------------------------------
+    def _repr_html_(self) -> str:
+        v = self.verdict
+        symbol, word, colour = _STATUS[v.status]
+        e = html.escape
+        parts = [
+            f'<div class="dtw-result dtw-{v.status}" role="status" aria-live="polite" '
+            f'style="border-left:4px solid {colour};padding:0.4em 0.8em;margin:0.4em 0">',
+            f'<p style="margin:0"><strong><span aria-hidden="true">{symbol}</span> {e(word)}'
+            f"</strong> <span>exercise {e(self.exercise_id)}: {e(self.title)}</span></p>",
+        ]
+        if self.params:
+            parts.append(f"<p style=\"margin:0.2em 0\">Your variant: {e(_params_text(self.params))}"
+                         "</p>")
+        parts.append(self._comparison_html())
+        parts.append(f'<p style="margin:0.2em 0">{e(v.message)}</p>')
+        if v.details:
+            items = "".join(f"<li>{e(d)}</li>" for d in v.details)
+            parts.append(f'<ul style="margin:0.2em 0">{items}</ul>')
+        if self.hint:
+            parts.append(f'<p style="margin:0.2em 0"><em>{e(self.hint)}</em></p>')
+        if self.note:
+            parts.append(f'<p style="margin:0.2em 0">Note: {e(self.note)}</p>')
+        parts.append("</div>")
+        return "".join(parts)
+
+    def _comparison_html(self) -> str:
+        v = self.verdict
+        rows = [(label, text) for label, text in (("Yours", v.yours), ("Expected", v.expected))
+                if text]
+        if not rows:
+            return ""
+        cells = "".join(f'<tr><th scope="row" style="text-align:left;padding-right:1em">'
+                        f"{label}</th><td><code>{html.escape(text)}</code></td></tr>"
+                        for label, text in rows)
+        return f'<table style="margin:0.2em 0">{cells}</table>'

@@ -1,0 +1,125 @@
+"""Call a learner's function with a time limit, catching whatever it raises.
+
+Two mechanisms, chosen per call:
+
+* In the main thread on POSIX (a notebook kernel, the command line, the grader's worker)
+  an interval timer (``signal.setitimer(ITIMER_REAL)``) delivers SIGALRM, whose handler
+  raises ``TimeLimitExceeded`` inside the learner's code. The learner's code really
+  stops. Python runs signal handlers between bytecodes, so one long call into C (a
+  huge ``10 ** 10 ** 8``) finishes before the limit is noticed.
+* Elsewhere (a worker thread, Windows) the call runs in a daemon thread and we wait
+  ``join(timeout)``. Python cannot kill a thread: on a timeout we ask it to stop by
+  raising ``TimeLimitExceeded`` in it (``PyThreadState_SetAsyncExc``, CPython only),
+  which works for a Python loop but not for a thread stuck in C code; such a thread
+  runs on in the background until it ends or the process exits. The grader therefore
+  also runs submissions in a separate process with its own limits.
+
+Where threads cannot start at all (Pyodide in JupyterLite) the call runs unguarded.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+
+class TimeLimitExceeded(BaseException):
+    """Raised inside a learner's function when its time is up.
+
+    A BaseException, so that a learner's ``except Exception:`` does not swallow it.
+    """
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one call did: returned ``value``, raised ``error``, or ran out of time."""
+
+    value: Any = None
+    error: BaseException | None = None
+    timed_out: bool = False
+    seconds: float = 0.0
+
+    @property
+    def returned(self) -> bool:
+        return self.error is None and not self.timed_out
+
+
+def _use_signal() -> bool:
+    return (hasattr(signal, "setitimer") and hasattr(signal, "SIGALRM")
+            and threading.current_thread() is threading.main_thread())
+
+
+def call_with_time_limit(fn: Callable[..., Any], args: tuple[Any, ...],
+                         limit_s: float) -> Outcome:
+    """Call ``fn(*args)``; never raises for what ``fn`` does (KeyboardInterrupt excepted)."""
+    if limit_s <= 0:
+        raise ValueError(f"limit_s must be > 0, got {limit_s!r}")
+    if _use_signal():
+        return _call_with_alarm(fn, args, limit_s)
+    return _call_in_thread(fn, args, limit_s)
+
+
+def _call(fn: Callable[..., Any], args: tuple[Any, ...]) -> Outcome:
+    """Run the call, turning its exceptions (including sys.exit) into an Outcome."""
+    start = time.perf_counter()
+    try:
+        value = fn(*args)
+    except TimeLimitExceeded:
+        return Outcome(timed_out=True, seconds=time.perf_counter() - start)
+    except (Exception, SystemExit) as exc:
+        return Outcome(error=exc, seconds=time.perf_counter() - start)
+    return Outcome(value=value, seconds=time.perf_counter() - start)
+
+
+def _on_alarm(signum: int, frame: FrameType | None) -> None:
+    raise TimeLimitExceeded
+
+
+def _call_with_alarm(fn: Callable[..., Any], args: tuple[Any, ...], limit_s: float) -> Outcome:
+    started = time.monotonic()
+    previous_handler = signal.signal(signal.SIGALRM, _on_alarm)
+    previous_delay, previous_interval = signal.setitimer(signal.ITIMER_REAL, limit_s)
+    try:
+        try:
+            return _call(fn, args)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except TimeLimitExceeded:  # the alarm fired just after fn returned
+        return Outcome(timed_out=True, seconds=time.monotonic() - started)
+    finally:
+        signal.signal(signal.SIGALRM, previous_handler)
+        if previous_delay > 0:  # someone else's timer was running: give it back what is left
+            left = max(previous_delay - (time.monotonic() - started), 1e-3)
+            signal.setitimer(signal.ITIMER_REAL, left, previous_interval)
+
+
+def _call_in_thread(fn: Callable[..., Any], args: tuple[Any, ...], limit_s: float) -> Outcome:
+    box: list[Outcome] = []
+    worker = threading.Thread(target=lambda: box.append(_call(fn, args)), daemon=True,
+                              name="learner-call")
+    try:
+        worker.start()
+    except RuntimeError:  # no threads here (Pyodide): run unguarded
+        return _call(fn, args)
+    worker.join(limit_s)
+    if box:
+        return box[0]
+    _ask_to_stop(worker)
+    return Outcome(timed_out=True, seconds=limit_s)
+
+
+def _ask_to_stop(worker: threading.Thread) -> None:
+    """Best effort: raise TimeLimitExceeded in the runaway thread (CPython only)."""
+    try:
+        import ctypes
+    except ImportError:  # some browser builds of Python have no ctypes
+        return
+    set_async_exc = getattr(getattr(ctypes, "pythonapi", None), "PyThreadState_SetAsyncExc", None)
+    if set_async_exc is None or worker.ident is None:
+        return
+    set_async_exc(ctypes.c_ulong(worker.ident), ctypes.py_object(TimeLimitExceeded))
