@@ -16,6 +16,8 @@ from autograder.exercise import Exercise
 from autograder.kinds import Choice, Constraints, Debug, Function, Numeric, Ordering, Trace
 
 ReadAnswer = Callable[[], Any]
+WriteAnswer = Callable[[Any], None]
+Input = tuple[Any, ReadAnswer, WriteAnswer]
 
 
 @dataclass
@@ -35,14 +37,18 @@ def _prompt_html(record: Exercise, prompt: str) -> str:
             f"</strong> <em>({record.kind})</em><p>{body}</p></div>")
 
 
-def _numeric_input(kind: Numeric) -> tuple[Any, ReadAnswer]:
+def _numeric_input(kind: Numeric) -> Input:
     import ipywidgets as w
 
     box = w.Text(placeholder=f"e.g. 12.5 {kind.unit}".strip(), description="Answer:")
-    return w.HBox([box, w.Label(kind.unit)]), lambda: box.value
+
+    def write(value: Any) -> None:
+        box.value = str(value)
+
+    return w.HBox([box, w.Label(kind.unit)]), lambda: box.value, write
 
 
-def _choice_input(kind: Choice) -> tuple[Any, ReadAnswer]:
+def _choice_input(kind: Choice) -> Input:
     import ipywidgets as w
 
     labels = [f"{o.key}. {o.text}" for o in kind.options]
@@ -51,10 +57,13 @@ def _choice_input(kind: Choice) -> tuple[Any, ReadAnswer]:
     def read() -> Any:
         return None if radio.value is None else radio.value.split(".", 1)[0]
 
-    return radio, read
+    def write(key: Any) -> None:
+        radio.value = next(label for label in labels if label.split(".", 1)[0] == key)
+
+    return radio, read, write
 
 
-def _ordering_input(kind: Ordering) -> tuple[Any, ReadAnswer]:
+def _ordering_input(kind: Ordering) -> Input:
     import ipywidgets as w
 
     slots = [w.Dropdown(options=["(choose)", *kind.items], value="(choose)",
@@ -65,10 +74,14 @@ def _ordering_input(kind: Ordering) -> tuple[Any, ReadAnswer]:
         values = [s.value for s in slots]
         return None if "(choose)" in values else values
 
-    return w.VBox([header, *slots]), read
+    def write(order: Any) -> None:
+        for slot, item in zip(slots, order, strict=False):
+            slot.value = item
+
+    return w.VBox([header, *slots]), read, write
 
 
-def _trace_input(kind: Trace, rows: int) -> tuple[Any, ReadAnswer]:
+def _trace_input(kind: Trace, rows: int) -> Input:
     import ipywidgets as w
 
     cells = [[w.Text(placeholder=c, layout=w.Layout(width="9em")) for c in kind.columns]
@@ -79,10 +92,16 @@ def _trace_input(kind: Trace, rows: int) -> tuple[Any, ReadAnswer]:
         values = [[c.value for c in row] for row in cells]
         return [row[0] if len(row) == 1 else tuple(row) for row in values]
 
-    return w.VBox(lines), read
+    def write(table: Any) -> None:
+        for row_boxes, row in zip(cells, table, strict=False):
+            values = row if isinstance(row, (list, tuple)) else [row]
+            for box, value in zip(row_boxes, values, strict=False):
+                box.value = str(value)
+
+    return w.VBox(lines), read, write
 
 
-def _debug_input(kind: Debug, lookup: Callable[[str], Any]) -> tuple[Any, ReadAnswer]:
+def _debug_input(kind: Debug, lookup: Callable[[str], Any]) -> Input:
     import ipywidgets as w
 
     lines = kind.code.rstrip("\n").split("\n")
@@ -99,27 +118,37 @@ def _debug_input(kind: Debug, lookup: Callable[[str], Any]) -> tuple[Any, ReadAn
         fixed = lookup(kind.fix.function_name)
         return line if fixed is None else (line, fixed)
 
-    return w.VBox([radio, note]), read
+    def write(answer: Any) -> None:
+        line = answer[0] if isinstance(answer, (list, tuple)) else answer
+        radio.value = radio.options[int(line) - 1]
+
+    return w.VBox([radio, note]), read, write
 
 
-def _function_input(kind: Function, lookup: Callable[[str], Any]) -> tuple[Any, ReadAnswer]:
+def _function_input(kind: Function, lookup: Callable[[str], Any]) -> Input:
     import ipywidgets as w
 
     note = w.HTML(f"<p>Define <code>def {html.escape(kind.function_name)}"
                   f"{html.escape(kind.signature)}</code> in a code cell, run it, then press "
                   "Check.</p>")
-    return note, lambda: lookup(kind.function_name)
+    return note, lambda: lookup(kind.function_name), lambda _: None  # defined in a cell
 
 
-def _constraints_input(kind: Constraints) -> tuple[Any, ReadAnswer]:
+def _constraints_input(kind: Constraints) -> Input:
     import ipywidgets as w
 
     boxes = {f: w.IntText(value=0, description=f"{f}:") for f in kind.fields}
-    return w.HBox(list(boxes.values())), lambda: {f: b.value for f, b in boxes.items()}
+
+    def write(answer: Any) -> None:
+        for field, box in boxes.items():
+            box.value = int(answer[field])
+
+    return (w.HBox(list(boxes.values())), lambda: {f: b.value for f, b in boxes.items()},
+            write)
 
 
-def answer_input(record: Exercise, lookup: Callable[[str], Any]) -> tuple[Any, ReadAnswer]:
-    """The input widget suited to the record's answer kind, and a reader for its value."""
+def answer_input(record: Exercise, lookup: Callable[[str], Any]) -> Input:
+    """The input widget suited to the record's answer kind, a reader and a writer for it."""
     kind = record.answer
     if isinstance(kind, Numeric):
         return _numeric_input(kind)
@@ -147,7 +176,8 @@ class ExerciseWidget:
         self.record = record
         self.actions = actions
         self.prompt = w.HTML(_prompt_html(record, record.render_prompt()))
-        self.input, self.read = answer_input(record, actions.lookup)
+        self.input, self.read, self.write = answer_input(record, actions.lookup)
+        self.last: Any = None  # what the output area shows now
         self.buttons = {
             "check": w.Button(description="Check", button_style="primary"),
             "hint": w.Button(description="Hint"),
@@ -165,9 +195,10 @@ class ExerciseWidget:
     def _show(self, produce: Callable[[], Any]) -> None:
         from IPython.display import display
 
+        self.last = produce()
         self.output.clear_output()
         with self.output:
-            display(produce())
+            display(self.last)
 
     def _variant(self) -> None:
         practice = self.actions.variant()

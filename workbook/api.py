@@ -75,7 +75,7 @@ def _next_hint(record: Exercise, wrong: bool) -> str:
         return ""
     seen = journal.hints_seen(record.id)
     if seen >= len(record.hints):
-        return "All hints used: solution(%r) shows the worked explanation." % record.id
+        return f"All hints used: solution({record.id!r}) shows the worked explanation."
     return f"Hint {seen + 1} of {len(record.hints)}: run hint({record.id!r})."
 
 
@@ -107,7 +107,7 @@ def hint(exercise_id: str) -> Text:
     if not grading_mode():
         journal.record_event("hint", record.id, value=str(index + 1))
     return Text(f"Hint {index + 1} of {len(record.hints)} for exercise {record.id}",
-                record.hints[index])
+                render(record.hints[index], record.params))
 
 
 def solution(exercise_id: str) -> Text:

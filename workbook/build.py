@@ -16,9 +16,9 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from workbook import notebook_cells as cells
-from workbook.records import lookup
 from workbook.notebook_source import Block, SourceError, parse
 from workbook.outline import CHAPTERS, Chapter
+from workbook.records import lookup
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 SOURCE_DIR = PACKAGE_DIR / "chapters"

@@ -116,8 +116,8 @@ def hints_seen(exercise_id: str) -> int:
 def summary(today: date | None = None) -> ProgressSummary:
     """Mastery and streaks computed from the whole log."""
     from autograder.progress.summary import summarize
-    from workbook.records import all_exercises
     from workbook.outline import CHAPTERS
+    from workbook.records import all_exercises
 
     records = all_exercises()
     chapters = [(c.number, c.title, [r.id for r in records if r.chapter == c.number])

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import workbook as wb
+from autograder.exercise import render
 from workbook import journal
 
 
@@ -56,7 +57,8 @@ def test_grading_mode_raises_on_wrong_and_logs_nothing(monkeypatch: pytest.Monke
 def test_hints_climb_the_ladder_and_are_counted() -> None:
     record = wb.exercise("0.1")
     first, second = wb.hint("0.1"), wb.hint("0.1")
-    assert first.body == record.hints[0] and second.body == record.hints[1]
+    assert first.body == render(record.hints[0], record.params)
+    assert second.body == render(record.hints[1], record.params)
     wb.check("0.1", 1.75)
     assert checks()[-1].hints_used == 2
 

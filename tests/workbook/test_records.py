@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import workbook
+from autograder.exercise import render
 from autograder.kinds import Choice, Debug, Function, Numeric
 
 # The workbook's 58 exercises and their kinds, transcribed by hand from the chapter plan.
@@ -40,6 +41,7 @@ def test_record_is_complete(record: workbook.Exercise) -> None:
     assert record.sources and all(s.strip() for s in record.sources)
     assert "{" not in record.render_prompt()  # every template field is filled
     assert "{" not in record.render_explanation()
+    assert all("{" not in render(h, record.params) for h in record.hints)
 
 
 @pytest.mark.parametrize("record", RECORDS, ids=lambda r: r.id)

@@ -1,0 +1,46 @@
+"""Every exercise card accepts its right answer through the widget and a Check click."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+import workbook as wb
+
+SMOKE = Path(__file__).resolve().parents[1] / "compat" / "widget_smoke.py"
+
+
+def load_smoke():
+    spec = importlib.util.spec_from_file_location("widget_smoke", SMOKE)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_card_checks_its_right_answer() -> None:
+    assert load_smoke().drive_all_cards() == []
+
+
+def test_wrong_answer_through_a_card_shows_feedback_in_words() -> None:
+    card = wb.widget("0.1")
+    card.write("2 GB")
+    card.buttons["check"].click()
+    assert not card.last.passed
+    html = card.last._repr_html_()
+    assert "Not yet" in html  # a word, not only a colour
+
+
+def test_unanswered_card_explains_what_is_expected() -> None:
+    card = wb.widget("1.6")
+    card.buttons["check"].click()
+    assert "Not answered yet" in card.last.message
+
+
+@pytest.mark.parametrize("exercise_id", ["0.5", "0.6"])
+def test_code_cards_look_up_the_learners_function(exercise_id: str) -> None:
+    card = wb.widget(exercise_id)
+    card.buttons["check"].click()  # nothing defined in a notebook namespace here
+    assert not card.last.passed
