@@ -1,0 +1,1 @@
+"""Per-chapter visuals, explorers and predictions."""

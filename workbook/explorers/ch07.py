@@ -1,0 +1,223 @@
+"""Chapter 7 · Checkpoint and recovery: what a checkpoint holds, and the waste curve.
+
+Waste model (Young 1974, CACM 17(9)): with a checkpoint every ``tau`` of work, a write
+of ``C`` and failures every ``M`` on average, the expected share of time lost is
+``C / tau + (tau / 2 + R) / M``, where ``R`` is the restart time. Its minimum is at
+Young's ``tau* = sqrt(2 C M)``; Daly 2006 refines it when ``C`` is not small next to ``M``.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from autograder.prediction import Prediction
+from solutions import checkpointing as ck
+
+BUCKETS = ("every few minutes", "roughly every hour", "every few hours")
+DALY_TOLERANCE = 0.10  # beyond this gap the first-order formula is no longer a good guide
+
+PREDICTION = Prediction(
+    key="ch07",
+    question=("Writing one checkpoint takes 98 s (980 GB at 10 GB/s), and the cluster fails "
+              "on average once every 24 hours. Balancing the time spent writing against the "
+              "work lost at a failure, how often should the run checkpoint?"),
+    actual=lambda: interval_bucket(ck.young_interval_s(98.0, 24 * 3600.0) / 60.0),
+    options=BUCKETS,
+    explanation=("Young's interval is sqrt(2 x 98 s x 86,400 s) = 4115 s = 68.6 minutes: "
+                 "roughly every hour. At that interval writing and lost work cost the same, "
+                 "2.4 % each, 4.8 % in all. (The second question: a ten times faster write "
+                 "shortens the interval by sqrt(10), about 3x, to 22 minutes.)"),
+)
+
+
+def interval_bucket(interval_min: float) -> str:
+    """Name the interval the way the prediction asks: under 20 min, under 2 h, or longer."""
+    if interval_min < 20.0:
+        return BUCKETS[0]
+    return BUCKETS[1] if interval_min < 120.0 else BUCKETS[2]
+
+
+def waste_percent(interval_min: float, checkpoint_s: float, mtbf_h: float,
+                  recovery_min: float = 0.0) -> float:
+    """Expected share of time lost, in percent: ``100 (C / tau + (tau / 2 + R) / M)``."""
+    return 100.0 * ck.expected_waste_fraction(interval_min * 60.0, checkpoint_s,
+                                              mtbf_h * 3600.0, recovery_min * 60.0)
+
+
+def _percent(value: float) -> str:
+    # Past 100 % the first-order model has broken down; a bigger number would mislead.
+    return "over 100 %" if value > 100.0 else f"{value:.1f} %"
+
+
+def checkpoint_problems(checkpoint_s: float, mtbf_h: float, interval_min: float,
+                        recovery_min: float = 0.0,
+                        target_waste_pct: float | None = None) -> list[str]:
+    """Everything wrong with a checkpoint plan, in words (an empty list when it is sound)."""
+    problems: list[str] = []
+    interval_s, mtbf_s = interval_min * 60.0, mtbf_h * 3600.0
+    if interval_s <= checkpoint_s:
+        problems.append(f"✘ The interval ({interval_min:.3g} min) is no longer than one "
+                        f"checkpoint write ({checkpoint_s / 60:.3g} min): writing alone would "
+                        "take at least half of the wall-clock time.")
+    if interval_s >= mtbf_s:
+        problems.append(f"✘ The interval ({interval_min / 60:.3g} h) is as long as the MTBF "
+                        f"({mtbf_h:.3g} h) or longer: most intervals end in a failure before "
+                        "their checkpoint is written.")
+    young = ck.young_interval_s(checkpoint_s, mtbf_s)
+    daly = ck.daly_interval_s(checkpoint_s, mtbf_s)
+    if abs(young - daly) > DALY_TOLERANCE * daly:
+        problems.append(f"✘ One write ({checkpoint_s / 60:.3g} min) is not small next to the "
+                        f"MTBF ({mtbf_h:.3g} h): Young's interval ({young / 60:.3g} min) is "
+                        f"off by {100 * abs(young - daly) / daly:.0f} %; Daly's higher-order "
+                        f"estimate is {daly / 60:.3g} min.")
+    waste = waste_percent(interval_min, checkpoint_s, mtbf_h, recovery_min)
+    if target_waste_pct is not None and waste > target_waste_pct:
+        problems.append(f"✘ Expected waste {_percent(waste)} at your interval (restarts "
+                        f"included) is above your {target_waste_pct:g} % target.")
+    return problems
+
+
+# -- pictures -----------------------------------------------------------------------------
+def checkpoint_size_figure(model_params_b: tuple[float, ...] = (7.0, 70.0, 405.0)) -> Any:
+    """Stacked bars per model: 16-bit weights, FP32 master weights, Adam's two moments."""
+    import matplotlib.pyplot as plt
+
+    parts = [ck.checkpoint_components_gb(n * 1e9) for n in model_params_b]
+    names = (("weights", "16-bit weights (2 B)", ""), ("master_weights", "FP32 master (4 B)",
+             "//"), ("optimizer_states", "Adam m and v (8 B)", "xx"))
+    xs = list(range(len(model_params_b)))
+    bottoms = [0.0] * len(xs)
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    for i, (key, label, hatch) in enumerate(names):
+        heights = [p[key] for p in parts]
+        ax.bar(xs, heights, bottom=bottoms, color=f"C{i}", hatch=hatch, label=label)
+        bottoms = [b + h for b, h in zip(bottoms, heights, strict=True)]
+    for x, total in zip(xs, bottoms, strict=True):
+        ax.text(x, total, f"{total:,.0f} GB", ha="center", va="bottom", fontsize=9)
+    ax.set_xticks(xs)
+    ax.set_xticklabels([f"{n:g}B params" for n in model_params_b])
+    ax.set_ylim(0, 1.12 * max(bottoms))
+    ax.set_ylabel("GB per checkpoint")
+    ax.set_title("A full mixed-precision Adam checkpoint: 14 bytes per parameter", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+def _plain_minute_ticks(axis: Any, low: float, high: float) -> None:
+    # 1-2-5 ticks with plain labels: the default 10^k labels go through mathtext, which
+    # costs most of the drawing time.
+    from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
+
+    ticks = [m * 10.0**k for k in range(-2, 6) for m in (1, 2, 5) if low <= m * 10.0**k <= high]
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_major_formatter(FixedFormatter([f"{t:g}" for t in ticks]))
+    axis.set_minor_locator(NullLocator())
+
+
+def waste_curve_figure(checkpoint_s: float = 98.0, mtbf_h: float = 24.0,
+                       recovery_min: float = 0.0, chosen_min: float | None = None) -> Any:
+    """Writing cost, lost work and their total against the interval; Young's optimum marked.
+
+    Lines: writing, lost work, total, Young's interval (and the chosen interval if given).
+    """
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    young_min = ck.young_interval_s(checkpoint_s, mtbf_h * 3600.0) / 60.0
+    low, high = young_min / 30.0, young_min * 30.0
+    if chosen_min is not None:
+        low, high = min(low, chosen_min / 2), max(high, chosen_min * 2)
+    tau_min = np.geomspace(max(low, checkpoint_s / 600.0), high, 240)
+    writing = 100.0 * checkpoint_s / (tau_min * 60.0)
+    lost = 100.0 * (tau_min / 2.0 + recovery_min) / (mtbf_h * 60.0)
+    best = waste_percent(young_min, checkpoint_s, mtbf_h, recovery_min)
+    fig, ax = plt.subplots(figsize=(10, 3.8))
+    ax.plot(tau_min, writing, "--", color="C0", label="writing checkpoints: C / tau")
+    ax.plot(tau_min, lost, ":", color="C1", label="lost work + restarts: (tau/2 + R) / M")
+    ax.plot(tau_min, writing + lost, "-", color="black", lw=2, label="total waste")
+    ax.axvline(young_min, color="C2", lw=1.5,
+               label=f"Young: {young_min:.3g} min, {best:.2f} % waste")
+    if chosen_min is not None:
+        chosen = waste_percent(chosen_min, checkpoint_s, mtbf_h, recovery_min)
+        ax.axvline(chosen_min, color="C3", linestyle="-.",
+                   label=f"yours: {chosen_min:.3g} min, {chosen:.2f} % waste")
+    ax.set_xscale("log")
+    _plain_minute_ticks(ax.xaxis, float(tau_min[0]), float(tau_min[-1]))
+    ax.set_ylim(0, min(100.0, 4 * best))
+    ax.set_xlabel("checkpoint interval tau (minutes of work, log scale)")
+    ax.set_ylabel("expected waste (% of time)")
+    ax.set_title(f"C = {checkpoint_s:.3g} s per checkpoint, MTBF M = {mtbf_h:.3g} h, "
+                 f"restart R = {recovery_min:.3g} min", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+# -- the explorer -------------------------------------------------------------------------
+def status_html(size_gb: float, write_gb_per_s: float, mtbf_h: float, recovery_min: float,
+                interval_min: float, n_gpus: int, usd_per_gpu_hour: float,
+                target_waste_pct: float) -> str:
+    """The explorer's verdict in words: failures first, then the interval and its price."""
+    c = ck.checkpoint_write_time_s(size_gb, write_gb_per_s)
+    lines = checkpoint_problems(c, mtbf_h, interval_min, recovery_min, target_waste_pct)
+    young_min = ck.young_interval_s(c, mtbf_h * 3600.0) / 60.0
+    waste = waste_percent(interval_min, c, mtbf_h, recovery_min)
+    lost = ck.lost_minutes_per_crash(interval_min, recovery_min)
+    cost = ck.cost_per_crash_usd(n_gpus, usd_per_gpu_hour, interval_min, recovery_min)
+    if not lines:
+        lines.append(f"✔ Waste {waste:.2f} % is within your {target_waste_pct:g} % target.")
+    lines += [
+        f"One checkpoint: {size_gb:,.0f} GB at {write_gb_per_s:g} GB/s = {c:.3g} s. Young's "
+        f"interval: {young_min:.3g} min ({waste_percent(young_min, c, mtbf_h, recovery_min):.2f}"
+        " % waste).",
+        f"Your interval, {interval_min:.3g} min: {_percent(waste)} waste. Each failure costs "
+        f"{interval_min / 2:.3g} min of lost work + {recovery_min:g} min restart = {lost:.3g} "
+        f"min on {n_gpus:,} GPUs: ${cost:,.0f}; about {24 / mtbf_h:.2g} failures a day.",
+    ]
+    return "<br>".join(html.escape(line) for line in lines)
+
+
+def explorer() -> Any:
+    """Sliders for size, bandwidth, MTBF, restart and interval; the waste curve redraws."""
+    import ipywidgets as w
+    from IPython.display import display
+
+    style = {"description_width": "170px"}
+    controls = dict(
+        size_gb=w.FloatLogSlider(value=980.0, base=10, min=1, max=4, step=0.05,
+                                 description="checkpoint size GB", style=style),
+        write_gb_per_s=w.FloatLogSlider(value=10.0, base=10, min=0, max=3, step=0.05,
+                                        description="write bandwidth GB/s", style=style),
+        mtbf_h=w.FloatLogSlider(value=24.0, base=10, min=-0.5, max=2.7, step=0.05,
+                                description="MTBF hours", style=style),
+        recovery_min=w.FloatSlider(value=2.0, min=0.0, max=30.0, step=1.0,
+                                   description="restart minutes", style=style),
+        interval_min=w.FloatLogSlider(value=60.0, base=10, min=0, max=3.5, step=0.02,
+                                      description="your interval minutes", style=style),
+        n_gpus=w.Dropdown(options=[64, 512, 2048, 16384], value=512, description="GPUs",
+                          style=style),
+        usd_per_gpu_hour=w.FloatSlider(value=2.0, min=0.5, max=6.0, step=0.25,
+                                       description="$ per GPU-hour", style=style),
+        target_waste_pct=w.FloatSlider(value=10.0, min=1.0, max=30.0, step=1.0,
+                                       description="waste target %", style=style),
+    )
+    status = w.HTML()
+
+    def redraw(size_gb: float, write_gb_per_s: float, mtbf_h: float, recovery_min: float,
+               interval_min: float, n_gpus: int, usd_per_gpu_hour: float,
+               target_waste_pct: float) -> None:
+        status.value = status_html(size_gb, write_gb_per_s, mtbf_h, recovery_min,
+                                   interval_min, n_gpus, usd_per_gpu_hour, target_waste_pct)
+        c = ck.checkpoint_write_time_s(size_gb, write_gb_per_s)
+        display(waste_curve_figure(c, mtbf_h, recovery_min, interval_min))
+
+    plots = w.interactive_output(redraw, controls)
+    widgets = list(controls.values())
+    box = w.VBox([w.HBox([w.VBox(widgets[:4]), w.VBox(widgets[4:])]), status, plots])
+    box.controls = controls  # lets tests (and curious learners) move the sliders
+    box.status = status
+    return box
