@@ -43,6 +43,10 @@ def _journal() -> _Journal:
 
 def reopen() -> None:
     """Forget the open store (after WORKBOOK_HOME changes, or in tests)."""
+    if _journal.cache_info().currsize:
+        store_now = _journal().store
+        if store_now is not None:
+            store_now.close()
     _journal.cache_clear()
 
 
@@ -79,12 +83,11 @@ def _append(event: Event) -> str:
 def record_check(exercise_id: str, params: dict[str, Any] | None, answer: Any,
                  verdict: Verdict) -> str:
     """Log one check; returns a note for the learner when it could not be saved."""
-    events = _events_for(exercise_id)
+    counts = _action_counts(exercise_id)
     event = Event.now(
         "check", exercise_id, variant=params, answer=describe_answer(answer),
         status="correct" if verdict.passed else "wrong", score=verdict.score,
-        hints_used=sum(e.action == "hint" for e in events),
-        solution_viewed=any(e.action == "solution" for e in events),
+        hints_used=counts.get("hint", 0), solution_viewed=counts.get("solution", 0) > 0,
     )
     return _append(event)
 
@@ -105,12 +108,18 @@ def events() -> list[Event]:
         return []
 
 
-def _events_for(exercise_id: str) -> list[Event]:
-    return [e for e in events() if e.exercise_id == exercise_id]
+def _action_counts(exercise_id: str) -> dict[str, int]:
+    journal = _journal()
+    if journal.store is None:
+        return {}
+    try:
+        return journal.store.action_counts(exercise_id)
+    except (ProgressFileError, OSError):
+        return {}
 
 
 def hints_seen(exercise_id: str) -> int:
-    return sum(e.action == "hint" for e in _events_for(exercise_id))
+    return _action_counts(exercise_id).get("hint", 0)
 
 
 def summary(today: date | None = None) -> ProgressSummary:

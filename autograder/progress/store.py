@@ -61,6 +61,7 @@ CREATE TABLE IF NOT EXISTS events (
     value           TEXT NOT NULL
 )""",
     "CREATE INDEX IF NOT EXISTS events_by_time ON events (utc, id)",
+    "CREATE INDEX IF NOT EXISTS events_by_exercise ON events (exercise_id, action)",
 )
 
 _COLUMNS = ", ".join(FIELDS)
@@ -83,13 +84,16 @@ class ProgressStore:
     """The append-only event log in the SQLite file at ``path``.
 
     Opening checks the file (creating it, and its folder, if missing) and raises
-    :class:`ProgressFileError` if it cannot be used. Each method opens its own short
-    connection, so a store object holds no lock between calls and is safe to keep in a
-    long-lived kernel.
+    :class:`ProgressFileError` if it cannot be used. One connection is kept open per
+    process and reused (opening one costs milliseconds, a check should not); it holds no
+    lock between calls (autocommit, each write its own ``BEGIN IMMEDIATE`` transaction),
+    so a store object is safe to keep in a long-lived kernel beside other kernels.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        self._shared: sqlite3.Connection | None = None
+        self._shared_pid = 0
         if self.path.is_dir():
             raise ProgressFileError(f"{self.path} is a folder; the progress log must be a file "
                                     "path such as .../progress.sqlite3")
@@ -119,31 +123,59 @@ class ProgressStore:
             rows = con.execute(_SELECT).fetchall()
         return [self._event_from_row(row) for row in rows]
 
+    def action_counts(self, exercise_id: str) -> dict[str, int]:
+        """How many events of each action are logged for ``exercise_id``."""
+        with self._connect() as con:
+            rows = con.execute("SELECT action, COUNT(*) FROM events WHERE exercise_id = ? "
+                               "GROUP BY action", (exercise_id,)).fetchall()
+        return {str(action): int(count) for action, count in rows}
+
+    def close(self) -> None:
+        """Close the kept connection (reopened on the next call)."""
+        if self._shared is not None:
+            self._shared.close()
+            self._shared = None
+
     def __len__(self) -> int:
         with self._connect() as con:
             (count,) = con.execute("SELECT COUNT(*) FROM events").fetchone()
         return int(count)
 
     # -- internals --------------------------------------------------------------
-    @contextmanager
-    def _connect(self, *, query_only: bool = False) -> Iterator[sqlite3.Connection]:
-        """A short-lived connection in autocommit mode; SQLite errors become file errors."""
+    def _open(self) -> sqlite3.Connection:
         try:
-            con = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            return sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                                   check_same_thread=False)
         except sqlite3.Error as err:
             raise self._file_error(err) from err
+
+    @contextmanager
+    def _connect(self, *, query_only: bool = False) -> Iterator[sqlite3.Connection]:
+        """A connection in autocommit mode; SQLite errors become file errors.
+
+        Inspection (``query_only``) gets its own short connection that refuses every
+        write: it must never change a file that may turn out to be damaged or newer than
+        this code. Everything else reuses this process's kept connection (a forked child
+        opens its own: SQLite connections must not cross a fork).
+        """
+        if query_only:
+            con = self._open()
+        else:
+            if self._shared is None or self._shared_pid != os.getpid():
+                self._shared, self._shared_pid = self._open(), os.getpid()
+            con = self._shared
         try:
             if query_only:
-                # Refuse every write on this connection: inspection must never change a
-                # file that may turn out to be damaged or newer than this code.
                 con.execute("PRAGMA query_only = ON")
             yield con
         except sqlite3.IntegrityError:
             raise  # a duplicate uid: the caller turns it into a clear message
         except sqlite3.DatabaseError as err:
+            self.close()
             raise self._file_error(err) from err
         finally:
-            con.close()
+            if query_only:
+                con.close()
 
     def _insert(self, statement: str, events: Sequence[Event]) -> int:
         rows = [_row(event) for event in events]

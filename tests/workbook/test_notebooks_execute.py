@@ -35,7 +35,6 @@ def errors_in(nb: nbformat.NotebookNode) -> list[str]:
 @pytest.fixture
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("WORKBOOK_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("MPLBACKEND", "agg")
     return tmp_path
 
 

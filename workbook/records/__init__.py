@@ -37,9 +37,24 @@ def by_id() -> dict[str, Exercise]:
     return table
 
 
+@lru_cache(maxsize=None)
+def _chapter_table(chapter: str) -> dict[str, Exercise]:
+    module = importlib.import_module(f"workbook.records.ch{int(chapter):02d}")
+    records = (*module.EXERCISES, *getattr(module, "CHALLENGES", ()))
+    return {record.id: record for record in records}
+
+
 def lookup(exercise_id: object) -> Exercise:
-    """The record for ``exercise_id`` ("5.3"); a clear KeyError naming valid ids if unknown."""
+    """The record for ``exercise_id`` ("5.3"); a clear KeyError naming valid ids if unknown.
+
+    Only the exercise's own chapter module is imported, so a first check stays fast.
+    """
     key = str(exercise_id).strip()
+    chapter = key.split(".", 1)[0]
+    if chapter.isdigit() and len(chapter) <= 2 and int(chapter) < len(CHAPTER_MODULES):
+        found = _chapter_table(chapter).get(key)
+        if found is not None:
+            return found
     table = by_id()
     if key not in table:
         raise KeyError(
