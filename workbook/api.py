@@ -39,8 +39,19 @@ def check(exercise_id: str, answer: Any) -> CheckResult:
     return _check(record, answer, params)
 
 
-def _check(record: Exercise, answer: Any, params: dict[str, Any] | None) -> CheckResult:
+def is_blank(answer: Any) -> bool:
+    """True for an untouched answer cell: None, ..., or a dict/list of Nones."""
     if answer is None or answer is Ellipsis:
+        return True
+    if type(answer) is dict:
+        return all(value is None for value in answer.values())
+    if type(answer) in (list, tuple):
+        return len(answer) > 0 and all(value is None for value in answer)
+    return False
+
+
+def _check(record: Exercise, answer: Any, params: dict[str, Any] | None) -> CheckResult:
+    if is_blank(answer):
         result = _unanswered(record)
     else:
         verdict = record.grade(answer, params)

@@ -129,7 +129,10 @@ def exercise_cells(record: Exercise, instructor: bool) -> list[NotebookNode]:
     slug = record.id.replace(".", "_")
     prompt = new_markdown_cell(prompt_markdown(record))
     if instructor:
-        answer = new_code_cell("### BEGIN SOLUTION\n" + _solution(record) + "\n### END SOLUTION")
+        # The placeholder stays outside the solution region, so the student version that
+        # nbgrader releases still defines the answer name (as None) after the stub.
+        answer = new_code_cell(_placeholder(record) + "\n### BEGIN SOLUTION\n"
+                               + _solution(record) + "\n### END SOLUTION")
     else:
         answer = new_code_cell(_placeholder(record))
     check = new_code_cell(check_source(record))

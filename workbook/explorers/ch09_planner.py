@@ -1,0 +1,350 @@
+"""Chapter 9 explorer, part 2: the 5D planner as sliders, with its verdicts in words.
+
+Everything here is a view on :mod:`solutions.planner`, :mod:`solutions.planner_memory` and
+:mod:`solutions.planner_comm`: a :class:`Settings` record holds what the widgets show,
+:func:`planner_messages` lists what is wrong with it (the validator's problems plus a bubble
+target), :func:`plan_numbers` gathers the memory, traffic, bubble and cost, and
+:func:`planner_figure` draws them. MFU is an input, not a prediction: no formula from the
+layout alone predicts it, so the learner sets it (the Llama 3 paper measured 38-43%, Table 4).
+
+Communication times assume no overlap: TP+SP runs over NVLink at the per-direction rate
+(half the datasheet's two-way total) when TP fits in a node, everything else over one
+400 Gb/s NIC per GPU, 50 GB/s each way (the Llama 3 405B RoCE fabric, §3.3.1).
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, replace
+from typing import Any
+
+from solutions import hardware, models, planner
+from solutions.planner_comm import comm_per_step, comm_time_s
+from solutions.planner_memory import RECOMPUTE_MODES, ParallelConfig, Recompute, memory_per_gpu
+
+GPU_COUNTS: tuple[int, ...] = (8, 64, 256, 512, 1024, 2048, 4096, 6144, 8192, 16384)
+SEQ_LENS: tuple[int, ...] = (2048, 4096, 8192, 32768, 131072)
+BATCHES: tuple[int, ...] = (256, 512, 1024, 1536, 2048, 4096, 15360)
+NETWORK_GB_PER_S = hardware.ROCE_400G.per_direction_gb_per_s  # 50 GB/s each way
+MEMORY_PARTS: tuple[str, ...] = ("weights", "gradients", "optimizer", "activations")
+MODEL_LABELS: dict[str, str] = {arch.name: key for key, arch in models.MODELS.items()}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One state of the planner. Defaults: the paper's 405B layout (Table 4, 16,384 GPUs)
+    with full recomputation and a 2-chunk interleaved schedule."""
+
+    model: str = "llama3-405b"
+    gpu: str = "H100"
+    n_gpus: int = 16384
+    tp: int = 8
+    cp: int = 1
+    pp: int = 16
+    dp: int = 128
+    ep: int = 1
+    zero_stage: int = 1
+    micro_batch: int = 1
+    global_batch_seqs: int = 2048
+    seq_len: int = 8192
+    recompute: Recompute = "full"
+    virtual_stages: int = 2
+    mfu_pct: float = 41.0
+    usd_per_gpu_hour: float = 2.0
+    tokens_t: float = 15.6
+    max_bubble_pct: float = 50.0
+    memory_budget_gb: float = planner.DEFAULT_BUDGET_GB
+
+    @property
+    def arch(self) -> models.Architecture:
+        return models.MODELS[self.model]
+
+    @property
+    def gpu_spec(self) -> hardware.GPU:
+        return hardware.GPUS[self.gpu]
+
+    @property
+    def grad_accum(self) -> int:
+        """Micro-batches per step per pipeline, m = batch / (DP x micro-batch), at least 1."""
+        return max(1, self.global_batch_seqs // (self.dp * self.micro_batch))
+
+    def config(self) -> ParallelConfig:
+        return ParallelConfig(tp=self.tp, pp=self.pp, dp=self.dp, ep=self.ep, cp=self.cp,
+                              zero_stage=self.zero_stage, micro_batch=self.micro_batch,
+                              grad_accum=self.grad_accum, seq_len=self.seq_len,
+                              activation_recompute=self.recompute,
+                              virtual_stages=self.virtual_stages)
+
+
+def planner_messages(s: Settings) -> list[str]:
+    """Every reason the layout fails, in words ("✘ ..."); an empty list when it works."""
+    cfg = s.config()
+    problems = planner.validate(s.arch, cfg, s.n_gpus, s.gpu_spec.gpus_per_node,
+                                s.memory_budget_gb, s.global_batch_seqs)
+    messages = [("✘ Out of memory: " if p.startswith("Needs ") else "✘ ") + p
+                for p in problems]
+    group = s.tp * s.cp * s.pp
+    if cfg.n_gpus != s.n_gpus and s.n_gpus % group == 0:
+        messages.append(f"✘ DP = {s.n_gpus:,} / (TP x CP x PP) = {s.n_gpus // group:,} "
+                        "would use every GPU exactly once.")
+    bubble = planner.bubble(cfg)
+    if bubble >= s.max_bubble_pct / 100:
+        messages.append(f"✘ Bubble {bubble:.1%} of compute time is not below your "
+                        f"{s.max_bubble_pct:g}% target: more micro-batches per pipeline "
+                        "(smaller DP), more chunks v, or fewer stages shrink it.")
+    return messages
+
+
+def plan_numbers(s: Settings) -> dict[str, Any]:
+    """Memory (GB), traffic (GB and ms per dimension), bubble, step time, days and cost.
+
+    Memory and traffic are None when the layout cannot be laid out at all (more stages
+    than layers, or heads that do not split).
+    """
+    cfg, gpu = s.config(), s.gpu_spec
+    mfu = s.mfu_pct / 100
+    days = planner.training_days(s.arch, s.tokens_t * 1e12, cfg.n_gpus, gpu, mfu)
+    numbers: dict[str, Any] = {
+        "bubble": planner.bubble(cfg), "m": cfg.grad_accum, "n_gpus": cfg.n_gpus,
+        "tokens_per_step": cfg.tokens_per_step,
+        "step_s": planner.step_time_s(s.arch, cfg, gpu, mfu), "days": days,
+        "gpu_hours": cfg.n_gpus * days * 24,
+        "cost_usd": planner.training_cost_usd(s.arch, s.tokens_t * 1e12, cfg.n_gpus, gpu, mfu,
+                                              s.usd_per_gpu_hour),
+        "memory": None, "comm_gb": None, "comm_ms": None,
+    }
+    try:
+        memory, comm = memory_per_gpu(s.arch, cfg), comm_per_step(s.arch, cfg)
+    except ValueError:
+        return numbers
+    tp_link = (gpu.nvlink_per_direction_gb_per_s if s.tp <= gpu.gpus_per_node
+               else NETWORK_GB_PER_S)
+    comm_gb = comm.as_gb()
+    numbers["memory"] = memory.as_gb()
+    numbers["comm_gb"] = comm_gb
+    numbers["comm_ms"] = {k: 1e3 * comm_time_s(v * 1e9, tp_link if k == "TP+SP"
+                                               else NETWORK_GB_PER_S)
+                          for k, v in comm_gb.items()}
+    return numbers
+
+
+def summary_lines(s: Settings, numbers: dict[str, Any]) -> list[str]:
+    """The planner's numbers as sentences (shown beside the chart)."""
+    b = numbers["bubble"]
+    lines = [
+        f"{s.arch.name}: {models.total_params(s.arch) / 1e9:,.1f}B parameters "
+        f"({models.active_params(s.arch) / 1e9:,.1f}B active per token).",
+        f"Layout TP {s.tp} x CP {s.cp} x PP {s.pp} x DP {s.dp} (EP {s.ep}) = "
+        f"{numbers['n_gpus']:,} GPUs; m = {numbers['m']} micro-batches of {s.micro_batch}; "
+        f"{numbers['tokens_per_step'] / 1e6:,.2f}M tokens per step.",
+        f"Bubble (p-1)/(m v) = {b:.1%} of compute: it alone caps the busy share of a step "
+        f"at 1/(1+b) = {1 / (1 + b):.0%}.",
+        f"At {s.mfu_pct:g}% MFU on {s.gpu_spec.name}: {numbers['step_s']:,.1f} s per step, "
+        f"{numbers['days']:,.1f} days for {s.tokens_t:g}T tokens, "
+        f"{numbers['gpu_hours'] / 1e6:,.2f}M GPU-hours, ${numbers['cost_usd'] / 1e6:,.1f}M "
+        f"at ${s.usd_per_gpu_hour:g} per GPU-hour (no downtime).",
+    ]
+    if numbers["memory"] is not None:
+        mem = numbers["memory"]
+        lines.append(f"Busiest GPU: {mem['total']:,.1f} GB of {s.memory_budget_gb:g} GB ("
+                     + ", ".join(f"{k} {mem[k]:,.1f}" for k in MEMORY_PARTS) + ").")
+        lines.append("Sent per GPU per step (ms if nothing overlapped): " + ", ".join(
+            f"{k} {v:,.2f} GB ({numbers['comm_ms'][k]:,.0f} ms)"
+            for k, v in numbers["comm_gb"].items() if v > 0) + ".")
+    return lines
+
+
+# -- the figure -------------------------------------------------------------------------
+
+_PART_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52")
+
+
+def _draw_memory(ax: Any, s: Settings, memory: dict[str, float] | None) -> None:
+    if memory is None:
+        ax.text(0.5, 0.5, "no memory estimate:\nthe layout cannot be built",
+                ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+        return
+    left = 0.0
+    for part, colour in zip(MEMORY_PARTS, _PART_COLOURS, strict=True):
+        ax.barh([0], [memory[part]], left=left, color=colour, label=f"{part} {memory[part]:.1f}")
+        left += memory[part]
+    ax.axvline(s.memory_budget_gb, color="black", linestyle="--", label="budget")
+    fits = memory["total"] <= s.memory_budget_gb
+    verdict = "fits" if fits else "OUT OF MEMORY"
+    ax.set_title(f"Busiest GPU: {memory['total']:.1f} GB of {s.memory_budget_gb:g} GB "
+                 f"({verdict})", fontsize=10, loc="left")
+    ax.set_yticks([])
+    ax.set_ylim(-0.6, 1.4)
+    ax.set_xlabel("GB per GPU (1 GB = 1e9 bytes)")
+    ax.set_xlim(0, max(memory["total"], s.memory_budget_gb) * 1.1)
+    ax.legend(loc="upper left", ncol=3, fontsize=8, frameon=False)
+
+
+def _draw_comm(ax: Any, comm_gb: dict[str, float] | None, comm_ms: dict[str, float] | None
+               ) -> None:
+    if comm_gb is None or comm_ms is None:
+        ax.set_axis_off()
+        return
+    names = list(comm_gb)
+    bars = ax.bar(names, [comm_gb[k] for k in names], color="#8172B2")
+    for bar, name in zip(bars, names, strict=True):
+        label = f"{comm_ms[name]:,.0f} ms" if comm_gb[name] else "none"
+        ax.annotate(label, (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                    ha="center", va="bottom", fontsize=8)
+    ax.set_ylabel("GB sent per GPU per step")
+    ax.set_title("Traffic per dimension (time if not overlapped)", fontsize=10, loc="left")
+
+
+def planner_figure(s: Settings | None = None) -> Any:
+    """Two panels: the busiest GPU's memory against the budget, and traffic per dimension."""
+    import matplotlib.pyplot as plt
+
+    s = s or Settings()
+    numbers = plan_numbers(s)
+    fig, (mem_ax, comm_ax) = plt.subplots(1, 2, figsize=(11, 3.0),
+                                          gridspec_kw={"width_ratios": [1.2, 1]})
+    _draw_memory(mem_ax, s, numbers["memory"])
+    _draw_comm(comm_ax, numbers["comm_gb"], numbers["comm_ms"])
+    fig.subplots_adjust(left=0.03, right=0.99, bottom=0.18, top=0.9, wspace=0.15)
+    plt.close(fig)
+    return fig
+
+
+# -- the explorer -----------------------------------------------------------------------
+
+def report_html(messages: list[str], lines: list[str]) -> str:
+    verdict = ("<p><strong>✔ This layout works: the GPUs multiply out, every split is even, "
+               "memory fits and the bubble meets your target.</strong></p>" if not messages
+               else "".join(f"<p><strong>{html.escape(m)}</strong></p>" for m in messages))
+    details = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    return f'<div role="status">{verdict}<ul>{details}</ul></div>'
+
+
+def published_settings(s: Settings) -> Settings | None:
+    """``s`` with the layout a paper published for its model, or None when there is none."""
+    name = s.arch.name
+    run = next((r for r in models.TRAINING_RUNS if r.model == name), None)
+    if run is None or run.n_accelerators is None or run.tp is None or run.pp is None \
+            or run.dp is None:
+        return None
+    gpu = "H800" if run.accelerator.startswith("H800") else s.gpu
+    return replace(s, gpu=gpu, n_gpus=run.n_accelerators, tp=run.tp, pp=run.pp, dp=run.dp,
+                   cp=run.cp or 1, ep=run.ep or 1, seq_len=run.seq_len,
+                   tokens_t=run.tokens / 1e12)
+
+
+class PlannerExplorer:
+    """The widgets; ``box`` is what a notebook shows and ``controls`` drive it."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        import ipywidgets as w
+
+        s = settings or Settings()
+        st = {"description_width": "120px"}
+
+        def islider(label: str, value: int, lo: int, hi: int) -> Any:
+            return w.IntSlider(value=value, min=lo, max=hi, description=label, style=st)
+
+        self.controls: dict[str, Any] = {
+            "model": w.Dropdown(options=list(MODEL_LABELS.items()), value=s.model,
+                                description="Model", style=st),
+            "gpu": w.Dropdown(options=list(hardware.GPUS), value=s.gpu, description="GPU",
+                              style=st),
+            "n_gpus": w.Dropdown(options=list(GPU_COUNTS), value=s.n_gpus,
+                                 description="GPUs", style=st),
+            "tp": islider("TP", s.tp, 1, 16), "cp": islider("CP", s.cp, 1, 16),
+            "pp": islider("PP", s.pp, 1, 128), "dp": islider("DP", s.dp, 1, 2048),
+            "ep": islider("EP", s.ep, 1, 256),
+            "zero_stage": w.ToggleButtons(options=[0, 1, 2, 3], value=s.zero_stage,
+                                          description="ZeRO stage", style=st),
+            "micro_batch": islider("Micro-batch", s.micro_batch, 1, 8),
+            "global_batch_seqs": w.Dropdown(options=list(BATCHES), value=s.global_batch_seqs,
+                                            description="Batch (seqs)", style=st),
+            "seq_len": w.Dropdown(options=list(SEQ_LENS), value=s.seq_len,
+                                  description="Sequence", style=st),
+            "recompute": w.Dropdown(options=list(RECOMPUTE_MODES), value=s.recompute,
+                                    description="Recompute", style=st),
+            "virtual_stages": islider("Chunks v", s.virtual_stages, 1, 4),
+            "mfu_pct": w.FloatSlider(value=s.mfu_pct, min=5, max=70, step=0.5,
+                                     description="MFU (%)", style=st),
+            "usd_per_gpu_hour": w.FloatSlider(value=s.usd_per_gpu_hour, min=0.5, max=8,
+                                              step=0.25, description="$ / GPU-hour", style=st),
+            "tokens_t": w.FloatLogSlider(value=s.tokens_t, base=10, min=-1, max=2, step=0.01,
+                                         description="Tokens (T)", style=st),
+            "max_bubble_pct": w.FloatSlider(value=s.max_bubble_pct, min=1, max=100, step=1,
+                                            description="Bubble target %", style=st),
+        }
+        self.recommend_button = w.Button(description="Recommend a layout")
+        self.published_button = w.Button(description="Load published layout")
+        self.note, self.status, self.out = w.HTML(), w.HTML(), w.Output()
+        self._hold = False
+        for control in self.controls.values():
+            control.observe(self.redraw, names="value")
+        self.recommend_button.on_click(lambda _: self.recommend())
+        self.published_button.on_click(lambda _: self.load_published())
+        c = self.controls
+        columns = [[c[k] for k in ("model", "gpu", "n_gpus", "seq_len", "global_batch_seqs")],
+                   [c[k] for k in ("tp", "cp", "pp", "dp", "ep", "virtual_stages")],
+                   [c[k] for k in ("zero_stage", "micro_batch", "recompute", "max_bubble_pct")],
+                   [c[k] for k in ("mfu_pct", "usd_per_gpu_hour", "tokens_t")]
+                   + [self.recommend_button, self.published_button]]
+        self.box = w.VBox([w.HBox([w.VBox(col) for col in columns[:2]]),
+                           w.HBox([w.VBox(col) for col in columns[2:]]),
+                           self.note, self.status, self.out])
+        self.redraw()
+
+    def settings(self) -> Settings:
+        return Settings(**{k: c.value for k, c in self.controls.items()})
+
+    def apply(self, s: Settings) -> None:
+        """Set every control from ``s`` and redraw once."""
+        self._hold = True
+        try:
+            for key, control in self.controls.items():
+                control.value = getattr(s, key)
+        finally:
+            self._hold = False
+        self.redraw()
+
+    def recommend(self) -> None:
+        s = self.settings()
+        cfg = planner.recommend(s.arch, s.n_gpus, s.global_batch_seqs, s.seq_len,
+                                s.gpu_spec.gpus_per_node, s.memory_budget_gb, s.zero_stage,
+                                s.micro_batch, s.recompute)
+        if cfg is None:
+            self.note.value = ("<p>✘ No layout with TP in {1, 2, 4, 8} fits these settings: "
+                               "try ZeRO-3, full recomputation or more GPUs.</p>")
+            return
+        self.note.value = ("<p>Recommended: the valid layout with the smallest bubble, then "
+                           "the smallest TP x PP (CP 1, EP 1, v 1).</p>")
+        self.apply(replace(s, tp=cfg.tp, pp=cfg.pp, dp=cfg.dp, cp=1, ep=1, virtual_stages=1))
+
+    def load_published(self) -> None:
+        s = published_settings(self.settings())
+        if s is None:
+            self.note.value = "<p>No published layout for this model.</p>"
+            return
+        run = models.training_run(s.arch.name)
+        note = "Loaded the published layout (see the table of real runs)."
+        if run.accelerator.split()[0] not in hardware.GPUS:
+            note += (f" {run.model} trained on {run.accelerator} chips, which have no 8-GPU "
+                     f"nodes; the planner judges the layout as if it ran on {s.gpu}s.")
+        self.note.value = f"<p>{html.escape(note)}</p>"
+        self.apply(s)
+
+    def redraw(self, _: Any = None) -> None:
+        if self._hold:
+            return
+        from IPython.display import display
+
+        s = self.settings()
+        self.status.value = report_html(planner_messages(s), summary_lines(s, plan_numbers(s)))
+        with self.out:
+            self.out.clear_output(wait=True)
+            display(planner_figure(s))
+
+
+def explorer(settings: Settings | None = None) -> Any:
+    """The 5D planner: model, GPU, cluster, five degrees, ZeRO, batch, MFU, price."""
+    return PlannerExplorer(settings).box
