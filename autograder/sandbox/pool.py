@@ -1,0 +1,263 @@
+"""A pool of warm sandbox workers: hand it jobs, get JobResults back.
+
+    with WorkerPool(n_workers=4, limits=Limits(wall_s=20)) as pool:
+        for result in pool.map(jobs):          # completion order; ordered=True for input order
+            grade(result)
+
+Each worker is a long-lived ``python -I`` process (see :mod:`autograder.sandbox.worker`)
+that talks one JSON line per job over its stdin/stdout; nothing it sends is unpickled.
+Jobs go to whichever worker is idle. A worker that dies or stops answering (which no
+learner code should be able to cause, but the pool does not assume it) is killed and
+replaced, and its job is reported as ``crashed`` with every request ``unavailable``.
+
+The pool is not thread-safe: drive it from one thread. Abandoning a ``map`` iterator early
+restarts the workers that were still busy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+from autograder.sandbox.limits import Isolation
+from autograder.sandbox.protocol import Job, JobResult, Limits, ProtocolError, unavailable_outcomes
+
+# The project root (the directory holding the ``autograder`` package), put on the worker's
+# sys.path explicitly because ``-I`` ignores PYTHONPATH and the current directory.
+PROJECT_ROOT = str(Path(__file__).resolve().parents[2])
+BOOTSTRAP = ("import sys; sys.path.insert(0, sys.argv[1]); "
+             "from autograder.sandbox.worker import main; main()")
+# Learner code sees only this environment (none of the grader's variables).
+WORKER_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/nonexistent",
+    "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+}
+GRACE_S = 10.0  # beyond wall_s, for the worker to clean up and reply
+
+
+class _Worker:
+    """One worker process and the job it is running."""
+
+    def __init__(self, python: str) -> None:
+        self.stderr: IO[bytes] = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(
+            [python, "-I", "-c", BOOTSTRAP, PROJECT_ROOT],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
+            env={**WORKER_ENV, "TMPDIR": tempfile.gettempdir()}, close_fds=True,
+            start_new_session=True,
+        )
+        self.buffer = bytearray()
+        self.job: tuple[int, Job] | None = None
+        self.deadline = 0.0
+        self.hello: dict[str, Any] = {}
+        self.scratch_root = ""
+        self.failed = False  # died, overran or answered nonsense: replace after this job
+
+    def fileno(self) -> int:
+        assert self.process.stdout is not None
+        return self.process.stdout.fileno()
+
+    def read_line(self, timeout_s: float) -> bytes | None:
+        """Next line from the worker, or None at end of file or timeout."""
+        deadline = time.monotonic() + timeout_s
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.fileno(), selectors.EVENT_READ)
+            while b"\n" not in self.buffer:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not selector.select(remaining) or not self.read_more():
+                    return None
+        return self.take_line()
+
+    def read_more(self) -> bool:
+        chunk = os.read(self.fileno(), 1 << 16)
+        self.buffer += chunk
+        return bool(chunk)
+
+    def take_line(self) -> bytes | None:
+        line, newline, rest = bytes(self.buffer).partition(b"\n")
+        if not newline:
+            return None
+        self.buffer = bytearray(rest)
+        return line
+
+    def send(self, index: int, job: Job, limits: Limits) -> None:
+        message = {"job": job.to_wire(), "limits": limits.to_wire()}
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message, allow_nan=False).encode() + b"\n")
+        self.process.stdin.flush()
+        self.job = (index, job)
+        self.deadline = time.monotonic() + limits.wall_s + GRACE_S
+
+    def stderr_text(self) -> str:
+        self.stderr.seek(0)
+        return self.stderr.read()[-2000:].decode("utf-8", "replace")
+
+    def stop(self, timeout_s: float = 2.0) -> None:
+        """Close stdin (the worker exits between jobs), kill if it does not, release fds."""
+        try:
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+            self.process.wait(timeout_s)
+        except (OSError, subprocess.TimeoutExpired):
+            self.process.kill()
+            self.process.wait()
+        for stream in (self.process.stdout, self.stderr):
+            if stream is not None:
+                stream.close()
+        # A worker killed in the middle of a job leaves its scratch behind.
+        if os.path.basename(self.scratch_root).startswith("sandbox-worker-"):
+            shutil.rmtree(self.scratch_root, ignore_errors=True)
+
+
+class WorkerPool:
+    """Warm sandbox workers running :class:`Job` s under :class:`Limits`; a context manager."""
+
+    def __init__(self, n_workers: int | None = None, limits: Limits | None = None, *,
+                 python: str | None = None, start_timeout_s: float = 60.0) -> None:
+        self.n_workers = n_workers if n_workers is not None else (os.cpu_count() or 1)
+        if self.n_workers < 1:
+            raise ValueError("a WorkerPool needs at least one worker")
+        self.limits = limits or Limits()
+        self.python = python or sys.executable
+        self.start_timeout_s = start_timeout_s
+        self._workers: list[_Worker] = []
+        self.isolation = Isolation()
+
+    def __enter__(self) -> WorkerPool:
+        self.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Start the workers (in parallel) and wait until each has said hello."""
+        fresh = [_Worker(self.python) for _ in range(self.n_workers)]
+        self._workers = []
+        for worker in fresh:
+            self._workers.append(self._greet(worker))
+
+    def _greet(self, worker: _Worker) -> _Worker:
+        line = worker.read_line(self.start_timeout_s)
+        try:
+            message = json.loads(line or b"null")
+            worker.hello, worker.scratch_root = message["hello"], str(message["scratch_root"])
+        except (TypeError, KeyError, ValueError):
+            details = worker.stderr_text()
+            worker.stop(0.1)
+            raise RuntimeError(f"a sandbox worker failed to start:\n{details}") from None
+        self.isolation = Isolation(**worker.hello)
+        return worker
+
+    def close(self) -> None:
+        for worker in self._workers:
+            worker.stop()
+        self._workers = []
+
+    def run(self, job: Job) -> JobResult:
+        """Run one job and return its result."""
+        return next(iter(self.map([job])))
+
+    def map(self, jobs: Iterable[Job], *, ordered: bool = False) -> Iterator[JobResult]:
+        """Run jobs on all workers in parallel; yield results as they complete
+        (``ordered=True``: in the order of ``jobs``, holding back early finishers)."""
+        if not self._workers:
+            raise RuntimeError("the pool is not started: use it as a context manager")
+        pending = iter(enumerate(jobs))
+        idle, busy = list(self._workers), []
+        held: dict[int, JobResult] = {}
+        next_index = 0
+        try:
+            while True:
+                while idle and (item := next(pending, None)) is not None:
+                    busy.append(self._dispatch(idle.pop(), *item))
+                if not busy:
+                    return
+                for worker, index, result in self._collect(busy):
+                    busy.remove(worker)
+                    idle.append(self._worker_after(worker))
+                    if not ordered:
+                        yield result
+                        continue
+                    held[index] = result
+                    while next_index in held:
+                        yield held.pop(next_index)
+                        next_index += 1
+        finally:
+            for worker in busy:
+                self._replace(worker)
+
+    def _dispatch(self, worker: _Worker, index: int, job: Job) -> _Worker:
+        try:
+            worker.send(index, job, self.limits)
+        except OSError:  # the worker is gone: a fresh one takes the job
+            worker = self._replace(worker)
+            worker.send(index, job, self.limits)
+        return worker
+
+    def _collect(self, busy: list[_Worker]) -> list[tuple[_Worker, int, JobResult]]:
+        """Wait until at least one busy worker replies, dies or overruns its deadline."""
+        finished: list[tuple[_Worker, int, JobResult]] = []
+        with selectors.DefaultSelector() as selector:
+            for worker in busy:
+                selector.register(worker.fileno(), selectors.EVENT_READ, worker)
+            while not finished:
+                timeout = max(0.0, min(w.deadline for w in busy) - time.monotonic())
+                ready = {key.data for key, _ in selector.select(timeout)}
+                for worker in busy:
+                    outcome = self._check(worker, worker in ready)
+                    if outcome is not None:
+                        assert worker.job is not None
+                        finished.append((worker, worker.job[0], outcome))
+        return finished
+
+    def _check(self, worker: _Worker, readable: bool) -> JobResult | None:
+        """The worker's result if it has one now, or a ``crashed`` result if it failed."""
+        assert worker.job is not None
+        job = worker.job[1]
+        if readable and not worker.read_more():
+            return self._failure(worker, job, "the sandbox worker died; it was restarted")
+        line = worker.take_line()
+        if line is not None:
+            return self._parse(worker, job, line)
+        if time.monotonic() > worker.deadline:
+            return self._failure(worker, job, "the sandbox worker stopped responding; "
+                                              "it was restarted")
+        return None
+
+    def _failure(self, worker: _Worker, job: Job, message: str) -> JobResult:
+        worker.failed = True
+        return unavailable_outcomes(job, message)
+
+    def _parse(self, worker: _Worker, job: Job, line: bytes) -> JobResult:
+        try:
+            result = JobResult.from_wire(json.loads(line)["result"])
+        except (ValueError, KeyError, TypeError, ProtocolError) as error:
+            return self._failure(worker, job, f"unreadable reply from the worker: {error}")
+        if result.job_id != job.job_id:
+            return self._failure(worker, job, "the worker answered for another job")
+        return result
+
+    def _worker_after(self, worker: _Worker) -> _Worker:
+        """The worker itself if it is healthy after its job, else a fresh replacement."""
+        healthy = not worker.failed and worker.process.poll() is None and not worker.buffer
+        worker.job = None
+        return worker if healthy else self._replace(worker)
+
+    def _replace(self, worker: _Worker) -> _Worker:
+        worker.process.kill()
+        worker.stop(0.5)
+        fresh = self._greet(_Worker(self.python))
+        self._workers[self._workers.index(worker)] = fresh
+        return fresh
