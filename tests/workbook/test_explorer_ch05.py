@@ -1,0 +1,172 @@
+"""Chapter 5 explorer: the prediction, the interleaved schedule, the Gantt charts, the widget."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib
+import pytest
+
+from workbook.explorers import ch05
+
+matplotlib.use("Agg")
+
+
+def controls(box: Any) -> dict[str, Any]:
+    """Every widget below ``box`` that has a description, keyed by it."""
+    found: dict[str, Any] = {}
+    for child in getattr(box, "children", ()):
+        if getattr(child, "description", ""):
+            found[child.description] = child
+        found.update(controls(child))
+    return found
+
+
+def status_of(box: Any) -> str:
+    return next(c.value for c in box.children if type(c).__name__ == "HTML")
+
+
+# -- prediction ---------------------------------------------------------------------------
+
+def test_prediction_is_about_a_quarter() -> None:
+    # (p-1)/m = 3/12 = 0.25 of the ideal compute time
+    assert ch05.PREDICTION.actual() == "about a quarter"
+    assert ch05.PREDICTION.actual() in ch05.PREDICTION.options
+
+
+# -- schedules ----------------------------------------------------------------------------
+
+def test_1f1b_idle_slots_on_the_first_stage() -> None:
+    # p = 4, m = 4: GPU 0 runs F1..F4 in slots 0-3; B1 comes back at 3 (down) + 1 + 3 (up)
+    # = slot 7, then B2, B3, B4 every other slot (9, 11, 13). Makespan 2(m + p - 1) = 14.
+    spans = ch05.stage_spans("1f1b", 4, 4)
+    assert ch05.makespan(spans) == 14
+    assert ch05.idle_spans(spans[0], 14) == [(4.0, 3.0), (8.0, 1.0), (10.0, 1.0), (12.0, 1.0)]
+    # 3 + 1 + 1 + 1 = 6 = 2(p - 1) idle slots
+
+
+def test_interleaved_two_stages_two_microbatches_by_hand() -> None:
+    # p = 2, m = 2, v = 2, in chunk units (1/2 slot). GPU 0 warms up with
+    # (2-0-1) x 2 + (2-1) x 2 = 4 = all forwards, at 0, 1, 2, 3; its backwards wait for
+    # GPU 1 and start at 5, 7, 8, 9. Makespan 10 units = 5 slots = 2m + 2(p-1)/v.
+    spans = ch05.schedule_interleaved(2, 2, 2)
+    assert [start for start, *_ in spans[0]] == [0.0, 0.5, 1.0, 1.5, 2.5, 3.5, 4.0, 4.5]
+    assert [phase for _, _, phase, _, _ in spans[0]] == ["F"] * 4 + ["B"] * 4
+    assert ch05.makespan(spans) == 5.0
+    # all four half-stage chunks held before the first backward: 4 x 1/2 = 2 microbatches
+    assert ch05.peak_activations(spans[0]) == 2.0
+
+
+def test_interleaved_idle_time_is_the_bubble() -> None:
+    # p = 4, m = 8, v = 2: busy 2m = 16 slots, idle 2(p-1)/v = 3, makespan 19
+    spans = ch05.schedule_interleaved(4, 8, 2)
+    assert ch05.makespan(spans) == 19.0
+    assert all(sum(length for _, length in ch05.idle_spans(ops, 19.0)) == pytest.approx(3.0)
+               for ops in spans)
+
+
+def test_interleaved_needs_m_multiple_of_pp() -> None:
+    with pytest.raises(ValueError, match="multiple"):
+        ch05.schedule_interleaved(4, 6, 2)
+    with pytest.raises(ValueError):
+        ch05.stage_spans("zigzag", 4, 8)
+
+
+def test_summary_lines_count_slots_and_activations() -> None:
+    lines = ch05.summary_lines("1f1b", 4, 8, 2)
+    assert lines[0] == "Step: 22 slots; each stage computes 16 and idles 6."  # 2(8 + 3) = 22
+    assert "37.5% of ideal compute" in lines[1]  # 3/8
+    assert "27.3% of the step" in lines[1]  # 3/11
+    # 1F1B: GPU i holds p - i; GPipe: all m on every GPU
+    assert lines[2].startswith("Activations held at the peak, in microbatches, GPU 0 to 3: "
+                               "4, 3, 2, 1 ")
+    assert "GPU 0 to 3: 8, 8, 8, 8 " in ch05.summary_lines("gpipe", 4, 8, 2)[2]
+    # interleaved GPU i: (4-i-1) x 2 + (2-1) x 4 warm-up chunks + 1, each half a stage:
+    # (6+4+1)/2 = 5.5, (4+4+1)/2 = 4.5, (2+4+1)/2 = 3.5, (0+4+1)/2 = 2.5
+    assert "GPU 0 to 3: 5.5, 4.5, 3.5, 2.5 " in ch05.summary_lines("interleaved", 4, 8, 2)[2]
+
+
+# -- failure states in words ---------------------------------------------------------------
+
+def test_good_configuration_has_no_message() -> None:
+    assert ch05.pipeline_messages("1f1b", 4, 40, 1, 10.0) == []  # 3/40 = 7.5% < 10%
+
+
+def test_bubble_above_target() -> None:
+    # 3/4 = 75%; below 10% needs m > 3/0.1 = 30, so 31
+    assert ch05.pipeline_messages("1f1b", 4, 4, 1, 10.0) == [
+        "✘ Bubble 75.0% of ideal compute is above your 10% target; m = 31 microbatches "
+        "would meet it."]
+
+
+def test_bubble_exactly_at_target_is_not_below() -> None:
+    # 7/140 = 5% exactly; strictly below needs 141
+    (message,) = ch05.pipeline_messages("1f1b", 8, 140, 1, 5.0)
+    assert "exactly at, not below," in message and "m = 141" in message
+
+
+def test_interleaving_needs_a_multiple_of_pp_and_fix_is_a_multiple() -> None:
+    # m = 6 with p = 4; bubble 3/(6 x 2) = 25%; below 10% needs m > 15 -> 16 (a multiple of 4)
+    messages = ch05.pipeline_messages("interleaved", 4, 6, 2, 10.0)
+    assert len(messages) == 2
+    assert "not a multiple of 4" in messages[0]
+    assert "25.0%" in messages[1] and "m = 16" in messages[1]
+
+
+def test_too_few_microbatches_and_v_ignored_without_interleaving() -> None:
+    messages = ch05.pipeline_messages("1f1b", 8, 4, 1, 50.0)
+    assert messages[0].startswith("✘ Only 4 microbatches for 8 stages")
+    assert "175.0%" in messages[1]  # 7/4
+    # GPipe ignores v: 3/12 = 25%
+    assert "25.0%" in ch05.pipeline_messages("gpipe", 4, 12, 4, 10.0)[0]
+
+
+# -- figures ------------------------------------------------------------------------------
+
+def test_gantt_figure_has_three_bar_sets_per_gpu() -> None:
+    fig = ch05.gantt_figure("1f1b", 4, 4)
+    (ax,) = fig.axes
+    assert len(ax.collections) == 12  # forward, backward, idle for each of 4 GPUs
+    forwards_gpu0 = ax.collections[0]
+    assert len(forwards_gpu0.get_paths()) == 4  # m forwards
+    assert ax.get_xlim() == (0.0, 14.0)
+    assert "bubble 75.0% of compute" in ax.get_title(loc="left")
+
+
+def test_compare_figure_has_three_schedules_on_a_shared_axis() -> None:
+    fig = ch05.compare_figure(4, 8, 2)
+    assert len(fig.axes) == 3
+    assert [ax.get_title(loc="left").split(",")[0] for ax in fig.axes] == [
+        "GPipe", "1F1B", "Interleaved 1F1B"]
+    assert fig.axes[2].get_xlim() == (0.0, 22.0)  # the longest schedule sets the shared axis
+
+
+# -- the explorer ---------------------------------------------------------------------------
+
+def test_explorer_reports_and_redraws(monkeypatch: pytest.MonkeyPatch) -> None:
+    drawn: list[tuple[Any, ...]] = []
+    real = ch05.gantt_figure
+
+    def spy(*args: Any) -> Any:
+        drawn.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(ch05, "gantt_figure", spy)
+    box = ch05.explorer()
+    widgets = controls(box)
+    assert drawn == [("1f1b", 4, 4, 2)]
+    assert "✘ Bubble 75.0%" in status_of(box)
+    assert widgets["Chunks per GPU (v)"].disabled
+
+    widgets["Microbatches (m)"].value = 40
+    assert drawn[-1] == ("1f1b", 4, 40, 2)
+    assert "✔" in status_of(box) and "✘" not in status_of(box)
+
+    widgets["Microbatches (m)"].value = 6
+    widgets["Schedule"].value = "Interleaved 1F1B"
+    assert not widgets["Chunks per GPU (v)"].disabled
+    assert "not a multiple of 4" in status_of(box)
+    assert drawn[-1] == ("1f1b", 4, 6, 2)  # nothing drawn for an impossible schedule
+
+    widgets["Microbatches (m)"].value = 16
+    assert drawn[-1] == ("interleaved", 4, 16, 2)
