@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from autograder.exercise import Exercise
 
@@ -37,7 +37,7 @@ def by_id() -> dict[str, Exercise]:
     return table
 
 
-@lru_cache(maxsize=None)
+@cache
 def _chapter_table(chapter: str) -> dict[str, Exercise]:
     module = importlib.import_module(f"workbook.records.ch{int(chapter):02d}")
     records = (*module.EXERCISES, *getattr(module, "CHALLENGES", ()))
