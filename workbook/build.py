@@ -99,9 +99,45 @@ def serialize(nb: NotebookNode) -> str:
     return nbformat.writes(nb, version=4) + "\n"
 
 
+README = PACKAGE_DIR.parent / "README.md"
+_TABLE_START, _TABLE_END = "<!-- chapter-table -->", "<!-- /chapter-table -->"
+
+
+def chapter_table() -> str:
+    """The README's chapter table, with an "Open in Colab" badge per chapter."""
+    from workbook.records import all_exercises
+
+    counts = {c.number: sum(r.chapter == c.number for r in all_exercises()) for c in CHAPTERS}
+    slug = REPOSITORY.removeprefix("https://github.com/")
+    badge = "https://colab.research.google.com/assets/colab-badge.svg"
+    rows = ["| # | Chapter | Exercises | Open in Colab |",
+            "|---|---------|-----------|---------------|"]
+    for c in CHAPTERS:
+        url = (f"https://colab.research.google.com/github/{slug}/blob/main/workbook/notebooks/"
+               f"{c.stem}.ipynb")
+        rows.append(f"| {c.number} | [{c.title}](workbook/notebooks/{c.stem}.ipynb) | "
+                    f"{counts[c.number]} | [![Open In Colab]({badge})]({url}) |")
+    return "\n".join(rows)
+
+
+def _readme_with_table(text: str) -> str:
+    start, end = text.find(_TABLE_START), text.find(_TABLE_END)
+    if start < 0 or end < start:
+        return text
+    return text[: start + len(_TABLE_START)] + "\n" + chapter_table() + "\n" + text[end:]
+
+
 def build(check: bool = False, chapters: tuple[Chapter, ...] = CHAPTERS) -> list[str]:
-    """Write every notebook (or, with ``check``, list the ones that differ)."""
+    """Write every notebook and the README's chapter table (or, with ``check``, list the
+    files that differ)."""
     stale: list[str] = []
+    if README.exists():
+        current_readme = README.read_text(encoding="utf-8")
+        wanted = _readme_with_table(current_readme)
+        if wanted != current_readme:
+            stale.append("README.md")
+            if not check:
+                README.write_text(wanted, encoding="utf-8")
     for chapter in chapters:
         built = build_chapter(chapter)
         for path, nb in ((learner_path(chapter), built.learner),
