@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 lab: $(STAMP)
-	$(BIN)/jupyter lab workbook/notebooks/ch00_ring_allreduce.ipynb $(ARGS)
+	$(BIN)/jupyter lab --config=scripts/jupyter_lab_config.py workbook/notebooks/ch00_ring_allreduce.ipynb $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
