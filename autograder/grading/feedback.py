@@ -1,0 +1,117 @@
+"""Per-student feedback pages: ``feedback/<student>/chNN.html``, one per graded chapter.
+
+Each exercise shows its result in words and a symbol (never colour alone), the learner's
+answer, and the feedback the notebook's own check would give. Never shown: the reference
+code (no verdict carries it), and hidden test inputs beyond the first failing case. Every
+piece of text is HTML-escaped, since much of it echoes what the learner wrote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from html import escape
+from pathlib import Path
+
+from autograder.grading.model import ExerciseResult, NotebookResult
+from autograder.grading.report import shown_details
+
+# status -> (symbol, words)
+STATUS_TEXT = {
+    "correct": ("✔", "Correct"),
+    "wrong": ("✘", "Not yet"),
+    "unanswered": ("○", "Not answered"),
+    "error": ("⚠", "Could not be graded"),
+    "integrity": ("⚠", "Not accepted (integrity)"),
+}
+MAX_SOURCE_CHARS = 4000
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; max-width: 52rem; margin: 2rem auto; padding: 0 1rem;
+       line-height: 1.5; color: #1f2328; }
+section { border-left: 4px solid #8c959f; padding: 0.2rem 1rem; margin: 1.2rem 0; }
+section.correct { border-color: #1a7f37; } section.wrong { border-color: #b35900; }
+section.error, section.integrity { border-color: #cf222e; }
+pre { background: #f6f8fa; padding: 0.6rem; overflow-x: auto; }
+dt { font-weight: 600; } .problem { border: 2px solid #cf222e; padding: 0.5rem 1rem; }
+"""
+
+
+def page_name(notebook: NotebookResult) -> str:
+    """``ch05.html`` for a chapter's rows, else a name from the file (a file that could not
+    be graded and stands for no chapter's exercises)."""
+    if notebook.chapter is not None and notebook.exercises:
+        return f"ch{notebook.chapter:02d}.html"
+    path = Path(notebook.path.rstrip("/"))
+    stem = (path.stem if path.suffix == ".ipynb" else path.name) or "notebook"
+    return "not-graded-" + re.sub(r"[^A-Za-z0-9._-]+", "_", stem)[:80] + ".html"
+
+
+def _exercise(result: ExerciseResult) -> str:
+    symbol, words = STATUS_TEXT[result.status]
+    points = f"{result.points} of {result.max_points} point{'s' if result.max_points != 1 else ''}"
+    anchor = "ex-" + escape(result.exercise_id.replace(".", "-"))
+    parts = [f'<section class="{escape(result.status)}" aria-labelledby="{anchor}">',
+             f'<h2 id="{anchor}">Exercise {escape(result.exercise_id)} · '
+             f"{escape(result.title)}</h2>",
+             f'<p role="status"><strong><span aria-hidden="true">{symbol}</span> '
+             f"{escape(words)}</strong> · {points}</p>", "<dl>"]
+    if result.yours:
+        parts.append(f"<dt>Your answer</dt><dd><code>{escape(result.yours)}</code></dd>")
+    if result.expected and result.status == "wrong":
+        parts.append(f"<dt>Expected</dt><dd><code>{escape(result.expected)}</code></dd>")
+    parts.append(f"<dt>Feedback</dt><dd>{escape(result.message)}</dd></dl>")
+    details = shown_details(result.details)
+    if details:
+        parts.append("<ul>" + "".join(f"<li>{escape(d)}</li>" for d in details) + "</ul>")
+    if result.notes:
+        parts.append("<p>Notes:</p><ul>" + "".join(f"<li>{escape(n)}</li>"
+                                                   for n in result.notes) + "</ul>")
+    if result.answer_source.strip():
+        source = result.answer_source[:MAX_SOURCE_CHARS]
+        cut = "\n…" if len(result.answer_source) > MAX_SOURCE_CHARS else ""
+        parts.append(f"<details><summary>Your answer cell</summary><pre><code>"
+                     f"{escape(source + cut)}</code></pre></details>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def render_page(notebook: NotebookResult) -> str:
+    heading = (f"Chapter {notebook.chapter} · {notebook.title}" if notebook.chapter is not None
+               else f"Submission {Path(notebook.path).name}")
+    body = [f"<h1>{escape(heading)}</h1>",
+            f"<p>Student: {escape(notebook.student)} · File: <code>{escape(notebook.path)}"
+            f"</code> · Points: {notebook.points} of {notebook.max_points}</p>"]
+    if notebook.problem:
+        body.append(f'<div class="problem" role="alert"><p><strong><span aria-hidden="true">'
+                    f"⚠</span> This file could not be graded.</strong></p><p>"
+                    f"{escape(notebook.problem)}</p></div>")
+    if notebook.notes:
+        body.append("<h2>About this notebook</h2><ul>" + "".join(
+            f"<li>{escape(note)}</li>" for note in notebook.notes) + "</ul>")
+    body += [_exercise(e) for e in notebook.exercises]
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{escape(heading)}: feedback for {escape(notebook.student)}</title>"
+            f"<style>{_STYLE}</style></head><body><main>\n" + "\n".join(body)
+            + "\n</main></body></html>\n")
+
+
+def safe_folder(student: str) -> str:
+    """A student's folder name as one harmless path component: unchanged when it already is
+    one, else cleaned and tagged with a short hash (two names never share a folder)."""
+    cleaned = re.sub(r"[^\w.@+-]+", "_", student).strip("._")[:100] or "_"
+    if cleaned == student:
+        return student
+    return f"{cleaned}-{hashlib.sha256(student.encode('utf-8')).hexdigest()[:8]}"
+
+
+def write_feedback(notebooks: tuple[NotebookResult, ...], folder: Path) -> list[Path]:
+    written = []
+    for notebook in notebooks:
+        if not notebook.student:
+            continue  # a notebook outside any student folder: nobody to address
+        target = folder / safe_folder(notebook.student) / page_name(notebook)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(render_page(notebook), encoding="utf-8")
+        written.append(target)
+    return written

@@ -1,0 +1,287 @@
+"""The batch grader's pipeline: discover, read, identify, match, check, plan, run, compare.
+
+    batch = grade_folder(Path("submitted"), releases, settings)
+    write_outputs(batch, Path("grades"))
+
+Each file goes through small steps, each with one concern (the modules of this package).
+Only the run step executes learner code, in the sandbox's warm workers; everything else
+reads plain data in this process. A file that fails a step becomes a row with status
+``error`` and a message, and the batch goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from autograder.grading.compare import Context, grade_task, is_none, notebook_notes
+from autograder.grading.discover import Discovery, Found, discover
+from autograder.grading.feedback import write_feedback
+from autograder.grading.guard import Names
+from autograder.grading.identify import identify, implied_chapter
+from autograder.grading.integrity import (
+    CodeCell,
+    Scan,
+    blocked_findings,
+    compare_release,
+    scan_cells,
+)
+from autograder.grading.jobs import Plan, plan_job
+from autograder.grading.match import Match, match_cells
+from autograder.grading.model import Batch, ExerciseResult, Finding, NotebookResult, Release
+from autograder.grading.progress import Progress
+from autograder.grading.read import Notebook, Unreadable, read_notebook
+from autograder.grading.report import write_csv, write_json
+from autograder.sandbox import JobResult, Limits, WorkerPool
+
+MAX_LIMITS_PER_JOB = 40  # a job may use at most this many time limits in all
+SLACK_S = 2.0            # on top, for the job process to start and send its report
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How to grade. ``protected`` are folders learner code may not read (the reference and
+    release files, the submissions, the output); ``reference`` the top-level packages whose
+    import in an answer cell is an integrity problem; ``blank`` says which values are an
+    untouched placeholder."""
+
+    workers: int = 1
+    timeout_s: float = 10.0
+    protected: tuple[str, ...] = ()
+    reference: frozenset[str] = frozenset()
+    blank: Callable[[Any], bool] = is_none
+    memory_mb: int = 1024
+    output_bytes: int = 1_000_000
+
+    def limits(self, cost: int) -> Limits:
+        """Sandbox limits: ``timeout_s`` per cell and per call; the whole job gets one
+        time limit per cell and function it runs (capped), plus a little slack."""
+        whole = self.timeout_s * min(max(cost, 1), MAX_LIMITS_PER_JOB) + SLACK_S
+        return Limits(cpu_s=whole, wall_s=whole, call_timeout_s=self.timeout_s,
+                      cell_timeout_s=self.timeout_s, memory_mb=self.memory_mb,
+                      output_bytes=self.output_bytes)
+
+
+@dataclass
+class _Prepared:
+    found: Found
+    notebook: Notebook
+    release: Release
+    match: Match
+    scan: Scan
+    findings: list[Finding]
+    plan: Plan
+    notes: list[str] = field(default_factory=list)
+
+
+# --- one file, before running -------------------------------------------------------------
+
+def _error_rows(release: Release, message: str) -> tuple[ExerciseResult, ...]:
+    return tuple(ExerciseResult(t.record.id, t.record.title, t.record.kind, 0, t.record.points,
+                                "error", message) for t in release.tasks)
+
+
+def _problem(student: str, rel: str, message: str, release: Release | None,
+             per_exercise: bool = True) -> NotebookResult:
+    text = f"{rel}: {message}" if not message.startswith(rel) else message
+    if release is None:
+        return NotebookResult(student, rel, None, "", problem=text)
+    rows = _error_rows(release, text) if per_exercise else ()
+    return NotebookResult(student, rel, release.chapter, release.title, rows, problem=text)
+
+
+def _prepare(found: Found, index: int, releases: Mapping[int, Release], names: Names,
+             settings: Settings) -> _Prepared:
+    notebook = read_notebook(found.path)
+    release = identify(notebook, releases)
+    match = match_cells(notebook, release)
+    runs = [CodeCell(i, match.answer_of(i), notebook.cells[i].source) for i in match.executed()]
+    scan = scan_cells(runs, settings.reference)
+    findings = compare_release(notebook, release, match) + list(scan.findings)
+    plan = plan_job(str(index), notebook, release, match, names, settings.protected)
+    prepared = _Prepared(found, notebook, release, match, scan, findings, plan)
+    implied = implied_chapter(found.assignment, releases)
+    if implied is not None and implied != release.chapter:
+        prepared.notes.append(f"This notebook is chapter {release.chapter} (from its "
+                              f"metadata), but it was submitted in the folder "
+                              f"{found.assignment}/, which suggests chapter {implied}; it was "
+                              f"graded as chapter {release.chapter}.")
+    return prepared
+
+
+# --- one file, after running -----------------------------------------------------------------
+
+def _audit_log(prepared: _Prepared, result: JobResult) -> list[Finding]:
+    outcome = result.values.get(prepared.plan.names.log)
+    if outcome is None or outcome.kind != "value" or not isinstance(outcome.value, list):
+        return []
+    entries: list[tuple[CodeCell | None, str, str]] = []
+    for entry in outcome.value[:50]:
+        if isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], int):
+            entries.append((prepared.plan.origin(entry[0]), str(entry[1]), str(entry[2])))
+    importing = {f.cell for f in prepared.findings if f.kind == "imports_reference"}
+    return blocked_findings(entries, importing)
+
+
+def _with_notes(row: ExerciseResult, notes: list[str]) -> ExerciseResult:
+    return replace(row, notes=row.notes + tuple(notes)) if notes else row
+
+
+def _finish(prepared: _Prepared, result: JobResult, settings: Settings,
+            limits: Limits) -> NotebookResult:
+    ctx = Context(prepared.plan, result, prepared.match,
+                  {c.index: c.source for c in prepared.notebook.cells}, prepared.scan,
+                  prepared.findings + _audit_log(prepared, result), limits, settings.blank)
+    # Notes about the file itself (filed under another chapter's folder) go on every row,
+    # so that they reach the gradebook too.
+    rows = tuple(_with_notes(grade_task(ctx, task), prepared.notes)
+                 for task in prepared.release.tasks)
+    notes = tuple(prepared.notes) + notebook_notes(ctx)
+    return NotebookResult(prepared.found.student, prepared.found.rel, prepared.release.chapter,
+                          prepared.release.title, rows, notes, seconds=result.wall_s)
+
+
+def _internal(error: Exception) -> str:
+    return (f"the grader failed on this file ({type(error).__name__}: {error}); this is a "
+            "bug in the grader, please report it with the file")
+
+
+# --- the batch ------------------------------------------------------------------------------
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _one_per_chapter(prepared: list[_Prepared]) -> tuple[list[_Prepared], list[NotebookResult]]:
+    """Keep one notebook per student and chapter (the most recently modified); the others
+    become problems naming the one that was graded."""
+    groups: dict[tuple[str, int], list[_Prepared]] = {}
+    for item in prepared:
+        groups.setdefault((item.found.student, item.release.chapter), []).append(item)
+    kept, dropped = [], []
+    for (student, chapter), items in groups.items():
+        items.sort(key=lambda p: (_mtime(p.found.path), p.found.rel))
+        kept.append(items[-1])
+        for other in items[:-1]:
+            dropped.append(_problem(student, other.found.rel, (
+                f"{student} has {len(items)} notebooks for chapter {chapter}; only the most "
+                f"recently modified one ({items[-1].found.rel}) was graded"),
+                other.release, per_exercise=False))
+    return kept, dropped
+
+
+def _unfilled_assignments(found: list[Found], kept: list[_Prepared],
+                          releases: Mapping[int, Release]) -> list[NotebookResult]:
+    """An assignment folder whose name points to a chapter the student has no graded
+    notebook for (they filed another chapter's notebook there): error rows for it."""
+    graded = {(p.found.student, p.release.chapter) for p in kept}
+    problems: dict[tuple[str, int], NotebookResult] = {}
+    for item in found:
+        chapter = implied_chapter(item.assignment, releases)
+        if chapter is None or (item.student, chapter) in graded:
+            continue
+        folder = item.rel.rsplit("/", 1)[0] + "/"
+        problems.setdefault((item.student, chapter), _problem(
+            item.student, folder, f"no chapter {chapter} notebook in this assignment folder "
+            f"(it holds {Path(item.rel).name}, which is another chapter or could not be read)",
+            releases[chapter]))
+    return list(problems.values())
+
+
+def _prepare_all(discovery: Discovery, releases: Mapping[int, Release], names: Names,
+                 settings: Settings, progress: Progress | None
+                 ) -> tuple[list[_Prepared], list[NotebookResult]]:
+    prepared, problems = [], []
+    for index, found in enumerate(discovery.found):
+        try:
+            prepared.append(_prepare(found, index, releases, names, settings))
+        except Exception as error:  # noqa: BLE001 - one file never stops the batch
+            message = str(error) if isinstance(error, Unreadable) else _internal(error)
+            chapter = implied_chapter(found.assignment, releases)
+            problems.append(_problem(found.student, found.rel, message,
+                                     releases.get(chapter) if chapter is not None else None))
+            if progress is not None:
+                progress.step(f"{found.rel}: could not be read")
+    for missing in discovery.missing:
+        chapter = implied_chapter(missing.assignment, releases)
+        problems.append(_problem(missing.student, missing.rel, missing.message,
+                                 releases.get(chapter) if chapter is not None else None))
+    kept, dropped = _one_per_chapter(prepared)
+    for item in dropped:
+        if progress is not None:
+            progress.step(f"{item.path}: not graded (another notebook of the same chapter)")
+    problems += dropped + _unfilled_assignments(discovery.found, kept, releases)
+    return kept, _without_duplicates(problems)
+
+
+def _without_duplicates(problems: list[NotebookResult]) -> list[NotebookResult]:
+    """An unreadable file in an assignment folder already stands for its chapter."""
+    seen: set[tuple[str, int | None]] = set()
+    out = []
+    for problem in problems:
+        key = (problem.student, problem.chapter)
+        if problem.chapter is not None and problem.exercises:
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(problem)
+    return out
+
+
+def _run(prepared: list[_Prepared], settings: Settings,
+         progress: Progress | None) -> Iterable[NotebookResult]:
+    if not prepared:
+        return
+    limits = settings.limits(max(p.plan.cost for p in prepared))
+    by_id = {p.plan.job.job_id: p for p in prepared}
+    with WorkerPool(min(settings.workers, len(prepared)), limits) as pool:
+        for result in pool.map(p.plan.job for p in prepared):
+            item = by_id[result.job_id]
+            try:
+                graded = _finish(item, result, settings, limits)
+            except Exception as error:  # noqa: BLE001 - one file never stops the batch
+                graded = _problem(item.found.student, item.found.rel, _internal(error),
+                                  item.release)
+            if progress is not None:
+                progress.step(f"{item.found.rel}: {graded.points}/{graded.max_points}")
+            yield graded
+
+
+def grade_folder(folder: Path, releases: Mapping[int, Release], settings: Settings,
+                 progress: Callable[[int], Progress] | None = None) -> Batch:
+    """Grade every notebook under ``folder``. ``progress(total)`` makes the progress display."""
+    started = time.monotonic()
+    discovery = discover(folder)
+    bar = progress(len(discovery.found)) if progress is not None else None
+    names = Names()
+    prepared, problems = _prepare_all(discovery, releases, names, settings, bar)
+    graded = list(_run(prepared, settings, bar))
+    if bar is not None:
+        bar.done()
+    notebooks = sorted(graded + problems, key=lambda nb: (
+        nb.student, -1 if nb.chapter is None else nb.chapter, nb.path))
+    batch_problems = [] if discovery.found or discovery.missing else [
+        f"{folder}: no student folders with notebooks to grade"]
+    return Batch(tuple(notebooks), tuple(discovery.ignored), tuple(batch_problems),
+                 seconds=time.monotonic() - started)
+
+
+def write_outputs(batch: Batch, out: Path) -> None:
+    """``grades.csv``, ``grades.json`` and ``feedback/<student>/chNN.html`` under ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(batch, out / "grades.csv")
+    write_json(batch, out / "grades.json")
+    write_feedback(batch.notebooks, out / "feedback")
+
+
+def protected_folders(*paths: os.PathLike[str] | str) -> tuple[str, ...]:
+    """Absolute, symlink-free forms of ``paths`` (what the guard compares against)."""
+    return tuple(sorted({os.path.realpath(os.fspath(p)) for p in paths}))
+

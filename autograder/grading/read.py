@@ -1,0 +1,118 @@
+"""Load a submitted notebook as plain data, or say precisely why it cannot be graded.
+
+Reads the JSON directly (no nbformat needed at grading time) and keeps only what the
+grader uses: each cell's type, source, id and metadata, and the notebook's metadata.
+Nothing in the file is executed here. Every way a file can be unusable becomes an
+:class:`Unreadable` with a message an instructor can pass on to the student.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+MAX_BYTES = 50 * 1024 * 1024  # far above any real chapter notebook (outputs included)
+SUPPORTED_MAJOR = 4
+
+
+class Unreadable(ValueError):
+    """The file is not a notebook the grader can read; the message says why."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    index: int                # position in the submitted notebook, from 0
+    cell_type: str
+    source: str
+    cell_id: str = ""
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def number(self) -> int:
+        """The cell's position as a person counts it (from 1)."""
+        return self.index + 1
+
+
+@dataclass(frozen=True)
+class Notebook:
+    metadata: Mapping[str, Any]
+    cells: tuple[Cell, ...]
+
+
+def read_notebook(path: Path) -> Notebook:
+    """Parse ``path``; raises :class:`Unreadable` with a clear message."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise Unreadable(f"the file is {size / 1e6:.0f} MB, larger than the "
+                             f"{MAX_BYTES // 2**20} MB a chapter notebook can be")
+        data = path.read_bytes()
+    except OSError as error:
+        raise Unreadable(f"could not read the file ({error.strerror or error})") from None
+    return parse_notebook(data)
+
+
+def parse_notebook(data: bytes) -> Notebook:
+    if not data.strip():
+        raise Unreadable("the file is empty")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise Unreadable("not a notebook: the file is not UTF-8 text (a binary file "
+                         "renamed to .ipynb?)") from None
+    try:
+        tree = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise Unreadable(f"not valid JSON (line {error.lineno}, column {error.colno}: "
+                         f"{error.msg}); the file may have been cut short or edited by "
+                         "hand") from None
+    except (ValueError, RecursionError):
+        raise Unreadable("not valid JSON") from None
+    return _notebook(tree)
+
+
+def _notebook(tree: Any) -> Notebook:
+    if not isinstance(tree, dict):
+        raise Unreadable(f"not a notebook: the JSON holds a {type(tree).__name__}, not a "
+                         "notebook object")
+    major = tree.get("nbformat")
+    if major is None:
+        raise Unreadable("not a notebook: the JSON has no 'nbformat' version")
+    if type(major) is not int:
+        raise Unreadable(f"not a notebook: 'nbformat' is {major!r}, not a version number")
+    if major < SUPPORTED_MAJOR:
+        raise Unreadable(f"an nbformat {major} notebook (from a very old Jupyter); open it "
+                         "in a current Jupyter, save it (nbformat 4) and submit it again")
+    if major > SUPPORTED_MAJOR:
+        raise Unreadable(f"an nbformat {major} notebook, newer than the nbformat 4 this "
+                         "grader reads")
+    cells = tree.get("cells")
+    if not isinstance(cells, list):
+        raise Unreadable("not a notebook: no list of 'cells'")
+    metadata = tree.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise Unreadable("not a notebook: its 'metadata' is not an object")
+    return Notebook(MappingProxyType(metadata),
+                    tuple(_cell(index, cell) for index, cell in enumerate(cells)))
+
+
+def _cell(index: int, tree: Any) -> Cell:
+    where = f"cell {index + 1}"
+    if not isinstance(tree, dict):
+        raise Unreadable(f"not a notebook: {where} is not an object")
+    cell_type = tree.get("cell_type")
+    if cell_type not in ("code", "markdown", "raw"):
+        raise Unreadable(f"not a notebook: {where} has cell_type {cell_type!r}")
+    source = tree.get("source", "")
+    if isinstance(source, list) and all(isinstance(line, str) for line in source):
+        source = "".join(source)
+    if not isinstance(source, str):
+        raise Unreadable(f"not a notebook: the source of {where} is not text")
+    metadata = tree.get("metadata", {})
+    cell_id = tree.get("id", "")
+    return Cell(index, cell_type, source, cell_id if isinstance(cell_id, str) else "",
+                MappingProxyType(metadata if isinstance(metadata, dict) else {}))

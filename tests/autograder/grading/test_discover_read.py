@@ -1,0 +1,89 @@
+"""Finding notebooks in both layouts, and reading them or saying why not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autograder.grading.discover import discover
+from autograder.grading.read import Unreadable, parse_notebook, read_notebook
+
+
+def test_flat_layout(write_notebook, tmp_path: Path) -> None:
+    write_notebook("in/ann/ch01.ipynb", "{}")
+    write_notebook("in/ann/notes.txt", "x")
+    write_notebook("in/bob/.ipynb_checkpoints/ch01-checkpoint.ipynb", "{}")
+    write_notebook("in/bob/ch01.ipynb", "{}")
+    found = discover(tmp_path / "in")
+    assert [(f.student, f.rel, f.assignment) for f in found.found] == [
+        ("ann", "ann/ch01.ipynb", ""), ("bob", "bob/ch01.ipynb", "")]
+    assert found.ignored == ["ann/notes.txt"]
+    assert found.missing == []
+
+
+def test_nbgrader_layout_inside_a_course_folder(write_notebook, tmp_path: Path) -> None:
+    write_notebook("course/submitted/ann/ch01_toy/ch01_toy.ipynb", "{}")
+    write_notebook("course/submitted/ann/ch01_toy/timestamp.txt", "2024-01-01")
+    write_notebook("course/submitted/ann/ch02/notes.md", "no notebook here")
+    write_notebook("course/source/ch01_toy/ch01_toy.ipynb", "{}")  # not a submission
+    found = discover(tmp_path / "course")
+    assert [(f.student, f.rel, f.assignment) for f in found.found] == [
+        ("ann", "ann/ch01_toy/ch01_toy.ipynb", "ch01_toy")]
+    assert [(m.student, m.message, m.assignment) for m in found.missing] == [
+        ("ann", "ann/ch02/: no notebook (.ipynb) in this assignment folder", "ch02")]
+    assert found.ignored == ["ann/ch02/notes.md"]
+
+
+def test_folders_without_notebooks_and_stray_notebooks(write_notebook, tmp_path: Path) -> None:
+    (tmp_path / "in" / "empty").mkdir(parents=True)
+    write_notebook("in/loose.ipynb", "{}")
+    found = discover(tmp_path / "in")
+    assert [m.message for m in found.missing] == [
+        "empty/: no notebook (.ipynb) in this student's folder",
+        "loose.ipynb: a notebook outside any student folder; put it in "
+        "SUBMISSIONS/<student>/"]
+
+
+def test_an_empty_submissions_folder_finds_nothing(tmp_path: Path) -> None:
+    found = discover(tmp_path)
+    assert (found.found, found.missing, found.ignored) == ([], [], [])
+
+
+@pytest.mark.parametrize("data, message", [
+    (b"", "the file is empty"),
+    (b"\xff\xfe\x00binary", "not a notebook: the file is not UTF-8 text"),
+    (b'{"cells": [', "not valid JSON (line 1, column 12: Expecting value)"),
+    (b"[]", "not a notebook: the JSON holds a list, not a notebook object"),
+    (b"{}", "not a notebook: the JSON has no 'nbformat' version"),
+    (b'{"nbformat": "4"}', "not a notebook: 'nbformat' is '4', not a version number"),
+    (b'{"nbformat": 3, "worksheets": []}', "an nbformat 3 notebook (from a very old Jupyter)"),
+    (b'{"nbformat": 5, "cells": []}', "an nbformat 5 notebook, newer than the nbformat 4"),
+    (b'{"nbformat": 4}', "not a notebook: no list of 'cells'"),
+    (b'{"nbformat": 4, "cells": [{"cell_type": "code", "source": 3}]}',
+     "not a notebook: the source of cell 1 is not text"),
+    (b'{"nbformat": 4, "cells": [{"cell_type": "widget"}]}',
+     "not a notebook: cell 1 has cell_type 'widget'"),
+])
+def test_unreadable_files_say_why(data: bytes, message: str) -> None:
+    with pytest.raises(Unreadable) as caught:
+        parse_notebook(data)
+    assert str(caught.value).startswith(message)
+
+
+def test_a_notebook_reads_as_cells(toy_notebook, write_notebook) -> None:
+    tree = toy_notebook({"1.1": ["answer_1_1 = ", "2"]})  # sources may be lists of lines
+    path = write_notebook("nb.ipynb", tree)
+    notebook = read_notebook(path)
+    assert notebook.metadata["workbook"]["chapter"] == 1
+    assert len(notebook.cells) == 8
+    assert (notebook.cells[3].cell_id, notebook.cells[3].source) == ("t-3", "answer_1_1 = 2")
+    assert notebook.cells[3].number == 4
+
+
+def test_a_huge_file_is_refused_before_reading(tmp_path: Path) -> None:
+    path = tmp_path / "big.ipynb"
+    with path.open("wb") as file:
+        file.truncate(60 * 2**20)  # sparse: 60 MB on paper, nothing on disk
+    with pytest.raises(Unreadable, match="the file is 63 MB, larger than the 50 MB"):
+        read_notebook(path)

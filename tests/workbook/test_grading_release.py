@@ -1,0 +1,59 @@
+"""What the workbook hands the grading engine: releases, names and protected folders."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from autograder.kinds import Debug, Function
+from workbook import build, grading, notebook_cells
+from workbook.records import all_challenges, all_exercises
+
+
+def test_the_restated_builder_names_match_the_builder() -> None:
+    for chapter in grading.CHAPTERS:
+        assert grading.learner_path(chapter) == build.learner_path(chapter)
+        assert grading.instructor_path(chapter) == build.instructor_path(chapter)
+    for record in all_exercises():
+        assert grading.answer_name(record) == notebook_cells.answer_name(record)
+        assert grading.bug_line_name(record) == notebook_cells.bug_line_name(record)
+
+
+def test_every_record_is_a_task_of_its_chapter_in_order() -> None:
+    releases = grading.releases()
+    ids = [t.record.id for number in sorted(releases) for t in releases[number].tasks]
+    assert ids == [r.id for r in (*all_exercises(), *all_challenges())]
+    for number, release in releases.items():
+        assert {t.record.chapter for t in release.tasks} == {number}
+
+
+def test_tasks_name_what_the_learner_assigns() -> None:
+    tasks = {t.record.id: t for r in grading.releases().values() for t in r.tasks}
+    assert (tasks["0.1"].value_name, tasks["0.1"].mode) == ("answer_0_1", "value")
+    assert (tasks["0.5"].value_name, tasks["0.5"].mode) == (None, "function")
+    assert tasks["0.5"].function_name == "ring_allreduce_time_ms"
+    assert (tasks["5.5"].value_name, tasks["5.5"].mode) == ("bug_line_5_5", "debug")
+    assert tasks["5.5"].function_name == "bubble_over_compute"
+    kinds = {t.mode for t in tasks.values() if isinstance(t.record.answer, (Function, Debug))}
+    assert kinds == {"function", "debug"}
+
+
+def test_release_cells_carry_roles_and_nbgrader_grade_ids() -> None:
+    release = grading.releases()[5]
+    answer = release.answer_cell("5.1")
+    assert answer is not None
+    assert (answer.cell_id, answer.grade_id, answer.tag) == ("ch05-019", "answer_5_1", "answer")
+    roles = [c.role for c in release.cells]
+    assert roles.count("answer") == roles.count("check") == len(release.tasks) == 6
+    assert release.cells[1].grade_id == "ch05_cell_001"  # the locked setup cell
+
+
+def test_learner_code_may_not_read_the_grader_files(tmp_path: Path) -> None:
+    settings = grading.settings(1, 1.0, tmp_path / "in", tmp_path / "out")
+    root = Path(grading.__file__).resolve().parents[1]
+    for folder in ("solutions", "workbook", "autograder", "tests"):
+        assert str(root / folder) in settings.protected
+    assert str(root / ".venv") not in settings.protected  # the learner's numpy lives there
+    assert {os.path.realpath(tmp_path / "in"), os.path.realpath(tmp_path / "out")} <= set(
+        settings.protected)
+    assert settings.reference == {"solutions", "workbook", "autograder"}
