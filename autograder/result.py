@@ -21,6 +21,7 @@ _STATUS = {
     "correct": ("✔", "Correct", "#1a7f37"),
     "wrong": ("✘", "Not yet", "#b35900"),
     "invalid": ("⚠", "Could not read your answer", "#6e7781"),
+    "unanswered": ("○", "Not answered yet", "#6e7781"),
 }
 
 
@@ -40,7 +41,8 @@ class CheckResult:
     ``hint`` is the next-hint text offered after a wrong answer ("" for none);
     ``params`` are the variant's numbers, or None for the canonical ones;
     ``attempt_counted`` says whether the check was recorded as an attempt;
-    ``note`` is a remark about the check itself (e.g. progress not saved).
+    ``note`` is a remark about the check itself (e.g. progress not saved);
+    ``unanswered`` marks an answer cell still holding its placeholder.
     """
 
     exercise_id: str
@@ -50,6 +52,7 @@ class CheckResult:
     params: Mapping[str, Any] | None
     attempt_counted: bool
     note: str = ""
+    unanswered: bool = False
 
     @property
     def passed(self) -> bool:
@@ -60,8 +63,12 @@ class CheckResult:
         return self.verdict.message
 
     @property
+    def _status_key(self) -> str:
+        return "unanswered" if self.unanswered else self.verdict.status
+
+    @property
     def status_line(self) -> str:
-        symbol, word, _ = _STATUS[self.verdict.status]
+        symbol, word, _ = _STATUS[self._status_key]
         return f"{symbol} {word}"
 
     def with_note(self, note: str) -> CheckResult:
@@ -93,7 +100,7 @@ class CheckResult:
     # -- HTML ---------------------------------------------------------------------------
     def _repr_html_(self) -> str:
         v = self.verdict
-        symbol, word, colour = _STATUS[v.status]
+        symbol, word, colour = _STATUS[self._status_key]
         e = html.escape
         parts = [
             f'<div class="dtw-result dtw-{v.status}" role="status" aria-live="polite" '

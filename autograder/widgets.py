@@ -8,6 +8,7 @@ and wrong are announced in words and symbols, never by colour alone.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -31,8 +32,24 @@ class Actions:
     lookup: Callable[[str], Any]           # name -> object in the learner's namespace
 
 
+_INLINE_MARKDOWN = (
+    (re.compile(r"\*\*(.+?)\*\*"), r"<strong>\1</strong>"),
+    (re.compile(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])"), r"<em>\1</em>"),
+    (re.compile(r"`([^`]+)`"), r"<code>\1</code>"),
+)
+
+
+def inline_markdown(text: str) -> str:
+    """Escape ``text`` for HTML, then render the inline markdown prompts use (bold,
+    italics, code), since an HTML widget does not render markdown itself."""
+    out = html.escape(text)
+    for pattern, replacement in _INLINE_MARKDOWN:
+        out = pattern.sub(replacement, out)
+    return out.replace("\n", "<br>")
+
+
 def _prompt_html(record: Exercise, prompt: str) -> str:
-    body = html.escape(prompt).replace("\n", "<br>")
+    body = inline_markdown(prompt)
     return (f"<div><strong>Exercise {html.escape(record.id)}: {html.escape(record.title)}"
             f"</strong> <em>({record.kind})</em><p>{body}</p></div>")
 

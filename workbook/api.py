@@ -62,7 +62,7 @@ def _check(record: Exercise, answer: Any, params: dict[str, Any] | None) -> Chec
         )
     if grading_mode():
         if not result.passed:
-            raise AssertionError(f"Exercise {record.id}: {result.message}")
+            raise AssertionError(f"Exercise {record.id}: {result.status_line}: {result.message}")
         return result
     if result.attempt_counted:
         note = journal.record_check(record.id, params, answer, result.verdict)
@@ -75,9 +75,9 @@ def _unanswered(record: Exercise) -> CheckResult:
     from autograder.kinds.base import Verdict
 
     verdict = Verdict(status="invalid",
-                      message=f"Not answered yet: expected {record.answer.describe()}.")
+                      message=f"Nothing to check yet: expected {record.answer.describe()}.")
     return CheckResult(exercise_id=record.id, title=record.title, verdict=verdict,
-                       hint="", params=None, attempt_counted=False)
+                       hint="", params=None, attempt_counted=False, unanswered=True)
 
 
 def _next_hint(record: Exercise, wrong: bool) -> str:

@@ -36,7 +36,7 @@ def test_wrong_answer_through_a_card_shows_feedback_in_words() -> None:
 def test_unanswered_card_explains_what_is_expected() -> None:
     card = wb.widget("1.6")
     card.buttons["check"].click()
-    assert "Not answered yet" in card.last.message
+    assert "Not answered yet" in str(card.last)
 
 
 @pytest.mark.parametrize("exercise_id", ["0.5", "0.6"])
@@ -44,3 +44,17 @@ def test_code_cards_look_up_the_learners_function(exercise_id: str) -> None:
     card = wb.widget(exercise_id)
     card.buttons["check"].click()  # nothing defined in a notebook namespace here
     assert not card.last.passed
+
+
+def test_prompt_markdown_is_rendered_and_escaped() -> None:
+    from autograder.widgets import inline_markdown
+
+    assert inline_markdown("each GPU **sends**, *once*, `n - 1` <b>") == (
+        "each GPU <strong>sends</strong>, <em>once</em>, <code>n - 1</code> &lt;b&gt;")
+    assert inline_markdown("2 * 3 * 4") == "2 * 3 * 4"  # arithmetic is not emphasis
+
+
+def test_unanswered_is_said_in_words() -> None:
+    result = wb.check("0.1", None)
+    assert str(result).startswith("○ Not answered yet")
+    assert "Not answered yet" in result._repr_html_()
