@@ -8,13 +8,13 @@ and wrong are announced in words and symbols, never by colour alone.
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from autograder.exercise import Exercise
 from autograder.kinds import Choice, Constraints, Debug, Function, Numeric, Ordering, Trace
+from autograder.markup import inline_markdown
 
 ReadAnswer = Callable[[], Any]
 WriteAnswer = Callable[[Any], None]
@@ -30,22 +30,6 @@ class Actions:
     solution: Callable[[], Any]
     variant: Callable[[], Any]             # -> a displayable practice prompt
     lookup: Callable[[str], Any]           # name -> object in the learner's namespace
-
-
-_INLINE_MARKDOWN = (
-    (re.compile(r"\*\*(.+?)\*\*"), r"<strong>\1</strong>"),
-    (re.compile(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])"), r"<em>\1</em>"),
-    (re.compile(r"`([^`]+)`"), r"<code>\1</code>"),
-)
-
-
-def inline_markdown(text: str) -> str:
-    """Escape ``text`` for HTML, then render the inline markdown prompts use (bold,
-    italics, code), since an HTML widget does not render markdown itself."""
-    out = html.escape(text)
-    for pattern, replacement in _INLINE_MARKDOWN:
-        out = pattern.sub(replacement, out)
-    return out.replace("\n", "<br>")
 
 
 def _prompt_html(record: Exercise, prompt: str) -> str:

@@ -50,8 +50,21 @@ def is_blank(answer: Any) -> bool:
     return False
 
 
+def _untouched(record: Exercise, answer: Any) -> bool:
+    """True for an answer cell left as generated: a blank value, the function stub, or a
+    debug answer whose line is still None."""
+    from autograder.kinds import Debug, Function
+
+    kind = record.answer
+    if isinstance(kind, Function):
+        return is_blank(answer) or kind.is_stub(answer)
+    if isinstance(kind, Debug) and type(answer) in (list, tuple) and len(answer) == 2:
+        return answer[0] is None
+    return is_blank(answer)
+
+
 def _check(record: Exercise, answer: Any, params: dict[str, Any] | None) -> CheckResult:
-    if is_blank(answer):
+    if _untouched(record, answer):
         result = _unanswered(record)
     else:
         verdict = record.grade(answer, params)
@@ -105,7 +118,9 @@ class Text:
     def _repr_html_(self) -> str:
         import html
 
-        body = html.escape(self.body).replace("\n", "<br>")
+        from autograder.markup import inline_markdown
+
+        body = inline_markdown(self.body)
         return (f'<div class="dtw-text" role="note"><strong>{html.escape(self.heading)}</strong>'
                 f"<div>{body}</div></div>")
 

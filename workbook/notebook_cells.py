@@ -71,8 +71,7 @@ def _placeholder(record: Exercise) -> str:
     if isinstance(kind, Constraints):
         return f"{name} = dict(" + ", ".join(f"{f}=None" for f in kind.fields) + ")"
     if isinstance(kind, Function):
-        return (f"def {kind.function_name}{kind.signature}:\n"
-                "    # your code here\n    return None")
+        return kind.stub()
     if isinstance(kind, Debug):
         return (f"{bug_line_name(record)} = None  # the number of the buggy line\n\n"
                 f"# Fix the function below (it starts as the buggy version):\n"

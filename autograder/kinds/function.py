@@ -84,6 +84,21 @@ class Function:
     def describe(self) -> str:
         return f"a Python function: def {self.function_name}{self.signature}"
 
+    def stub(self) -> str:
+        """The source an answer cell starts with: the signature and an empty body."""
+        return f"def {self.function_name}{self.signature}:\n    # your code here\n    return None"
+
+    def is_stub(self, answer: Any) -> bool:
+        """True when ``answer`` is still the untouched stub (compares compiled code)."""
+        code = getattr(answer, "__code__", None)
+        if code is None:
+            return False
+        namespace: dict[str, Any] = {}
+        exec(compile(self.stub(), "<stub>", "exec"), namespace)  # our own source only
+        stub_code = namespace[self.function_name].__code__
+        return (code.co_code, code.co_consts, code.co_names) == (
+            stub_code.co_code, stub_code.co_consts, stub_code.co_names)
+
     # -- one case -----------------------------------------------------------------------
     def _run(self, fn: Callable[..., Any], reference: Callable[..., Any], args: Args) -> _Case:
         call = f"{self.function_name}({', '.join(show(a, 30) for a in args)})"

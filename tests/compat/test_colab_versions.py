@@ -57,7 +57,7 @@ def test_chapter_0_runs_under_colab_versions(tmp_path: Path) -> None:
     script = (
         "import nbformat, nbclient, sys\n"
         "nb = nbformat.read('workbook/notebooks/ch00_ring_allreduce.ipynb', 4)\n"
-        "nbclient.NotebookClient(nb, timeout=180, kernel_name='python3',"
+        "nbclient.NotebookClient(nb, timeout=60, kernel_name='python3',"
         " resources={'metadata': {'path': sys.argv[1]}}).execute()\n"
         "errors = [o for c in nb.cells for o in c.get('outputs', [])"
         " if o.get('output_type') == 'error']\n"

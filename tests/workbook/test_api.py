@@ -114,3 +114,17 @@ def test_a_corrupt_log_is_reported_never_overwritten(fresh_home: Path) -> None:
 def test_unknown_exercise_names_valid_ids() -> None:
     with pytest.raises(KeyError, match="valid ids"):
         wb.check("12.3", 1)
+
+
+def test_untouched_function_stub_is_not_an_attempt() -> None:
+    namespace: dict = {}
+    exec(wb.exercise("0.5").answer.stub(), namespace)  # the answer cell as generated
+    result = wb.check("0.5", namespace["ring_allreduce_time_ms"])
+    assert not result.passed and not result.attempt_counted
+    assert str(result).startswith("○ Not answered yet")
+
+    def ring_allreduce_time_ms(message_gb, n_gpus, link_gb_per_s, latency_us):
+        return 0.0  # a real (wrong) attempt
+
+    assert wb.check("0.5", ring_allreduce_time_ms).attempt_counted
+    assert not wb.check("0.6", (None, ring_allreduce_time_ms)).attempt_counted

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 
 def execute(path: Path, workdir: Path) -> nbformat.NotebookNode:
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=180, kernel_name="python3",
+    client = NotebookClient(nb, timeout=60, kernel_name="python3",
                             resources={"metadata": {"path": str(workdir)}})
     client.execute()
     return nb
