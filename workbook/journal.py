@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from autograder.progress.events import Event
 from autograder.progress.location import default_store_path
 from autograder.progress.store import ProgressFileError, ProgressStore
+from workbook.write_behind import WriteBehind
 
 if TYPE_CHECKING:
     from autograder.kinds.base import Verdict
@@ -24,16 +25,26 @@ _ANSWER_LIMIT = 2000
 
 
 class _Journal:
-    """The open store for this kernel, or the reason it could not be opened."""
+    """The open store for this kernel (with its background writer), or the reason it
+    could not be opened."""
 
     def __init__(self) -> None:
         self.store: ProgressStore | None = None
+        self.writer: WriteBehind | None = None
         self.error = ""
         self.path = default_store_path()
         try:
             self.store = ProgressStore(self.path)
         except (ProgressFileError, OSError) as exc:
             self.error = str(exc)
+        else:
+            self.writer = WriteBehind(self.store)
+
+    def readable(self) -> ProgressStore | None:
+        """The store, after this kernel's queued events have reached it."""
+        if self.writer is not None:
+            self.writer.flush()
+        return self.store
 
 
 @lru_cache(maxsize=1)
@@ -44,7 +55,7 @@ def _journal() -> _Journal:
 def reopen() -> None:
     """Forget the open store (after WORKBOOK_HOME changes, or in tests)."""
     if _journal.cache_info().currsize:
-        store_now = _journal().store
+        store_now = _journal().readable()
         if store_now is not None:
             store_now.close()
     _journal.cache_clear()
@@ -53,9 +64,10 @@ def reopen() -> None:
 def store() -> ProgressStore:
     """The open progress store; ProgressFileError explains why it cannot be used."""
     journal = _journal()
-    if journal.store is None:
+    found = journal.readable()
+    if found is None:
         raise ProgressFileError(journal.error)
-    return journal.store
+    return found
 
 
 def describe_answer(answer: Any) -> str:
@@ -70,14 +82,12 @@ def describe_answer(answer: Any) -> str:
 
 
 def _append(event: Event) -> str:
+    """Queue the event for writing; returns a note about any failure seen so far."""
     journal = _journal()
-    if journal.store is None:
+    if journal.store is None or journal.writer is None:
         return f"Progress not saved: {journal.error}"
-    try:
-        journal.store.append(event)
-    except (ProgressFileError, OSError) as exc:
-        return f"Progress not saved: {exc}"
-    return ""
+    journal.writer.put(event)
+    return " ".join(dict.fromkeys(journal.writer.take_errors()))
 
 
 def record_check(exercise_id: str, params: dict[str, Any] | None, answer: Any,
@@ -99,21 +109,26 @@ def record_event(action: str, key: str, value: Any = "") -> str:
 
 
 def events() -> list[Event]:
-    journal = _journal()
-    if journal.store is None:
+    found = _journal().readable()
+    if found is None:
         return []
     try:
-        return journal.store.events()
+        return found.events()
     except (ProgressFileError, OSError):
         return []
 
 
 def _action_counts(exercise_id: str) -> dict[str, int]:
+    """Hint and solution counts: only a queued hint or solution view is waited for, so
+    a check does not wait for the previous check's write."""
     journal = _journal()
-    if journal.store is None:
+    if journal.writer is not None and journal.writer.pending("hint", "solution"):
+        journal.writer.flush()
+    found = journal.store
+    if found is None:
         return {}
     try:
-        return journal.store.action_counts(exercise_id)
+        return found.action_counts(exercise_id)
     except (ProgressFileError, OSError):
         return {}
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -94,6 +95,7 @@ class ProgressStore:
         self.path = Path(path)
         self._shared: sqlite3.Connection | None = None
         self._shared_pid = 0
+        self._shared_lock = threading.RLock()  # one thread at a time on the kept connection
         if self.path.is_dir():
             raise ProgressFileError(f"{self.path} is a folder; the progress log must be a file "
                                     "path such as .../progress.sqlite3")
@@ -132,9 +134,10 @@ class ProgressStore:
 
     def close(self) -> None:
         """Close the kept connection (reopened on the next call)."""
-        if self._shared is not None:
-            self._shared.close()
-            self._shared = None
+        with self._shared_lock:
+            if self._shared is not None:
+                self._shared.close()
+                self._shared = None
 
     def __len__(self) -> int:
         with self._connect() as con:
@@ -160,22 +163,24 @@ class ProgressStore:
         """
         if query_only:
             con = self._open()
-        else:
+            try:
+                con.execute("PRAGMA query_only = ON")
+                yield con
+            except sqlite3.DatabaseError as err:
+                raise self._file_error(err) from err
+            finally:
+                con.close()
+            return
+        with self._shared_lock:
             if self._shared is None or self._shared_pid != os.getpid():
                 self._shared, self._shared_pid = self._open(), os.getpid()
-            con = self._shared
-        try:
-            if query_only:
-                con.execute("PRAGMA query_only = ON")
-            yield con
-        except sqlite3.IntegrityError:
-            raise  # a duplicate uid: the caller turns it into a clear message
-        except sqlite3.DatabaseError as err:
-            self.close()
-            raise self._file_error(err) from err
-        finally:
-            if query_only:
-                con.close()
+            try:
+                yield self._shared
+            except sqlite3.IntegrityError:
+                raise  # a duplicate uid: the caller turns it into a clear message
+            except sqlite3.DatabaseError as err:
+                self.close()
+                raise self._file_error(err) from err
 
     def _insert(self, statement: str, events: Sequence[Event]) -> int:
         rows = [_row(event) for event in events]

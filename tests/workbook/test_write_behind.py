@@ -1,0 +1,43 @@
+"""Progress events are written behind the check, and none is lost on the way."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import workbook as wb
+from autograder.progress.store import ProgressStore
+from workbook import journal
+
+
+def test_a_process_that_exits_right_after_a_check_keeps_the_event(fresh_home: Path) -> None:
+    code = "import workbook; workbook.check('0.1', 1.75); workbook.check('0.2', '70 ms')"
+    env = {**os.environ, "WORKBOOK_HOME": str(fresh_home)}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=60)
+    events = ProgressStore(fresh_home / "progress.sqlite3").events()
+    assert [(e.exercise_id, e.status) for e in events] == [("0.1", "correct"),
+                                                           ("0.2", "correct")]
+
+
+def test_reads_see_every_event_this_kernel_queued() -> None:
+    for _ in range(25):
+        wb.check("0.1", 1.75)
+    assert sum(e.action == "check" for e in journal.events()) == 25
+
+
+def test_a_failed_write_is_reported_on_the_next_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    wb.check("0.1", 1.75)  # opens the store
+    store = journal.store()
+
+    def broken_append(event: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store, "append", broken_append)
+    wb.check("0.1", 1.75)
+    journal.store()  # waits for the writer
+    result = wb.check("0.1", 1.75)
+    assert "Progress not saved: disk full" in str(result)

@@ -1,0 +1,73 @@
+"""Write progress events behind the learner's back, so a check never waits for the disk.
+
+Each event is still written in its own durable SQLite transaction, by one background
+thread per kernel, usually within milliseconds of the check. Reads flush the queue first
+(so this kernel always sees its own events), the queue is flushed when the kernel exits,
+and a write that fails is reported on the learner's next check instead of being lost
+silently.
+"""
+
+from __future__ import annotations
+
+import atexit
+import queue
+import threading
+
+from autograder.progress.events import Event
+from autograder.progress.store import ProgressFileError, ProgressStore
+
+_FLUSH_TIMEOUT_S = 10.0
+
+
+class WriteBehind:
+    """A queue of events and the daemon thread that appends them to ``store``."""
+
+    def __init__(self, store: ProgressStore) -> None:
+        self.store = store
+        # An Event to write, or a threading.Event to set once everything before it is done.
+        self._queue: queue.Queue[Event | threading.Event] = queue.Queue()
+        self._errors: list[str] = []
+        self._pending: dict[str, int] = {}  # queued, not yet written, by action
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="workbook-progress-writer",
+                                        daemon=True)
+        self._thread.start()
+        atexit.register(self.flush)
+
+    def put(self, event: Event) -> None:
+        with self._lock:
+            self._pending[event.action] = self._pending.get(event.action, 0) + 1
+        self._queue.put(event)
+
+    def pending(self, *actions: str) -> int:
+        """How many events of these actions are queued but not yet written."""
+        with self._lock:
+            return sum(self._pending.get(action, 0) for action in actions)
+
+    def flush(self) -> None:
+        """Wait until every event queued so far is written (or has failed)."""
+        if self._thread.is_alive():
+            done = threading.Event()
+            self._queue.put(done)
+            done.wait(_FLUSH_TIMEOUT_S)
+
+    def take_errors(self) -> list[str]:
+        """Failures since the last call, as messages for the learner."""
+        with self._lock:
+            errors, self._errors = self._errors, []
+        return errors
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if isinstance(item, threading.Event):
+                item.set()
+                continue
+            try:
+                self.store.append(item)
+            except (ProgressFileError, OSError, ValueError) as exc:
+                with self._lock:
+                    self._errors.append(f"Progress not saved: {exc}")
+            finally:
+                with self._lock:
+                    self._pending[item.action] -= 1
