@@ -6,9 +6,9 @@ import pytest
 
 from autograder.exercise import Exercise
 from autograder.kinds import Constraints, Ordering
-from workbook.records import ch09
+from workbook.records import ch09, ch09_challenge
 
-RECORDS = {r.id: r for r in (*ch09.EXERCISES, *ch09.CHALLENGES)}
+RECORDS = {r.id: r for r in (*ch09.EXERCISES, *ch09_challenge.CHALLENGES)}
 
 
 def ex(exercise_id: str) -> Exercise:
@@ -18,7 +18,7 @@ def ex(exercise_id: str) -> Exercise:
 def test_records_in_order() -> None:
     assert [r.id for r in ch09.EXERCISES] == [f"9.{i}" for i in range(1, 10)]
     assert [r.kind for r in ch09.EXERCISES] == ["derive"] * 7 + ["design", "derive"]
-    assert [r.id for r in ch09.CHALLENGES] == ["9.10"]
+    assert [r.id for r in ch09_challenge.CHALLENGES] == ["9.10"]
 
 
 def test_9_1_dp_degree() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from functools import cache, lru_cache
 
 from autograder.exercise import Exercise
@@ -18,13 +19,18 @@ def all_exercises() -> tuple[Exercise, ...]:
     return tuple(records)
 
 
+def _challenges_of(chapter_module: str) -> tuple[Exercise, ...]:
+    """The records of ``<chapter module>_challenge``, if the chapter has one."""
+    name = f"{chapter_module}_challenge"
+    if importlib.util.find_spec(name) is None:
+        return ()
+    return tuple(importlib.import_module(name).CHALLENGES)
+
+
 @lru_cache(maxsize=1)
 def all_challenges() -> tuple[Exercise, ...]:
-    """Extra records beyond the 58 (e.g. the capstone's open design task)."""
-    records: list[Exercise] = []
-    for name in CHAPTER_MODULES:
-        records.extend(getattr(importlib.import_module(name), "CHALLENGES", ()))
-    return tuple(records)
+    """Extra records beyond the 58 (e.g. the capstone's open design task, 9.10)."""
+    return tuple(record for name in CHAPTER_MODULES for record in _challenges_of(name))
 
 
 @lru_cache(maxsize=1)
@@ -39,8 +45,8 @@ def by_id() -> dict[str, Exercise]:
 
 @cache
 def _chapter_table(chapter: str) -> dict[str, Exercise]:
-    module = importlib.import_module(f"workbook.records.ch{int(chapter):02d}")
-    records = (*module.EXERCISES, *getattr(module, "CHALLENGES", ()))
+    name = CHAPTER_MODULES[int(chapter)]
+    records = (*importlib.import_module(name).EXERCISES, *_challenges_of(name))
     return {record.id: record for record in records}
 
 
