@@ -9,21 +9,17 @@ not edit" note and no outputs; ``build(check=True)`` reports drift instead of wr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from workbook import notebook_cells as cells
+from workbook.layout import PACKAGE_DIR, instructor_path, learner_path, source_path
 from workbook.notebook_source import Block, SourceError, parse
 from workbook.outline import CHAPTERS, Chapter
 from workbook.records import lookup
 
-PACKAGE_DIR = Path(__file__).resolve().parent
-SOURCE_DIR = PACKAGE_DIR / "chapters"
-NOTEBOOK_DIR = PACKAGE_DIR / "notebooks"
-INSTRUCTOR_DIR = NOTEBOOK_DIR / "instructor"
 REPOSITORY = "https://github.com/distributed-training-workbook/distributed-training-workbook"
 INSTALL_SPEC = f"distributed-training-workbook@git+{REPOSITORY}"
 
@@ -33,18 +29,6 @@ class Built:
     chapter: Chapter
     learner: NotebookNode
     instructor: NotebookNode
-
-
-def source_path(chapter: Chapter) -> Path:
-    return SOURCE_DIR / f"{chapter.stem}.md"
-
-
-def learner_path(chapter: Chapter) -> Path:
-    return NOTEBOOK_DIR / f"{chapter.stem}.ipynb"
-
-
-def instructor_path(chapter: Chapter) -> Path:
-    return INSTRUCTOR_DIR / f"{chapter.stem}.ipynb"
 
 
 def _directive_cells(block: Block, instructor: bool) -> list[NotebookNode]:

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import autograder
 import solutions
-from autograder.exercise import Exercise
 from autograder.grading import (
     Progress,
     Release,
@@ -34,28 +33,9 @@ from autograder.grading.model import METADATA_KEY, Batch
 from autograder.grading.read import Cell, read_notebook
 from autograder.kinds import Debug, Function
 from workbook.api import is_blank
+from workbook.layout import answer_name, bug_line_name, instructor_path, learner_path
 from workbook.outline import CHAPTERS, Chapter
 from workbook.records import lookup
-
-# The builder's layout and names (workbook.build, workbook.notebook_cells), restated here
-# because importing the builder loads nbformat and jsonschema (~2 s); a test keeps them equal.
-NOTEBOOK_DIR = Path(__file__).resolve().parent / "notebooks"
-
-
-def learner_path(chapter: Chapter) -> Path:
-    return NOTEBOOK_DIR / f"{chapter.stem}.ipynb"
-
-
-def instructor_path(chapter: Chapter) -> Path:
-    return NOTEBOOK_DIR / "instructor" / f"{chapter.stem}.ipynb"
-
-
-def answer_name(record: Exercise) -> str:
-    return "answer_" + record.id.replace(".", "_")
-
-
-def bug_line_name(record: Exercise) -> str:
-    return "bug_line_" + record.id.replace(".", "_")
 
 REFERENCE_PACKAGES = frozenset({"solutions", "workbook", "autograder"})
 

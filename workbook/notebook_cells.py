@@ -16,6 +16,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell
 
 from autograder.exercise import Exercise, format_number
 from autograder.kinds import Choice, Constraints, Debug, Function, Numeric, Ordering, Trace
+from workbook.layout import answer_name, bug_line_name
 
 SETUP_SOURCE = '''\
 # Setup: installs the workbook only when it is missing (for example on Google Colab).
@@ -25,15 +26,6 @@ if importlib.util.find_spec("workbook") is None:
     get_ipython().run_line_magic("pip", "install --quiet {install_spec}")
 import workbook as wb
 import narration'''
-
-
-def answer_name(record: Exercise) -> str:
-    """The variable a learner assigns: ``answer_5_1`` for exercise 5.1."""
-    return "answer_" + record.id.replace(".", "_")
-
-
-def bug_line_name(record: Exercise) -> str:
-    return "bug_line_" + record.id.replace(".", "_")
 
 
 def prompt_markdown(record: Exercise) -> str:

@@ -6,17 +6,8 @@ import os
 from pathlib import Path
 
 from autograder.kinds import Debug, Function
-from workbook import build, grading, notebook_cells
+from workbook import grading
 from workbook.records import all_challenges, all_exercises
-
-
-def test_the_restated_builder_names_match_the_builder() -> None:
-    for chapter in grading.CHAPTERS:
-        assert grading.learner_path(chapter) == build.learner_path(chapter)
-        assert grading.instructor_path(chapter) == build.instructor_path(chapter)
-    for record in all_exercises():
-        assert grading.answer_name(record) == notebook_cells.answer_name(record)
-        assert grading.bug_line_name(record) == notebook_cells.bug_line_name(record)
 
 
 def test_every_record_is_a_task_of_its_chapter_in_order() -> None:
