@@ -9,22 +9,25 @@ the dashboard are pure functions of the list of events (``mastery``, ``streaks``
 ``platformdirs`` are used, so importing this package is quick.
 """
 
-from autograder.progress.events import Event
-from autograder.progress.location import (
-    DriveNotMountedError,
-    default_store_path,
-    drive_store_path,
-    in_colab,
-)
-from autograder.progress.mastery import LEVELS, exercise_level, levels
-from autograder.progress.store import ProgressFileError, ProgressStore
-from autograder.progress.streaks import best_streak, current_streak
-from autograder.progress.summary import ChapterProgress, ProgressSummary, summarize
-from autograder.progress.transfer import ProgressCodeError, export_code, import_code
+import importlib
+from typing import Any
 
-__all__ = [
-    "LEVELS", "ChapterProgress", "DriveNotMountedError", "Event", "ProgressCodeError",
-    "ProgressFileError", "ProgressStore", "ProgressSummary", "best_streak",
-    "current_streak", "default_store_path", "drive_store_path", "exercise_level",
-    "export_code", "import_code", "in_colab", "levels", "summarize",
-]
+# name -> submodule; loaded on first use so that writing an event (the check path) does
+# not also import the mastery, summary and transfer code.
+_EXPORTS = {
+    "Event": "events", "DriveNotMountedError": "location", "default_store_path": "location",
+    "drive_store_path": "location", "in_colab": "location", "LEVELS": "mastery",
+    "exercise_level": "mastery", "levels": "mastery", "ProgressFileError": "store",
+    "ProgressStore": "store", "best_streak": "streaks", "current_streak": "streaks",
+    "ChapterProgress": "summary", "ProgressSummary": "summary", "summarize": "summary",
+    "ProgressCodeError": "transfer", "export_code": "transfer", "import_code": "transfer",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        module = importlib.import_module(f"autograder.progress.{_EXPORTS[name]}")
+        return getattr(module, name)
+    raise AttributeError(f"module 'autograder.progress' has no attribute {name!r}")
