@@ -1,0 +1,122 @@
+"""What every simulator lab shares: cases, the grader's report, and running a program safely.
+
+A lab is graded in two halves that may live in different processes:
+
+* :func:`run_case` runs the learner's program on the simulator for one case and returns
+  the plain-data log (in the notebook, or inside the grading sandbox);
+* the lab's ``verify(case, log)`` re-derives everything from that log in the grader's
+  process and returns a :class:`Report`: the first problem (rank, step, expected vs
+  observed), the other checks, and a text picture of the learner's own trace.
+
+Each case is plain data (a dict) and carries its own seed, so the grader regenerates every
+rank's initial data itself instead of trusting what came back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from solutions import simcluster as sim
+from solutions.simverify import BadTrace, Log, array_from_plain, read_log
+
+Case = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Report:
+    """The grader's verdict on one case. ``problem`` is empty when the case passed."""
+
+    case: str                      # "N=5, M=13, int64"
+    problem: str = ""
+    checks: tuple[str, ...] = ()   # what was verified, one line each
+    picture: str = ""              # the learner's trace, drawn as text
+
+    @property
+    def passed(self) -> bool:
+        return not self.problem
+
+
+@dataclass(frozen=True)
+class LabSpec:
+    """A lab's two halves and its cases: ``data(case)`` builds each rank's private data,
+    ``verify(case, log)`` grades a run, ``program_args`` names what the learner writes."""
+
+    name: str
+    cases: Callable[[Mapping[str, Any]], tuple[dict[str, Any], ...]]
+    data: Callable[[Case], list[Any]]
+    verify: Callable[[Case, Any], Report]
+    links: Callable[[Case], sim.Links] = field(default=lambda case: sim.Links())
+
+
+def run_case(spec: LabSpec, program: Callable[..., Any], case: Case) -> dict[str, Any]:
+    """Run ``program`` on the case's data; the plain log, or {"error": ...} if it broke a
+    rule or raised (the message names the rank and step where known)."""
+    try:
+        trace = sim.run(program, spec.data(case), links=spec.links(case))
+    except sim.SimError as error:
+        return {"error": str(error), "error_type": type(error).__name__}
+    except Exception as error:  # noqa: BLE001 - the learner's own bug, reported as such
+        return {"error": f"{type(error).__name__}: {error}", "error_type": "program"}
+    return trace.to_plain()
+
+
+def read_results(log: Log, what: str) -> list[np.ndarray | None]:
+    """Each rank's returned value as an array (None where it returned None)."""
+    out: list[np.ndarray | None] = []
+    for rank, result in enumerate(log.results):
+        if result is None:
+            out.append(None)
+        else:
+            out.append(array_from_plain(result, f"rank {rank}'s {what}"))
+    return out
+
+
+def broken_run(case_text: str, tree: Any) -> Report | None:
+    """A report for a run that raised or returned something that is not a trace."""
+    if isinstance(tree, dict) and "error" in tree:
+        kind = tree.get("error_type")
+        lead = "Your program raised" if kind == "program" else "The simulator stopped your program"
+        return Report(case_text, f"{lead}: {tree['error']}")
+    try:
+        read_log(tree)
+    except BadTrace as error:
+        return Report(case_text, f"The run's log could not be read: {error}.")
+    return None
+
+
+def first_mismatch(got: np.ndarray, want: np.ndarray, exact: bool) -> int:
+    """Flat index of the first element that differs (-1 if none)."""
+    g, w = got.ravel(), want.ravel()
+    if exact:
+        bad = np.nonzero(g != w)[0]
+    else:
+        bad = np.nonzero(~np.isclose(g, w, rtol=1e-9, atol=1e-9))[0]
+    return int(bad[0]) if bad.size else -1
+
+
+def compare_result(rank: int, got: np.ndarray | None, want: np.ndarray, exact: bool,
+                   what: str) -> str:
+    """"" when ``got`` equals ``want`` (exactly, or within rel 1e-9), else what differs."""
+    if got is None:
+        return f"rank {rank} returned None; expected its {what}, an array of shape {want.shape}"
+    if got.shape != want.shape:
+        return (f"rank {rank} returned an array of shape {got.shape}; expected its {what}, "
+                f"shape {want.shape}")
+    k = first_mismatch(got.astype(np.float64), want.astype(np.float64), exact)
+    if k >= 0:
+        return (f"rank {rank}'s {what} is wrong at element {k}: expected "
+                f"{want.ravel()[k].item()!r}, observed {got.ravel()[k].item()!r}")
+    return ""
+
+
+def grid(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A fixed-width text table."""
+    table = [list(header)] + [list(r) for r in rows]
+    widths = [max(len(row[c]) for row in table) for c in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+             for row in table]
+    return "\n".join(lines)

@@ -1,0 +1,192 @@
+"""Lab: ring AllReduce as a reduce-scatter then an all-gather, on the simulated cluster.
+
+Every rank r holds a vector x_r of M numbers and must end with sum_j x_j. The ring splits
+the vector into N chunks; in reduce-scatter step s rank r sends one chunk to r+1, which
+adds it to its own copy, so after N-1 steps each rank owns one fully reduced chunk; in the
+all-gather each rank forwards the reduced chunk it last completed or received, N-1 more
+steps (Thakur, Rabenseifner & Gropp 2005, §4; Patarasuk & Yuan 2009). Each rank sends
+2(N-1) chunks of about M/N elements: 2(N-1)/N x M in all, 2(N-1) steps, the volume of
+:func:`solutions.collectives.ring_allreduce_gb_per_gpu`.
+
+Graded from the log (:mod:`solutions.simverify`): every rank's result (exact for integers,
+relative 1e-9 for floats), where every sent number came from (no reading another rank's
+data or the global input), and the traffic: one message per rank per step to the same ring
+neighbour, 2(N-1) steps, no chunk bigger than ceil(M/N), 2(N-1) x M elements in all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Generator, Mapping
+from typing import Any
+
+import numpy as np
+
+from solutions.simcluster import Rank
+from solutions.simlab import (
+    Case,
+    LabSpec,
+    Report,
+    broken_run,
+    compare_result,
+    grid,
+    read_results,
+)
+from solutions.simverify import Log, Origin, read_log, trace_sums
+
+
+def chunk_bounds(m: int, n: int) -> list[int]:
+    """Start offsets of N nearly equal chunks of M elements, and M: the first M mod N
+    chunks get one element more (numpy's ``array_split`` convention)."""
+    base, extra = divmod(m, n)
+    return [c * base + min(c, extra) for c in range(n + 1)]
+
+
+def ring_allreduce(rank: Rank) -> Generator[None, None, np.ndarray]:
+    """Reference program: reduce-scatter then all-gather around the ring r -> r+1."""
+    n, me = rank.size, rank.id
+    x = np.array(rank.data, copy=True)
+    bounds = chunk_bounds(len(x), n)
+
+    def part(c: int) -> slice:
+        return slice(bounds[c % n], bounds[c % n + 1])
+
+    right, left = (me + 1) % n, (me - 1) % n
+    for s in range(n - 1):                      # reduce-scatter
+        rank.send(right, x[part(me - s)])
+        yield
+        x[part(me - s - 1)] += rank.recv(left)
+    for s in range(n - 1):                      # all-gather: rank r owns chunk r+1 now
+        rank.send(right, x[part(me + 1 - s)])
+        yield
+        x[part(me - s)] = rank.recv(left)
+    return x
+
+
+# -- cases and data ---------------------------------------------------------------------
+
+def cases(params: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
+    """The graded cases: several N, sizes that N does and does not divide, ints and floats."""
+    shapes = params.get("cases", ((4, 16, "int64"), (5, 13, "int64"), (3, 7, "float64"),
+                                  (8, 21, "int64"), (2, 5, "float64"), (6, 6, "int64")))
+    seed = int(params.get("seed", 0))
+    return tuple(dict(n=n, m=m, dtype=dtype, seed=seed + k)
+                 for k, (n, m, dtype) in enumerate(shapes))
+
+
+def data(case: Case) -> list[np.ndarray]:
+    """Rank r's vector: random int64 in +-2^40 (sums stay exact) or standard normal floats."""
+    rng = np.random.default_rng([int(case["seed"]), int(case["n"]), int(case["m"])])
+    n, m = int(case["n"]), int(case["m"])
+    if case["dtype"] == "int64":
+        return [rng.integers(-(1 << 40), 1 << 40, size=m, dtype=np.int64) for _ in range(n)]
+    return [rng.standard_normal(m) for _ in range(n)]
+
+
+def describe(case: Case) -> str:
+    return f"N={case['n']}, M={case['m']}, {case['dtype']}"
+
+
+# -- verification -----------------------------------------------------------------------
+
+def verify(case: Case, tree: Any) -> Report:
+    """Grade one run from its plain log alone (see the module docstring)."""
+    text = describe(case)
+    broken = broken_run(text, tree)
+    if broken is not None:
+        return broken
+    log = read_log(tree)
+    inputs = data(case)
+    exact = case["dtype"] == "int64"
+    want = np.sum(np.stack(inputs), axis=0)
+    if log.n_ranks != len(inputs):
+        return Report(text, f"the log has {log.n_ranks} ranks; the case has {len(inputs)}")
+    results = read_results(log, "result")
+    picture = ring_picture(log, None)
+    for rank, got in enumerate(results):
+        problem = compare_result(rank, got, want, exact, "sum of all ranks' vectors")
+        if problem:
+            return Report(text, problem, picture=picture)
+    origin = trace_sums(Log(log.n_ranks, log.steps, log.data_bytes, log.messages,
+                            tuple(results)), inputs, exact)
+    if origin is not None:
+        return Report(text, _origin_text(origin), picture=ring_picture(log, origin.message))
+    traffic, offender = traffic_problem(log, int(case["m"]))
+    if traffic:
+        return Report(text, traffic, picture=ring_picture(log, offender))
+    n, m = int(case["n"]), int(case["m"])
+    return Report(text, checks=(
+        f"every rank holds the sum ({'exact' if exact else 'within 1e-9'})",
+        "every number sent was built from the sender's own data and what it received",
+        f"{2 * (n - 1)} steps, one chunk per rank per step to its ring neighbour, "
+        f"{2 * (n - 1) * m} elements in all ({2 * (n - 1)}/{n} x M per rank)"),
+        picture=picture)
+
+
+def _origin_text(o: Origin) -> str:
+    what = (f"rank {o.rank} at step {o.step} sent element {o.element} = {o.value!r}"
+            if o.message >= 0 else f"rank {o.rank} returned element {o.element} = {o.value!r}")
+    return (f"{what}, a sum it could not have built from its own data and the messages it "
+            "had received: a rank may only use its own data and what it was sent (no reading "
+            "other ranks' buffers or the global input).")
+
+
+def traffic_problem(log: Log, m: int) -> tuple[str, int]:
+    """The first way the traffic differs from a ring AllReduce's, and the message at fault."""
+    n = log.n_ranks
+    if n == 1:
+        return ("", -1) if not log.messages else ("one rank has nothing to send", 0)
+    limit = math.ceil(m / n)
+    for rank in range(n):
+        mine = [x for x in log.messages if x.src == rank]
+        sent = sum(x.payload.size for x in mine)
+        if sent > 2 * (n - 1) * limit:
+            return (f"rank {rank} sent {sent} elements ({log.bytes_sent(rank)} bytes) in all; "
+                    f"a ring AllReduce sends 2(N-1)/N x M = {2 * (n - 1) * m / n:g} per rank "
+                    f"(2(N-1) = {2 * (n - 1)} chunks of at most {limit})", mine[-1].index)
+    ahead = [msg for msg in log.messages if msg.dst != (msg.src + 1) % n]
+    behind = [msg for msg in log.messages if msg.dst != (msg.src - 1) % n]
+    if ahead and behind:
+        msg = min(ahead, key=lambda x: x.index) if len(ahead) <= len(behind) else \
+            min(behind, key=lambda x: x.index)
+        return (f"rank {msg.src} at step {msg.step} sent to rank {msg.dst}; in a ring every "
+                f"rank sends only to its neighbour (expected rank {(msg.src + 1) % n})",
+                msg.index)
+    steps = log.message_steps()
+    for step in steps:
+        for rank in range(n):
+            mine = [x for x in log.messages if x.step == step and x.src == rank]
+            if len(mine) != 1:
+                return (f"rank {rank} at step {step} sent {len(mine)} messages; expected "
+                        "exactly one chunk per rank per step", mine[0].index if mine else -1)
+            if mine[0].payload.size > limit:
+                return (f"rank {rank} at step {step} sent {mine[0].payload.size} elements; "
+                        f"expected one chunk of at most ceil(M/N) = {limit}", mine[0].index)
+    if len(steps) != 2 * (n - 1):
+        return (f"the messages took {len(steps)} steps; expected 2(N-1) = {2 * (n - 1)} "
+                "(N-1 for the reduce-scatter, N-1 for the all-gather)", -1)
+    total = sum(x.payload.size for x in log.messages)
+    if total != 2 * (n - 1) * m:
+        return (f"{total} elements were sent in all; expected 2(N-1) x M = {2 * (n - 1) * m}",
+                -1)
+    return "", -1
+
+
+def ring_picture(log: Log, offender: int | None) -> str:
+    """The learner's trace as a grid: one row per step, one column per sending rank, each
+    cell "->dst n" (destination, elements); the offending message is marked with ✘."""
+    if log.n_ranks > 16:
+        return ""
+    rows = []
+    for step in log.message_steps()[:40]:
+        cells = []
+        for rank in range(log.n_ranks):
+            sent = [x for x in log.messages if x.step == step and x.src == rank]
+            cell = " ".join(f"{'✘' if x.index == offender else ''}->{x.dst}:{x.payload.size}"
+                            for x in sent)
+            cells.append(cell or ".")
+        rows.append([str(step)] + cells)
+    return grid(["step"] + [f"rank {r}" for r in range(log.n_ranks)], rows)
+
+
+SPEC = LabSpec(name="ring_allreduce", cases=cases, data=data, verify=verify)

@@ -1,0 +1,236 @@
+"""Re-derive what a simulated run did from its message log alone, trusting nothing else.
+
+The grader does not believe the simulator's counters (learner code runs in the same
+interpreter as the simulator and could patch them). It takes the plain-data log a run
+returns (:meth:`solutions.simcluster.Trace.to_plain`), checks that it is well formed, and
+recomputes everything from it: bytes per rank from the payloads themselves, the steps that
+carried messages, the memory a rank held (its data plus received buffers not yet freed),
+and, for reductions, *where every number came from*.
+
+Provenance of sums (:class:`Provenance`): each rank r starts with x_r, a vector of M
+random numbers. Every number a correct reduction ever sends is a partial sum
+sum_{j in S} x_j[i] for one index i and a set S of ranks. The verifier tabulates all 2^N
+partial sums of each index, decodes every payload element into the (i, S) it equals, and
+replays the log in step order: a rank may send (i, S) only if it can build S as a disjoint
+union of sets it holds for index i (its own {r}, and what it has received). A rank that
+read another rank's data, or the global input, sends or returns sums it could not have
+built, and the first such number is named. Random int64 data make a false match
+impossible in practice; float data match within a relative 1e-9. The table has M x 2^N
+entries, so this check is meant for N <= 12.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+MAX_PROVENANCE_RANKS = 12
+
+
+class BadTrace(ValueError):
+    """The log is not a well-formed trace (forged, truncated, or not a trace at all)."""
+
+
+@dataclass(frozen=True)
+class Sent:
+    """One logged message as the verifier sees it."""
+
+    index: int
+    step: int
+    src: int
+    dst: int
+    recv_step: int
+    free_step: int
+    payload: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.payload.nbytes)
+
+
+@dataclass(frozen=True)
+class Log:
+    n_ranks: int
+    steps: int
+    data_bytes: tuple[int, ...]
+    messages: tuple[Sent, ...]
+    results: tuple[Any, ...]
+
+    def bytes_sent(self, rank: int) -> int:
+        return sum(m.nbytes for m in self.messages if m.src == rank)
+
+    def bytes_received(self, rank: int) -> int:
+        return sum(m.nbytes for m in self.messages if m.dst == rank)
+
+    def message_steps(self) -> list[int]:
+        """The distinct steps in which at least one message was sent, in order."""
+        return sorted({m.step for m in self.messages})
+
+    def peak_memory_bytes(self, rank: int) -> int:
+        """Most bytes ``rank`` held at once: its data plus received buffers not yet freed
+        (a buffer counts from the step it is received to the step it is freed)."""
+        events: dict[int, int] = {}
+        for m in self.messages:
+            if m.dst != rank or m.recv_step < 0:
+                continue
+            events[m.recv_step] = events.get(m.recv_step, 0) + m.nbytes
+            if m.free_step >= 0:
+                events[m.free_step + 1] = events.get(m.free_step + 1, 0) - m.nbytes
+        held = peak = self.data_bytes[rank]
+        for step in sorted(events):
+            held += events[step]
+            peak = max(peak, held)
+        return peak
+
+
+def _int(value: Any, what: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise BadTrace(f"{what} must be a whole number in {low}..{high}, got {value!r}")
+    return value
+
+
+def array_from_plain(tree: Any, what: str = "array") -> np.ndarray:
+    """A numpy array from ``simcluster.plain``'s {"dtype", "shape", "values"} form."""
+    if not isinstance(tree, dict) or set(tree) != {"dtype", "shape", "values"}:
+        raise BadTrace(f"{what} is not an array")
+    return _array(tree["dtype"], tree["shape"], tree["values"], what)
+
+
+def _array(dtype: Any, shape: Any, values: Any, what: str) -> np.ndarray:
+    if dtype not in ("<i8", "<i4", "<f8", "<f4", "<f2", "|b1", "<u8", "<u4"):
+        raise BadTrace(f"{what} has an unsupported dtype {dtype!r}")
+    if not isinstance(shape, list) or not isinstance(values, list):
+        raise BadTrace(f"{what} has no shape or values")
+    dims = [_int(d, f"{what}'s shape", 0, 1 << 31) for d in shape]
+    if int(np.prod(dims)) != len(values):
+        raise BadTrace(f"{what}: {len(values)} values do not fill the shape {dims}")
+    try:
+        return np.array(values, dtype=np.dtype(dtype)).reshape(dims)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise BadTrace(f"{what} holds values that are not numbers ({error})") from None
+
+
+def read_log(tree: Any) -> Log:
+    """Validate a plain trace and build the verifier's :class:`Log`; BadTrace if malformed."""
+    if not isinstance(tree, dict) or not {"n_ranks", "steps", "messages", "results",
+                                           "data_bytes"} <= set(tree):
+        raise BadTrace("the run returned no trace")
+    n = _int(tree["n_ranks"], "n_ranks", 1, 4096)
+    steps = _int(tree["steps"], "steps", 0, 10_000_000)
+    raw, results, data_bytes = tree["messages"], tree["results"], tree["data_bytes"]
+    if not isinstance(raw, list) or not isinstance(results, list) or len(results) != n:
+        raise BadTrace("the trace's messages or results are malformed")
+    if not isinstance(data_bytes, list) or len(data_bytes) != n:
+        raise BadTrace("the trace's data sizes are malformed")
+    messages = tuple(_message(i, item, n, steps) for i, item in enumerate(raw))
+    sizes = tuple(_int(b, "data bytes", 0, 1 << 40) for b in data_bytes)
+    return Log(n, steps, sizes, messages, tuple(results))
+
+
+def _message(index: int, item: Any, n: int, steps: int) -> Sent:
+    if not isinstance(item, list) or len(item) != 8:
+        raise BadTrace(f"message {index} is malformed")
+    step = _int(item[0], "a message's step", 0, steps)
+    src = _int(item[1], "a message's source", 0, n - 1)
+    dst = _int(item[2], "a message's destination", 0, n - 1)
+    recv_step = _int(item[3], "a receive step", -1, steps)
+    free_step = _int(item[4], "a free step", -1, steps)
+    if src == dst or (recv_step >= 0 and recv_step <= step) or (
+            free_step >= 0 and free_step < recv_step) or (free_step >= 0 > recv_step):
+        raise BadTrace(f"message {index} (step {step}, {src} -> {dst}) is inconsistent")
+    payload = _array(item[5], item[6], item[7], f"message {index}'s payload")
+    return Sent(index, step, src, dst, recv_step, free_step, payload)
+
+
+# -- provenance of sums -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Origin:
+    """A number that could not have been built by the rank that sent or returned it."""
+
+    rank: int
+    step: int
+    element: int       # position in the payload or result (flattened)
+    value: float
+    message: int = -1  # index of the message in the log, -1 for a result
+
+
+class Provenance:
+    """Replays a reduction's log, tracking which partial sums each rank can build."""
+
+    def __init__(self, data: Sequence[np.ndarray], exact: bool) -> None:
+        self.n = len(data)
+        if self.n > MAX_PROVENANCE_RANKS:
+            raise ValueError(f"provenance needs at most {MAX_PROVENANCE_RANKS} ranks")
+        x = np.stack([np.asarray(d, dtype=np.float64).ravel() for d in data])  # (N, M)
+        masks = np.arange(1 << self.n)
+        bits = ((masks[:, None] >> np.arange(self.n)) & 1).astype(np.float64)  # (2^N, N)
+        sums = bits @ x                                                      # (2^N, M)
+        flat = sums.T.ravel()                      # entry k: index k // 2^N, mask k % 2^N
+        order = np.argsort(flat, kind="stable")
+        self._values, self._keys = flat[order], order
+        self._exact = exact
+        self.known: list[dict[int, set[int]]] = [dict() for _ in range(self.n)]
+
+    def candidates(self, value: float) -> list[tuple[int, int]]:
+        """Every (index, mask) whose partial sum equals ``value`` (within tolerance)."""
+        tol = 0.5 if self._exact else 1e-9 * (1.0 + abs(value))
+        lo = np.searchsorted(self._values, value - tol, side="left")
+        hi = np.searchsorted(self._values, value + tol, side="right")
+        width = 1 << self.n
+        return [(int(k) // width, int(k) % width) for k in self._keys[lo:hi]]
+
+    def can_build(self, rank: int, index: int, mask: int) -> bool:
+        """Whether ``mask`` is a disjoint union of sets ``rank`` holds for ``index``."""
+        if mask == 0:
+            return True
+        held = self.known[rank].get(index, set()) | {1 << rank}
+        return _cover(mask, frozenset(m for m in held if m & mask == m))
+
+    def learn(self, rank: int, index: int, mask: int) -> None:
+        self.known[rank].setdefault(index, set()).add(mask)
+
+    def buildable(self, rank: int, value: float) -> list[tuple[int, int]]:
+        return [(i, m) for i, m in self.candidates(value) if self.can_build(rank, i, m)]
+
+
+def _cover(mask: int, pieces: frozenset[int]) -> bool:
+    if mask == 0:
+        return True
+    low = mask & -mask
+    return any(_cover(mask & ~p, pieces) for p in pieces if p & low)
+
+
+def trace_sums(log: Log, data: Sequence[np.ndarray], exact: bool) -> Origin | None:
+    """The first number in the log (a payload element, then a result element) that its rank
+    could not have built from its own data and what it received; None if there is none.
+
+    ``log.results`` must already be arrays (or None). Receives are applied in step order,
+    before the sends of the same step.
+    """
+    prov = Provenance(data, exact)
+    pending: list[tuple[int, Sent, list[list[tuple[int, int]]]]] = []
+    by_step = sorted(log.messages, key=lambda m: (m.step, m.index))
+    for step in range(log.steps + 1):
+        for _, msg, decoded in [p for p in pending if p[0] == step]:
+            for options in decoded:
+                for index, mask in options:
+                    prov.learn(msg.dst, index, mask)
+        for msg in (m for m in by_step if m.step == step):
+            decoded = []
+            for k, value in enumerate(msg.payload.ravel().tolist()):
+                options = prov.buildable(msg.src, float(value))
+                if not options:
+                    return Origin(msg.src, msg.step, k, float(value), msg.index)
+                decoded.append(options)
+            if msg.recv_step >= 0:
+                pending.append((msg.recv_step, msg, decoded))
+    for rank, result in enumerate(log.results):
+        if isinstance(result, np.ndarray):
+            for k, value in enumerate(result.ravel().tolist()):
+                if not prov.buildable(rank, float(value)):
+                    return Origin(rank, log.steps, k, float(value))
+    return None

@@ -1,0 +1,180 @@
+"""The ring AllReduce lab: a right program passes every case; cheats fail, each named."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from solutions import simcluster as sim
+from solutions import simring as ring
+from solutions.simlab import Report, run_case
+
+
+def _reports(program: Callable[..., Any]) -> list[Report]:
+    return [ring.verify(case, run_case(ring.SPEC, program, case)) for case in ring.cases({})]
+
+
+def _first_problem(program: Callable[..., Any]) -> str:
+    problems = [r.problem for r in _reports(program) if not r.passed]
+    assert problems, "a wrong program passed every case"
+    return problems[0]
+
+
+def test_the_reference_passes_every_case_and_the_cases_include_uneven_splits() -> None:
+    cases = ring.cases({})
+    assert any(c["m"] % c["n"] for c in cases) and any(c["dtype"] == "float64" for c in cases)
+    assert all(r.passed for r in _reports(ring.ring_allreduce))
+
+
+def test_the_other_direction_around_the_ring_passes_too() -> None:
+    def leftwards(rank: sim.Rank):
+        n, me = rank.size, rank.id
+        x = np.array(rank.data, copy=True)
+        parts = np.array_split(np.arange(len(x)), n)
+        for s in range(n - 1):
+            rank.send((me - 1) % n, x[parts[(me + s) % n]])
+            yield
+            x[parts[(me + s + 1) % n]] += rank.recv((me + 1) % n)
+        for s in range(n - 1):
+            rank.send((me - 1) % n, x[parts[(me - 1 + s) % n]])
+            yield
+            x[parts[(me + s) % n]] = rank.recv((me + 1) % n)
+        return x
+
+    assert all(r.passed for r in _reports(leftwards))
+
+
+def test_off_by_one_chunking_fails_only_when_n_does_not_divide_m() -> None:
+    def floor_chunks(rank: sim.Rank):  # chunks of M // N: the last M mod N elements are lost
+        n, me = rank.size, rank.id
+        x = np.array(rank.data, copy=True)
+        k = len(x) // n
+
+        def part(c: int) -> slice:
+            return slice((c % n) * k, (c % n + 1) * k)
+
+        for s in range(n - 1):
+            rank.send((me + 1) % n, x[part(me - s)])
+            yield
+            x[part(me - s - 1)] += rank.recv((me - 1) % n)
+        for s in range(n - 1):
+            rank.send((me + 1) % n, x[part(me + 1 - s)])
+            yield
+            x[part(me - s)] = rank.recv((me - 1) % n)
+        return x
+
+    reports = _reports(floor_chunks)
+    for case, report in zip(ring.cases({}), reports, strict=True):
+        assert report.passed == (case["m"] % case["n"] == 0), report.case
+    failed = next(r for r in reports if not r.passed)
+    assert "rank 0's sum of all ranks' vectors is wrong at element 10" in failed.problem
+    assert "expected" in failed.problem and "observed" in failed.problem
+
+
+def test_reading_the_global_input_is_caught_by_provenance() -> None:
+    """The program finds every rank's input in the caller's frame (as a hostile learner
+    could), sends ring-shaped messages and returns the right sum."""
+    import sys
+
+    def peek(rank: sim.Rank):
+        frame = sys._getframe(1)
+        while frame is not None and "case" not in frame.f_locals:
+            frame = frame.f_back
+        total = np.sum(ring.data(frame.f_locals["case"]), axis=0)  # everyone's data
+        n, me = rank.size, rank.id
+        parts = np.array_split(np.arange(len(total)), n)
+        for s in range(2 * (n - 1)):
+            rank.send((me + 1) % n, total[parts[(me - s) % n]])
+            yield
+            rank.recv((me - 1) % n)
+        return total
+
+    problem = _first_problem(peek)
+    assert "rank 0 at step 0 sent element 0" in problem
+    assert "could not have built" in problem
+
+
+def test_copying_another_ranks_buffer_without_a_message_is_caught() -> None:
+    stash: dict[int, np.ndarray] = {}
+
+    def copier(rank: sim.Rank):
+        stash[rank.id] = rank.data  # each rank leaves its buffer where the others can see it
+        yield
+        return sum(stash.values())  # the right sum, from buffers it was never sent
+
+    result = ring.verify(ring.cases({})[0], run_case(ring.SPEC, copier, ring.cases({})[0]))
+    assert not result.passed
+    assert result.problem.startswith("rank 0 returned element 0")
+
+
+def test_send_everything_to_rank_0_and_broadcast_fails_on_traffic() -> None:
+    def via_root(rank: sim.Rank):
+        n = rank.size
+        if rank.id:
+            rank.send(0, rank.data)
+        yield
+        if rank.id == 0:
+            total = np.array(rank.data, copy=True)
+            for src in range(1, n):
+                total += rank.recv(src)
+            for dst in range(1, n):
+                rank.send(dst, total)
+            yield
+            return total
+        yield
+        return np.array(rank.recv(0))
+
+    problem = _first_problem(via_root)
+    assert problem.startswith("rank 0 sent 48 elements (384 bytes) in all; a ring AllReduce "
+                              "sends 2(N-1)/N x M = 24 per rank")
+
+
+def test_patching_the_counters_earns_nothing() -> None:
+    """A program that zeroes the simulator's byte counters and hides its messages from the
+    log: the verifier recounts from payloads and finds sums nobody sent."""
+    original = (sim.Message.nbytes, sim.Trace.bytes_sent, sim.Trace.to_plain)
+
+    def hide(self: sim.Trace) -> dict[str, Any]:
+        tree = original[2](self)
+        tree["messages"] = [m for m in tree["messages"] if m[2] != 0]  # drop msgs to rank 0
+        return tree
+
+    def patcher(rank: sim.Rank):
+        sim.Message.nbytes = property(lambda self: 0)  # type: ignore[assignment]
+        sim.Trace.bytes_sent = lambda self, rank: 0  # type: ignore[method-assign]
+        sim.Trace.to_plain = hide  # type: ignore[method-assign]
+        return (yield from ring.ring_allreduce(rank))
+
+    try:
+        reports = _reports(patcher)
+    finally:
+        sim.Message.nbytes, sim.Trace.bytes_sent, sim.Trace.to_plain = original  # type: ignore
+    assert not any(r.passed for r in reports)
+    assert "could not have built" in reports[0].problem
+
+
+def test_breaking_a_rule_is_reported_with_rank_and_step() -> None:
+    def impatient(rank: sim.Rank):
+        rank.send((rank.id + 1) % rank.size, rank.data)
+        return rank.recv((rank.id - 1) % rank.size)
+
+    problem = _first_problem(impatient)
+    assert problem.startswith("The simulator stopped your program: rank 0 at step 0: recv(3)")
+
+
+def test_a_forged_log_is_unreadable_not_a_crash() -> None:
+    case = ring.cases({})[0]
+    tree = run_case(ring.SPEC, ring.ring_allreduce, case)
+    tree["messages"][0][0] = 10**9
+    assert "could not be read" in ring.verify(case, tree).problem
+    assert "could not be read" in ring.verify(case, "hello").problem
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 7])
+def test_the_picture_has_a_row_per_step_and_marks_the_offender(n: int) -> None:
+    case = dict(n=n, m=2 * n + 1, dtype="int64", seed=1)
+    report = ring.verify(case, run_case(ring.SPEC, ring.ring_allreduce, case))
+    assert report.passed and len(report.picture.splitlines()) == 1 + 2 * (n - 1)
