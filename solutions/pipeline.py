@@ -150,37 +150,146 @@ def _one_f_one_b_order(pp: int, m: int, stage: int) -> list[tuple[Phase, int]]:
     return order
 
 
-def _dependency(pp: int, stage: int, phase: Phase, mb: int) -> tuple[int, Phase, int] | None:
-    """The operation (stage, phase, microbatch) that must finish before this one starts."""
+def interleaved_order(pp: int, m: int, v: int, stage: int) -> list[tuple[Phase, int, int]]:
+    """The order in which ``stage`` runs its chunk operations: (phase, chunk, microbatch).
+
+    Interleaved 1F1B (Narayanan et al. 2021, §2.2.2; Megatron-LM's
+    ``forward_backward_pipelining_with_interleaving``): virtual microbatch k (0 <= k < m v)
+    belongs to group k // (p v); inside a group, p consecutive microbatches pass through
+    chunk 0, then the same p through chunk 1, and so on. Backwards visit the chunks in
+    reverse. Stage i warms up with (p - i - 1) x 2 + (v - 1) p forwards.
+    """
+    total = m * v
+
+    def chunk(k: int, forward: bool) -> int:
+        c = (k % (pp * v)) // pp
+        return c if forward else v - 1 - c
+
+    def microbatch(k: int) -> int:
+        return (k // (pp * v)) * pp + k % pp
+
+    warmup = min((pp - stage - 1) * 2 + (v - 1) * pp, total)
+    order: list[tuple[Phase, int, int]] = [("F", chunk(k, True), microbatch(k))
+                                           for k in range(warmup)]
+    for i in range(total - warmup):
+        order += [("F", chunk(warmup + i, True), microbatch(warmup + i)),
+                  ("B", chunk(i, False), microbatch(i))]
+    order += [("B", chunk(k, False), microbatch(k)) for k in range(total - warmup, total)]
+    return order
+
+
+class ScheduleError(ValueError):
+    """A schedule that cannot run; ``stage`` and ``position`` locate the offending action."""
+
+    def __init__(self, message: str, stage: int = -1, position: int = -1) -> None:
+        super().__init__(message)
+        self.stage, self.position = stage, position
+
+
+#: one operation in an executed schedule: (start slot, phase, microbatch, chunk)
+ChunkOp = tuple[int, Phase, int, int]
+_Key = tuple[Phase, int, int]  # (phase, virtual stage, microbatch)
+
+
+def _dependency(pp: int, v: int, stage: int, phase: Phase, mb: int, chunk: int) -> _Key | None:
+    """What must finish before (phase, mb) of ``chunk`` on ``stage`` starts.
+
+    Chunk c of stage s is virtual stage k = c p + s (v = 1: k = s). A forward needs the
+    previous virtual stage's forward of the same microbatch; a backward needs the next
+    virtual stage's backward, and the last virtual stage's backward its own forward.
+    """
+    k = chunk * pp + stage
     if phase == "F":
-        return (stage - 1, "F", mb) if stage > 0 else None
-    return (stage + 1, "B", mb) if stage < pp - 1 else (stage, "F", mb)
+        return ("F", k - 1, mb) if k > 0 else None
+    return ("B", k + 1, mb) if k < pp * v - 1 else ("F", k, mb)
+
+
+def _check_actions(pp: int, m: int, v: int, orders: list[list[tuple[Phase, int, int]]]) -> None:
+    """Every stage runs F and B of every (chunk, microbatch) exactly once, nothing else."""
+    if len(orders) != pp:
+        raise ScheduleError(f"expected one action list per stage ({pp}), got {len(orders)}")
+    for s, order in enumerate(orders):
+        seen: set[tuple[Phase, int, int]] = set()
+        for i, (phase, chunk, mb) in enumerate(order):
+            if phase not in ("F", "B") or not 0 <= mb < m or not 0 <= chunk < v:
+                raise ScheduleError(f"stage {s}, action {i}: {(phase, chunk, mb)!r} is not an "
+                                    f"action (phase F or B, chunk 0..{v - 1}, microbatch "
+                                    f"0..{m - 1})", s, i)
+            if (phase, chunk, mb) in seen:
+                raise ScheduleError(f"stage {s}, action {i}: {phase} of microbatch {mb} "
+                                    f"(chunk {chunk}) runs twice", s, i)
+            seen.add((phase, chunk, mb))
+        if len(seen) != 2 * m * v:
+            raise ScheduleError(f"stage {s} runs {len(seen)} of its {2 * m * v} actions "
+                                f"(a forward and a backward of each of the {m} microbatches"
+                                + (f" in each of its {v} chunks)" if v > 1 else ")"), s,
+                                len(order))
+
+
+def execute(pp: int, m: int, orders: list[list[tuple[Phase, int, int]]],
+            v: int = 1) -> list[list[ChunkOp]]:
+    """Run per-stage action lists, each action (phase, chunk, microbatch) taking 1 slot.
+
+    Each action starts as soon as its stage is free and its dependency has finished
+    (communication is free). Raises :class:`ScheduleError` naming the first offending
+    action: a malformed or missing one, or one that waits for an action that can never run
+    before it (a dependency violation that would deadlock the pipeline).
+    """
+    p, m, v = _validate(pp, m, v)
+    _check_actions(p, m, v, orders)
+    end: dict[_Key, int] = {}
+    result: list[list[ChunkOp]] = [[] for _ in range(p)]
+    free_at, cursor = [0] * p, [0] * p
+    while any(cursor[s] < len(orders[s]) for s in range(p)):
+        progressed = False
+        for s in range(p):
+            while cursor[s] < len(orders[s]):
+                phase, chunk, mb = orders[s][cursor[s]]
+                dep = _dependency(p, v, s, phase, mb, chunk)
+                if dep is not None and dep not in end:
+                    break
+                start = max(free_at[s], end[dep] if dep is not None else 0)
+                result[s].append((start, phase, mb, chunk))
+                end[(phase, chunk * p + s, mb)] = free_at[s] = start + 1
+                cursor[s] += 1
+                progressed = True
+        if not progressed:
+            raise _stuck(p, v, orders, cursor)
+    return result
+
+
+def _stuck(pp: int, v: int, orders: list[list[tuple[Phase, int, int]]],
+           cursor: list[int]) -> ScheduleError:
+    """The error for the action at the root of a deadlock.
+
+    From the first stuck stage, follow what each stage's next action waits for: the stage
+    whose next action waits on itself (a later action in its own list) or closes a cycle
+    holds the offending action; the stages before it in the chain only wait.
+    """
+    s = next(i for i in range(pp) if cursor[i] < len(orders[i]))
+    visited: set[int] = set()
+    while True:
+        visited.add(s)
+        phase, chunk, mb = orders[s][cursor[s]]
+        dep = _dependency(pp, v, s, phase, mb, chunk)
+        assert dep is not None
+        owner = dep[1] % pp
+        if owner == s or owner in visited or cursor[owner] >= len(orders[owner]):
+            break
+        s = owner
+    dep_phase, k, dep_mb = dep
+    what = f"{phase} of microbatch {mb}" + (f" (chunk {chunk})" if v > 1 else "")
+    needs = f"{dep_phase} of microbatch {dep_mb} on stage {k % pp}" + (
+        f" (chunk {k // pp})" if v > 1 else "")
+    return ScheduleError(f"stage {s}, action {cursor[s]}: {what} needs {needs} first, which "
+                         "cannot run before it: the schedule deadlocks here", s, cursor[s])
 
 
 def _simulate(pp: int, orders: list[list[tuple[Phase, int]]]) -> list[list[Op]]:
     """Start each operation as early as its stage and its dependency allow (1 slot each)."""
-    end: dict[tuple[int, Phase, int], int] = {}
-    result: list[list[Op]] = [[] for _ in range(pp)]
-    free_at = [0] * pp
-    cursor = [0] * pp
-    remaining = sum(len(o) for o in orders)
-    while remaining:
-        progressed = False
-        for s in range(pp):
-            while cursor[s] < len(orders[s]):
-                phase, mb = orders[s][cursor[s]]
-                dep = _dependency(pp, s, phase, mb)
-                if dep is not None and dep not in end:
-                    break
-                start = max(free_at[s], end[dep] if dep is not None else 0)
-                result[s].append((start, phase, mb))
-                end[(s, phase, mb)] = free_at[s] = start + 1
-                cursor[s] += 1
-                remaining -= 1
-                progressed = True
-        if not progressed:
-            raise RuntimeError("schedule deadlocked")  # cannot happen for these orders
-    return result
+    m = sum(1 for phase, _ in orders[0] if phase == "F")
+    ran = execute(pp, m, [[(phase, 0, mb) for phase, mb in order] for order in orders])
+    return [[(start, phase, mb) for start, phase, mb, _ in ops] for ops in ran]
 
 
 def schedule_gpipe(pp: int, m: int) -> list[list[Op]]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import copy
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,12 +168,13 @@ def plain(value: Any) -> Any:
 class Rank:
     """One rank's handle, given to the program. It works only while its own rank runs."""
 
-    __slots__ = ("_sim", "_id", "_data", "_inbox", "_held")
+    __slots__ = ("_sim", "_id", "_data", "_inbox", "_held", "_freed")
 
     def __init__(self, sim: _Cluster, rank_id: int, data: Any) -> None:
         self._sim, self._id, self._data = sim, rank_id, data
         self._inbox: dict[int, deque[Message]] = {}
         self._held: dict[int, Message] = {}  # id(payload) -> message, received and not freed
+        self._freed: set[int] = set()  # ids of freed payloads (kept alive by the log)
 
     @property
     def id(self) -> int:
@@ -225,14 +226,39 @@ class Rank:
         self._held[id(message.payload)] = message
         return message.payload
 
-    def free(self, array: np.ndarray) -> None:
-        """Release a received buffer: it no longer counts towards this rank's memory."""
+    def free(self, *arrays: Any) -> None:
+        """Release received buffers: they no longer count towards this rank's memory.
+
+        Arrays that were never received (the rank's own data) are skipped; freeing a
+        received buffer twice is an error."""
         self._sim.check_running(self._id, "free memory of")
-        message = self._held.pop(id(array), None)
-        if message is None or message.payload is not array:
-            raise SimError(f"rank {self._id} at step {self._sim.step}: free() takes an array "
-                           "returned by recv() and not yet freed", self._id, self._sim.step)
-        message.free_step = self._sim.step
+        for array in arrays:
+            message = self._held.pop(id(array), None)
+            if message is not None and message.payload is array:
+                message.free_step = self._sim.step
+                self._freed.add(id(array))
+            elif id(array) in self._freed:
+                raise SimError(f"rank {self._id} at step {self._sim.step}: this buffer was "
+                               "already freed", self._id, self._sim.step)
+
+    def all_reduce(self, array: Any) -> Generator[None, None, np.ndarray]:
+        """Ring AllReduce (sum) of ``array`` with every rank: ``total = yield from
+        rank.all_reduce(x)``. Sends ordinary, logged messages; 2(N-1) steps."""
+        self._collectives_allowed("all_reduce")
+        from solutions.simcollectives import ring_all_reduce
+        return (yield from ring_all_reduce(self, array))
+
+    def all_gather(self, shard: Any) -> Generator[None, None, list[np.ndarray]]:
+        """Ring all-gather: every rank's ``shard`` in rank order (``parts = yield from
+        rank.all_gather(mine)``); the received parts count as held until freed."""
+        self._collectives_allowed("all_gather")
+        from solutions.simcollectives import ring_all_gather
+        return (yield from ring_all_gather(self, shard))
+
+    def _collectives_allowed(self, name: str) -> None:
+        if not self._sim.collectives:
+            raise SimError(f"rank {self._id}: rank.{name}() is not available in this lab: "
+                           "write it with send and recv", self._id, self._sim.step)
 
     def __repr__(self) -> str:
         return f"<rank {self._id} of {self._sim.n_ranks}>"
@@ -249,6 +275,7 @@ class _Cluster:
         self.pending: list[Message] = []
         self.log: list[Message] = []
         self.ranks: list[Rank] = []
+        self.collectives = True
 
     def check_running(self, rank_id: int, verb: str) -> None:
         if self.running != rank_id:
@@ -284,14 +311,16 @@ def _is_generator(value: Any) -> bool:
 
 
 def run(program: Program, data: Sequence[Any], *, links: Links | None = None,
-        max_steps: int = 100_000) -> Trace:
+        max_steps: int = 100_000, collectives: bool = True) -> Trace:
     """Run ``program`` on ``len(data)`` ranks, rank r starting with a deep copy of ``data[r]``.
 
     Returns the :class:`Trace`. A broken rule raises :class:`SimError` (or
-    :class:`RankAccessError`) naming the rank and the step.
+    :class:`RankAccessError`) naming the rank and the step. ``collectives=False`` takes
+    ``rank.all_reduce``/``rank.all_gather`` away (for labs that ask to write them).
     """
     n = positive_int("number of ranks", len(data))
     sim = _Cluster(n, links or Links())
+    sim.collectives = collectives
     sim.ranks = [Rank(sim, r, copy.deepcopy(data[r])) for r in range(n)]
     results: list[Any] = [None] * n
     live: dict[int, Iterator[Any]] = {}

@@ -50,13 +50,23 @@ class LabSpec:
     data: Callable[[Case], list[Any]]
     verify: Callable[[Case, Any], Report]
     links: Callable[[Case], sim.Links] = field(default=lambda case: sim.Links())
+    collectives: bool = True   # False: rank.all_reduce / all_gather are not available
+    # How to run the learner's function on a case, when it is not a per-rank program (e.g.
+    # it returns a schedule for the grader to execute): must return plain data.
+    run: Callable[[Callable[..., Any], Case], dict[str, Any]] | None = None
 
 
 def run_case(spec: LabSpec, program: Callable[..., Any], case: Case) -> dict[str, Any]:
     """Run ``program`` on the case's data; the plain log, or {"error": ...} if it broke a
     rule or raised (the message names the rank and step where known)."""
+    if spec.run is not None:
+        try:
+            return spec.run(program, case)
+        except Exception as error:  # noqa: BLE001 - the learner's own bug, reported as such
+            return {"error": f"{type(error).__name__}: {error}", "error_type": "program"}
     try:
-        trace = sim.run(program, spec.data(case), links=spec.links(case))
+        trace = sim.run(program, spec.data(case), links=spec.links(case),
+                        collectives=spec.collectives)
     except sim.SimError as error:
         return {"error": str(error), "error_type": type(error).__name__}
     except Exception as error:  # noqa: BLE001 - the learner's own bug, reported as such

@@ -204,12 +204,13 @@ def _cover(mask: int, pieces: frozenset[int]) -> bool:
     return any(_cover(mask & ~p, pieces) for p in pieces if p & low)
 
 
-def trace_sums(log: Log, data: Sequence[np.ndarray], exact: bool) -> Origin | None:
+def trace_sums(log: Log, data: Sequence[np.ndarray], exact: bool,
+               results: bool = True) -> Origin | None:
     """The first number in the log (a payload element, then a result element) that its rank
     could not have built from its own data and what it received; None if there is none.
 
     ``log.results`` must already be arrays (or None). Receives are applied in step order,
-    before the sends of the same step.
+    before the sends of the same step. ``results=False`` checks the messages only.
     """
     prov = Provenance(data, exact)
     pending: list[tuple[int, Sent, list[list[tuple[int, int]]]]] = []
@@ -228,7 +229,7 @@ def trace_sums(log: Log, data: Sequence[np.ndarray], exact: bool) -> Origin | No
                 decoded.append(options)
             if msg.recv_step >= 0:
                 pending.append((msg.recv_step, msg, decoded))
-    for rank, result in enumerate(log.results):
+    for rank, result in enumerate(log.results if results else ()):
         if isinstance(result, np.ndarray):
             for k, value in enumerate(result.ravel().tolist()):
                 if not prov.buildable(rank, float(value)):

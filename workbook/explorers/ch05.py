@@ -4,8 +4,8 @@ Time is counted in *slots*: one slot is one forward (or one backward) of a whole
 as in :mod:`solutions.pipeline` (t_f = t_b = 1). The bubble fractions do not depend on that
 choice. With v chunks per GPU, each chunk's forward or backward lasts 1/v slot.
 
-:mod:`solutions.pipeline` generates the GPipe and 1F1B schedules. The interleaved schedule
-is generated here, following the order of Megatron-LM's
+:mod:`solutions.pipeline` generates and runs all three schedules. The interleaved order
+(:func:`solutions.pipeline.interleaved_order`) follows Megatron-LM's
 ``forward_backward_pipelining_with_interleaving`` (megatron/core/pipeline_parallel/
 schedules.py): stage i first runs (p - i - 1) x 2 + (v - 1) x p chunk forwards, then
 alternates one forward and one backward, then drains; microbatches go through the chunks
@@ -47,69 +47,21 @@ PREDICTION = Prediction(
 
 # -- the interleaved schedule ---------------------------------------------------------
 
-def interleaved_order(pp: int, m: int, v: int, stage: int) -> list[tuple[str, int, int]]:
-    """The order in which ``stage`` runs its chunk operations: (phase, chunk, microbatch).
-
-    Virtual microbatch k (0 <= k < m v) belongs to group k // (p v); inside a group, p
-    consecutive microbatches pass through chunk 0, then the same p through chunk 1, and
-    so on. Backwards visit the chunks in reverse.
-    """
-    total = m * v
-
-    def chunk(k: int, forward: bool) -> int:
-        c = (k % (pp * v)) // pp
-        return c if forward else v - 1 - c
-
-    def microbatch(k: int) -> int:
-        return (k // (pp * v)) * pp + k % pp
-
-    warmup = min((pp - stage - 1) * 2 + (v - 1) * pp, total)
-    order = [("F", chunk(k, True), microbatch(k)) for k in range(warmup)]
-    for i in range(total - warmup):
-        order += [("F", chunk(warmup + i, True), microbatch(warmup + i)),
-                  ("B", chunk(i, False), microbatch(i))]
-    order += [("B", chunk(k, False), microbatch(k)) for k in range(total - warmup, total)]
-    return order
+interleaved_order = pl.interleaved_order
 
 
 def schedule_interleaved(pp: int, m: int, v: int) -> list[list[Span]]:
-    """Interleaved 1F1B, simulated: per stage, its spans in start order (slots of 1/v).
-
-    Chunk c of GPU s is virtual stage c p + s. A forward needs the previous virtual
-    stage's forward of the same microbatch; a backward needs the next virtual stage's
-    backward (the last one needs its own forward). Each operation starts as soon as its
-    GPU is free and its input has arrived (communication is free). Megatron-LM requires
-    m to be a multiple of p; the order above deadlocks otherwise.
+    """Interleaved 1F1B, run by :func:`solutions.pipeline.execute`: per stage, its spans in
+    start order (slots of 1/v). Megatron-LM requires m to be a multiple of p; the order
+    deadlocks otherwise.
     """
     pl.bubble_over_compute(pp, m, v)  # validates pp, m, v
     if m % pp:
         raise ValueError(f"the interleaved schedule needs m to be a multiple of pp: "
                          f"m = {m} is not a multiple of pp = {pp}")
     orders = [interleaved_order(pp, m, v, s) for s in range(pp)]
-    last = pp * v - 1
-    end: dict[tuple[str, int, int], int] = {}
-    spans: list[list[Span]] = [[] for _ in range(pp)]
-    free_at, cursor = [0] * pp, [0] * pp
-    while any(cursor[s] < len(orders[s]) for s in range(pp)):
-        progressed = False
-        for s in range(pp):
-            while cursor[s] < len(orders[s]):
-                phase, c, mb = orders[s][cursor[s]]
-                virtual = c * pp + s
-                if phase == "F":
-                    dep = ("F", virtual - 1, mb) if virtual > 0 else None
-                else:
-                    dep = ("B", virtual + 1, mb) if virtual < last else ("F", virtual, mb)
-                if dep is not None and dep not in end:
-                    break
-                start = max(free_at[s], end[dep] if dep is not None else 0)
-                spans[s].append((start / v, 1 / v, phase, mb, c))
-                end[(phase, virtual, mb)] = free_at[s] = start + 1
-                cursor[s] += 1
-                progressed = True
-        if not progressed:
-            raise RuntimeError("interleaved schedule deadlocked")
-    return spans
+    ran = pl.execute(pp, m, orders, v)
+    return [[(start / v, 1 / v, phase, mb, c) for start, phase, mb, c in ops] for ops in ran]
 
 
 def stage_spans(schedule: str, pp: int, m: int, v: int = 1) -> list[list[Span]]:

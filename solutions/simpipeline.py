@@ -1,0 +1,135 @@
+"""Lab: write a 1F1B (and an interleaved 1F1B) pipeline schedule as per-stage action lists.
+
+The learner's function returns, for each of the p stages, the order in which it runs its
+actions: ("F", microbatch) / ("B", microbatch) when v = 1, or ("F", chunk, microbatch) with
+v model chunks per stage. :func:`solutions.pipeline.execute` runs the lists (every action
+one slot, each as early as its stage and its dependency allow) and rejects the first action
+that is malformed, missing, repeated, or can never start (a dependency violation).
+
+Graded against Narayanan et al., SC21, §2.2: the makespan must be the minimum for unit
+actions, 2 m v + 2 (p - 1) slots (bubble (p-1)/(m v) of the compute), and no stage may hold
+more microbatches (chunk activations) in flight than 1F1B's: min(p - s, m) on stage s for
+v = 1 (:func:`solutions.pipeline.in_flight_microbatches`), and the interleaved reference
+order's (:func:`solutions.pipeline.interleaved_order`) for v > 1. GPipe meets the makespan
+but not the memory bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from solutions import pipeline as pl
+from solutions.simlab import Case, LabSpec, Report, grid
+
+Action = tuple[pl.Phase, int, int]
+
+
+def pipeline_schedule(pp: int, m: int, v: int) -> list[list[tuple[Any, ...]]]:
+    """Reference: 1F1B for v = 1, Megatron-LM's interleaved order for v > 1."""
+    if v == 1:
+        return [[(phase, mb) for _, phase, mb in ops] for ops in pl.schedule_1f1b(pp, m)]
+    return [[tuple(a) for a in pl.interleaved_order(pp, m, v, s)] for s in range(pp)]
+
+
+def cases(params: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
+    shapes = params.get("cases", ((4, 8, 1), (3, 3, 1), (4, 2, 1), (2, 5, 1),
+                                  (2, 4, 2), (4, 8, 2), (3, 6, 3)))
+    return tuple(dict(pp=p, m=m, v=v) for p, m, v in shapes)
+
+
+def run(program: Callable[..., Any], case: Case) -> dict[str, Any]:
+    """Call the learner's function; its schedule, as plain lists, for the grader to execute."""
+    orders = program(int(case["pp"]), int(case["m"]), int(case["v"]))
+    if not isinstance(orders, (list, tuple)):
+        return {"orders": repr(orders)[:200]}
+    return {"orders": [[list(a) if isinstance(a, (list, tuple)) else a for a in stage]
+                       if isinstance(stage, (list, tuple)) else repr(stage)[:200]
+                       for stage in orders]}
+
+
+def describe(case: Case) -> str:
+    v = int(case["v"])
+    return f"p={case['pp']}, m={case['m']}" + (f", v={v} (interleaved)" if v > 1 else " (1F1B)")
+
+
+def _actions(tree: Any, v: int) -> list[list[Action]]:
+    """The learner's lists as (phase, chunk, microbatch); ScheduleError if malformed."""
+    orders = tree.get("orders") if isinstance(tree, dict) else None
+    if not isinstance(orders, list):
+        raise pl.ScheduleError(f"return a list with one list of actions per stage, not "
+                               f"{orders!r}"[:200])
+    out: list[list[Action]] = []
+    for s, stage in enumerate(orders):
+        if not isinstance(stage, list):
+            raise pl.ScheduleError(f"stage {s}: expected a list of actions, got {stage!r}", s)
+        actions: list[Action] = []
+        for i, a in enumerate(stage):
+            ok = isinstance(a, list) and len(a) in (2, 3) and all(
+                isinstance(x, int) and not isinstance(x, bool) for x in a[1:])
+            if not ok or (len(a) == 2 and v > 1):
+                form = "(phase, microbatch)" if v == 1 else "(phase, chunk, microbatch)"
+                raise pl.ScheduleError(f"stage {s}, action {i}: {a!r} is not {form}", s, i)
+            actions.append((a[0], 0, a[1]) if len(a) == 2 else (a[0], a[1], a[2]))
+        out.append(actions)
+    return out
+
+
+def _peak_bound(case: Case) -> list[int]:
+    pp, m, v = int(case["pp"]), int(case["m"]), int(case["v"])
+    if v == 1:
+        return [pl.in_flight_microbatches(pp, m, "1f1b", s) for s in range(pp)]
+    ran = pl.execute(pp, m, [pl.interleaved_order(pp, m, v, s) for s in range(pp)], v)
+    return [_peak(ops) for ops in ran]
+
+
+def _peak(ops: list[pl.ChunkOp]) -> int:
+    return pl.peak_in_flight([(start, phase, mb) for start, phase, mb, _ in ops])
+
+
+def verify(case: Case, tree: Any) -> Report:
+    text = describe(case)
+    if isinstance(tree, dict) and "error" in tree:
+        return Report(text, f"Your function raised: {tree['error']}")
+    pp, m, v = int(case["pp"]), int(case["m"]), int(case["v"])
+    try:
+        ran = pl.execute(pp, m, _actions(tree, v), v)
+    except pl.ScheduleError as error:
+        return Report(text, f"The schedule was rejected: {error}.")
+    picture = gantt(ran, v)
+    span = max(start + 1 for ops in ran for start, *_ in ops)
+    best = 2 * m * v + 2 * (pp - 1)
+    bubble = (span - 2 * m * v) / (2 * m * v)
+    if span != best:
+        return Report(text, f"makespan {span} slots, bubble {bubble:.1%} of compute; expected "
+                      f"the minimum 2mv + 2(p-1) = {best} slots, bubble (p-1)/(mv) = "
+                      f"{pl.bubble_over_compute(pp, m, v):.1%}: some stage waits longer than "
+                      "it must", picture=picture)
+    for s, (ops, bound) in enumerate(zip(ran, _peak_bound(case), strict=True)):
+        if _peak(ops) > bound:
+            return Report(text, f"stage {s} holds {_peak(ops)} microbatches' activations at "
+                          f"once; 1F1B holds at most {bound} there: start a backward as soon "
+                          "as one is ready instead of running more forwards", picture=picture)
+    return Report(text, checks=(f"makespan {span} slots (the minimum)",
+                                f"bubble {bubble:.1%} of compute = (p-1)/(mv)",
+                                "in-flight microbatches within 1F1B's bound on every stage"),
+                  picture=picture)
+
+
+def gantt(ran: list[list[pl.ChunkOp]], v: int) -> str:
+    """One row per stage, one column per slot: F3 (forward of microbatch 3), B3, or '.' idle;
+    with chunks, a letter follows the microbatch (F3a = chunk 0)."""
+    span = max(start + 1 for ops in ran for start, *_ in ops)
+    if span > 80:
+        return ""
+    rows = []
+    for s, ops in enumerate(ran):
+        cells = ["."] * span
+        for start, phase, mb, chunk in ops:
+            cells[start] = f"{phase}{mb}" + ("abcdefgh"[chunk] if v > 1 else "")
+        rows.append([f"stage {s}"] + cells)
+    return grid(["slot"] + [str(t) for t in range(span)], rows)
+
+
+SPEC = LabSpec(name="pipeline_schedule", cases=cases, data=lambda case: [], verify=verify,
+               run=run)

@@ -1,0 +1,95 @@
+"""Lab: a tensor-parallel MLP (column-parallel, then row-parallel) on the simulated cluster.
+
+Megatron-LM's MLP block (Shoeybi et al., "Megatron-LM", 2019, §3, Fig. 3a): Y = relu(X A) B
+with A (d x f) split by columns and B (f x d) split by rows over N ranks. Rank r computes
+relu(X A_r) B_r with no communication (relu acts element by element, so the column split
+commutes with it), and one all-reduce of the (b x d) partial outputs gives Y on every rank:
+the forward pass's only communication, 2(N-1)/N x b d elements per rank in a ring.
+
+Graded from the log: every rank's Y equals the unsharded relu(X A) B (relative 1e-9);
+every number sent is a partial sum of the ranks' partial outputs (so no weights, no
+inputs, nothing gathered); the traffic is exactly one ring all-reduce of b x d elements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping
+from typing import Any
+
+import numpy as np
+
+from solutions.simcluster import Rank
+from solutions.simlab import Case, LabSpec, Report, broken_run, compare_result, read_results
+from solutions.simring import ring_picture, traffic_problem
+from solutions.simverify import Log, read_log, trace_sums
+
+
+def tp_mlp_forward(rank: Rank) -> Generator[None, None, np.ndarray]:
+    """Reference program: local column- then row-parallel matmuls, one all-reduce."""
+    x, a, b = rank.data["x"], rank.data["a"], rank.data["b"]
+    partial = np.maximum(x @ a, 0.0) @ b
+    return (yield from rank.all_reduce(partial))
+
+
+def cases(params: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
+    shapes = params.get("cases", ((2, 3, 4, 8), (4, 2, 6, 16), (1, 4, 5, 4), (3, 5, 3, 9)))
+    seed = int(params.get("seed", 0))
+    return tuple(dict(n=n, batch=bt, d=d, f=f, seed=seed + k)
+                 for k, (n, bt, d, f) in enumerate(shapes))
+
+
+def full_weights(case: Case) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """X (b x d), A (d x f), B (f x d), drawn from the case's seed."""
+    rng = np.random.default_rng([int(case["seed"]), 6])
+    bt, d, f = int(case["batch"]), int(case["d"]), int(case["f"])
+    return rng.standard_normal((bt, d)), rng.standard_normal((d, f)), rng.standard_normal((f, d))
+
+
+def data(case: Case) -> list[dict[str, np.ndarray]]:
+    """Rank r: the whole input X, columns r of A and the matching rows r of B."""
+    x, a, b = full_weights(case)
+    n = int(case["n"])
+    cols = np.array_split(np.arange(a.shape[1]), n)
+    return [dict(x=x.copy(), a=a[:, c].copy(), b=b[c, :].copy()) for c in cols]
+
+
+def describe(case: Case) -> str:
+    return f"N={case['n']}, X {case['batch']}x{case['d']}, A {case['d']}x{case['f']}"
+
+
+def verify(case: Case, tree: Any) -> Report:
+    text = describe(case)
+    broken = broken_run(text, tree)
+    if broken is not None:
+        return broken
+    log = read_log(tree)
+    x, a, b = full_weights(case)
+    want = np.maximum(x @ a, 0.0) @ b
+    parts = [np.maximum(r["x"] @ r["a"], 0.0) @ r["b"] for r in data(case)]
+    picture = ring_picture(log, None)
+    for rank, got in enumerate(read_results(log, "output")):
+        problem = compare_result(rank, got, want, False, "output Y = relu(X A) B")
+        if problem:
+            return Report(text, problem, picture=picture)
+    origin = trace_sums(log, parts, exact=False, results=False)
+    if origin is not None:
+        return Report(text, f"rank {origin.rank} at step {origin.step} sent element "
+                      f"{origin.element} = {origin.value!r}, which is not a sum of the ranks' "
+                      "partial outputs relu(X A_r) B_r: the forward pass communicates only "
+                      "to all-reduce those (no weights, inputs or activations).",
+                      picture=ring_picture(log, origin.message))
+    size = want.size
+    traffic, offender = traffic_problem(Log(log.n_ranks, log.steps, log.data_bytes,
+                                            log.messages, log.results), size)
+    if traffic:
+        return Report(text, f"{traffic}. The forward pass needs exactly one all-reduce of the "
+                      f"{want.shape[0]} x {want.shape[1]} output.",
+                      picture=ring_picture(log, offender))
+    n = log.n_ranks
+    return Report(text, checks=(
+        "every rank's output equals the unsharded relu(X A) B",
+        "only partial outputs were sent",
+        f"one ring all-reduce of {size} elements: {2 * (n - 1)} steps"), picture=picture)
+
+
+SPEC = LabSpec(name="tp_mlp_forward", cases=cases, data=data, verify=verify)
