@@ -88,6 +88,8 @@ class CheckResult:
             lines.append(f"Expected: {v.expected}")
         lines.append(v.message)
         lines += [f"  - {d}" for d in v.details]
+        if v.picture:
+            lines.append(v.picture)
         if self.hint:
             lines.append(self.hint)
         if self.note:
@@ -116,6 +118,9 @@ class CheckResult:
         if v.details:
             items = "".join(f"<li>{e(d)}</li>" for d in v.details)
             parts.append(f'<ul style="margin:0.2em 0">{items}</ul>')
+        if v.picture:
+            parts.append(f'<pre style="margin:0.2em 0;font-size:85%;overflow-x:auto">'
+                         f"{e(v.picture)}</pre>")
         if self.hint:
             parts.append(f'<p style="margin:0.2em 0"><em>{e(self.hint)}</em></p>')
         if self.note:

@@ -186,6 +186,8 @@ def ring_picture(log: Log, offender: int | None) -> str:
                             for x in sent)
             cells.append(cell or ".")
         rows.append([str(step)] + cells)
+    if not rows:
+        rows.append(["-"] + ["(nothing sent)"] + [""] * (log.n_ranks - 1))
     return grid(["step"] + [f"rank {r}" for r in range(log.n_ranks)], rows)
 
 

@@ -23,7 +23,8 @@ class Verdict:
     unparseable, wrong unit family); such an answer does not count as an attempt.
     ``yours`` and ``expected`` are short display strings ("1.75 GB"); ``expected`` is
     empty when showing it would give the answer away (e.g. a wrong choice).
-    ``score`` is the fraction of the points earned, 0.0 to 1.0.
+    ``score`` is the fraction of the points earned, 0.0 to 1.0. ``picture`` is an optional
+    fixed-width text drawing of the learner's own work (a lab's trace), shown as is.
     """
 
     status: Status
@@ -32,6 +33,7 @@ class Verdict:
     expected: str = ""
     score: float = 0.0
     details: tuple[str, ...] = field(default_factory=tuple)
+    picture: str = ""
 
     @property
     def passed(self) -> bool:

@@ -1,4 +1,9 @@
-"""The 58 exercise records, one module per chapter, in the workbook's order."""
+"""The 58 exercise records, one module per chapter, in the workbook's order.
+
+Records beyond the 58 live beside their chapter: ``<chapter>_challenge`` (CHALLENGES, the
+capstone's open design task) and ``<chapter>_labs`` (LABS, algorithms written on the
+simulated cluster). They are looked up like any exercise but never counted in the 58.
+"""
 
 from __future__ import annotations
 
@@ -19,12 +24,22 @@ def all_exercises() -> tuple[Exercise, ...]:
     return tuple(records)
 
 
-def _challenges_of(chapter_module: str) -> tuple[Exercise, ...]:
-    """The records of ``<chapter module>_challenge``, if the chapter has one."""
-    name = f"{chapter_module}_challenge"
+def _extras_of(chapter_module: str, suffix: str, attribute: str) -> tuple[Exercise, ...]:
+    """The records of ``<chapter module>_<suffix>``, if the chapter has that module."""
+    name = f"{chapter_module}_{suffix}"
     if importlib.util.find_spec(name) is None:
         return ()
-    return tuple(importlib.import_module(name).CHALLENGES)
+    return tuple(getattr(importlib.import_module(name), attribute))
+
+
+def _challenges_of(chapter_module: str) -> tuple[Exercise, ...]:
+    """The records of ``<chapter module>_challenge``, if the chapter has one."""
+    return _extras_of(chapter_module, "challenge", "CHALLENGES")
+
+
+def _labs_of(chapter_module: str) -> tuple[Exercise, ...]:
+    """The records of ``<chapter module>_labs``, if the chapter has labs."""
+    return _extras_of(chapter_module, "labs", "LABS")
 
 
 @lru_cache(maxsize=1)
@@ -34,9 +49,15 @@ def all_challenges() -> tuple[Exercise, ...]:
 
 
 @lru_cache(maxsize=1)
+def all_labs() -> tuple[Exercise, ...]:
+    """The simulator labs beyond the 58 (0.7 ring AllReduce, 1.7 ZeRO-3, ...)."""
+    return tuple(record for name in CHAPTER_MODULES for record in _labs_of(name))
+
+
+@lru_cache(maxsize=1)
 def by_id() -> dict[str, Exercise]:
     table: dict[str, Exercise] = {}
-    for record in (*all_exercises(), *all_challenges()):
+    for record in (*all_exercises(), *all_challenges(), *all_labs()):
         if record.id in table:
             raise RuntimeError(f"two exercise records share the id {record.id!r}")
         table[record.id] = record
@@ -46,7 +67,7 @@ def by_id() -> dict[str, Exercise]:
 @cache
 def _chapter_table(chapter: str) -> dict[str, Exercise]:
     name = CHAPTER_MODULES[int(chapter)]
-    records = (*importlib.import_module(name).EXERCISES, *_challenges_of(name))
+    records = (*importlib.import_module(name).EXERCISES, *_challenges_of(name), *_labs_of(name))
     return {record.id: record for record in records}
 
 

@@ -1,0 +1,62 @@
+"""The simulator labs beyond the 58: looked up like exercises, never counted in the 58."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from autograder.kinds import Lab
+from workbook.records import all_challenges, all_exercises, all_labs, by_id, lookup
+
+LAB_IDS = ["0.7", "1.7", "5.7", "6.6"]
+
+
+def test_labs_sit_beside_the_58_without_changing_the_count() -> None:
+    assert [r.id for r in all_labs()] == LAB_IDS
+    assert len(all_exercises()) == 58
+    numbered = {r.id for r in (*all_exercises(), *all_challenges())}
+    assert not numbered & set(LAB_IDS)
+    assert set(LAB_IDS) <= set(by_id())
+
+
+@pytest.mark.parametrize("exercise_id", LAB_IDS)
+def test_the_reference_passes_and_the_stub_does_not(exercise_id: str) -> None:
+    record = lookup(exercise_id)
+    assert isinstance(record.answer, Lab) and "lab" in record.tags
+    assert record.grade(record.expected()).passed
+    namespace: dict[str, Any] = {"np": __import__("numpy")}
+    exec(record.answer.stub(), namespace)
+    stub = namespace[record.answer.function_name]
+    assert record.answer.is_stub(stub)
+    verdict = record.grade(stub)
+    assert verdict.status == "wrong" and verdict.message.startswith("Case ")
+
+
+@pytest.mark.parametrize("exercise_id", ["0.7", "1.7", "6.6"])
+def test_a_fresh_variant_draws_new_data_the_reference_still_passes(exercise_id: str) -> None:
+    record = lookup(exercise_id)
+    params = record.variant("learner-1")
+    assert params != dict(record.params)
+    assert record.grade(record.expected(params), params).passed
+
+
+def test_a_wrong_ring_shows_the_trace_picture_of_the_failing_case() -> None:
+    def one_way(rank: Any):  # reduce-scatter only: no all-gather
+        import numpy as np
+        n, me = rank.size, rank.id
+        x = np.array(rank.data, copy=True)
+        parts = np.array_split(np.arange(len(x)), n)
+        for s in range(n - 1):
+            rank.send((me + 1) % n, x[parts[(me - s) % n]])
+            yield
+            x[parts[(me - s - 1) % n]] += rank.recv((me - 1) % n)
+        return x
+
+    verdict = lookup("0.7").grade(one_way)
+    assert verdict.message.startswith("Case N=4, M=16, int64: rank 0's sum of all ranks' "
+                                      "vectors is wrong at element 0")
+    lines = verdict.picture.splitlines()
+    assert lines[0] == "Your trace, case N=4, M=16, int64:"
+    assert lines[1].split() == ["step", "rank", "0", "rank", "1", "rank", "2", "rank", "3"]
+    assert len(lines) == 2 + 3  # N-1 = 3 reduce-scatter steps, and no all-gather

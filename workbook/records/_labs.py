@@ -1,0 +1,29 @@
+"""What the lab records share: an answer kind built from a lab in ``solutions``, and variants.
+
+A lab's cases, its runner (the learner's program on the simulated cluster) and its verifier
+(the grader's replay of the log) all live in ``solutions``; the record only names them.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import partial
+from typing import Any
+
+from autograder.kinds import Lab
+from solutions.simlab import LabSpec, run_case
+
+LAB_TAG = "lab"
+SIMULATOR = ("The simulated cluster (solutions/simcluster.py): alpha-beta link model after "
+             "Thakur, Rabenseifner & Gropp, IJHPCA 19(1), 2005")
+
+
+def lab_kind(spec: LabSpec, signature: str, stub_body: str) -> Lab:
+    """The answer kind for ``spec``: the learner writes ``spec.name`` with ``signature``."""
+    return Lab(function_name=spec.name, signature=signature, cases=spec.cases,
+               run=partial(run_case, spec), verify=spec.verify, stub_body=stub_body)
+
+
+def seed_variant(rng: random.Random) -> dict[str, Any]:
+    """A fresh variant: the same shapes with new random data."""
+    return dict(seed=rng.randrange(1, 1_000_000))
