@@ -141,9 +141,10 @@ def summary(today: date | None = None) -> ProgressSummary:
     """Mastery and streaks computed from the whole log."""
     from autograder.progress.summary import summarize
     from workbook.outline import CHAPTERS
-    from workbook.records import all_exercises
+    from workbook.records import all_exercises, all_labs
 
     records = all_exercises()
     chapters = [(c.number, c.title, [r.id for r in records if r.chapter == c.number])
                 for c in CHAPTERS]
-    return summarize(events(), chapters, today or date.today())
+    labs = [(r.id, r.title.removeprefix("Lab: ")) for r in all_labs()]
+    return summarize(events(), chapters, today or date.today(), labs)

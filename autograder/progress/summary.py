@@ -24,6 +24,8 @@ from autograder.progress.streaks import best_streak, current_streak
 
 #: (chapter number, chapter title, exercise ids in the chapter)
 ChapterSpec = tuple[int, str, Sequence[str]]
+#: (exercise id, title) of a record kept outside the counted exercises (a lab)
+ExtraSpec = tuple[str, str]
 
 BAR_WIDTH = 20
 
@@ -52,6 +54,8 @@ class ProgressSummary:
     best_streak: int
     chapters: tuple[ChapterProgress, ...]
     levels: dict[str, Level] = field(default_factory=dict, repr=False)
+    # Labs beyond the counted exercises, shown on their own: (id, title, level).
+    labs: tuple[tuple[str, str, Level], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON output; ``counts`` gives the number at each exact level."""
@@ -65,6 +69,7 @@ class ProgressSummary:
             "counts": counts,
             "chapters": [asdict(chapter) for chapter in self.chapters],
             "levels": dict(self.levels),
+            "labs": [{"id": i, "title": t, "level": lv} for i, t, lv in self.labs],
         }
 
     def __str__(self) -> str:
@@ -81,6 +86,9 @@ class ProgressSummary:
             lines.append(_text_row(
                 str(ch.chapter), ch.title, f"{ch.mastered} / {ch.total}",
                 f"{ch.proficient} / {ch.total}", f"{ch.attempted} / {ch.total}"))
+        if self.labs:
+            lines += ["", f"Labs (not counted in the {self.total}):"]
+            lines += [f"  {i:>5}  {t}: {lv}" for i, t, lv in self.labs]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -96,8 +104,16 @@ class ProgressSummary:
         return (
             '<section class="dtw-progress" aria-label="Workbook progress" '
             'style="font-family: system-ui, sans-serif; line-height: 1.4">'
-            f"{overall}{self._html_table()}</section>"
+            f"{overall}{self._html_table()}{self._html_labs()}</section>"
         )
+
+    def _html_labs(self) -> str:
+        if not self.labs:
+            return ""
+        items = "".join(f"<li>{html.escape(i)} {html.escape(t)}: {html.escape(lv)}</li>"
+                        for i, t, lv in self.labs)
+        return (f"<p>Labs on the simulated cluster (not counted in the {self.total}):</p>"
+                f"<ul>{items}</ul>")
 
     def _html_table(self) -> str:
         head = "".join(f'<th scope="col" style="text-align:{align}; padding:2px 8px">{name}</th>'
@@ -111,15 +127,17 @@ class ProgressSummary:
 
 
 def summarize(events: Iterable[Event], chapters: Sequence[ChapterSpec],
-              today: date) -> ProgressSummary:
+              today: date, labs: Sequence[ExtraSpec] = ()) -> ProgressSummary:
     """The dashboard for ``chapters`` (number, title, exercise ids) as of ``today``.
 
     ``today`` is the learner's local date. Events for ids not listed in ``chapters``
-    (predictions, design choices, retired exercises) do not count towards mastery.
+    (predictions, design choices, retired exercises) do not count towards mastery;
+    ``labs`` (id, title) get their own levels, listed apart from the counts.
     """
     log = list(events)
     all_ids = list(dict.fromkeys(eid for _, _, ids in chapters for eid in ids))
     level_of = levels(log, all_ids)
+    lab_levels = levels(log, [eid for eid, _ in labs])
     return ProgressSummary(
         mastered=count_at_least(level_of, "mastered"),
         proficient=count_at_least(level_of, "proficient"),
@@ -130,6 +148,7 @@ def summarize(events: Iterable[Event], chapters: Sequence[ChapterSpec],
         chapters=tuple(_chapter(number, title, ids, level_of)
                        for number, title, ids in chapters),
         levels=level_of,
+        labs=tuple((eid, title, lab_levels[eid]) for eid, title in labs),
     )
 
 

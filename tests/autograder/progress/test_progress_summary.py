@@ -113,3 +113,17 @@ def test_helpers() -> None:
     assert text_bar(58, 58, width=10) == "#" * 10
     assert streak_words(4, 9) == "4 days (best 9 days)"
     assert streak_words(1, 1) == "1 day (best 1 day)"
+
+
+def test_labs_get_their_own_levels_and_never_change_the_counts() -> None:
+    labs = [("0.7", "Ring AllReduce on a simulated cluster"), ("6.6", "TP MLP")]
+    summary = summarize([*EVENTS, check("0.7", 5)], CHAPTERS, TODAY, labs)
+    plain = summarize(EVENTS, CHAPTERS, TODAY)
+    assert (summary.mastered, summary.proficient, summary.attempted, summary.total) == (
+        plain.mastered, plain.proficient, plain.attempted, plain.total)
+    assert summary.labs == (("0.7", labs[0][1], "proficient"), ("6.6", "TP MLP", "new"))
+    assert "Labs (not counted in the 5):" in str(summary)
+    assert "0.7  Ring AllReduce on a simulated cluster: proficient" in str(summary)
+    assert "<li>6.6 TP MLP: new</li>" in summary._repr_html_()
+    assert json.loads(json.dumps(summary.to_dict()))["labs"][0]["level"] == "proficient"
+    assert "Labs" not in str(plain)
