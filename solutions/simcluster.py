@@ -151,18 +151,24 @@ def step_times_ms(messages: Sequence[Message], links: Links, n_ranks: int,
     return [float(t) for t in np.maximum(out, into).max(axis=1)]
 
 
-def plain(value: Any) -> Any:
-    """numpy arrays and scalars as nested lists and Python numbers; tuples as lists."""
-    if isinstance(value, np.ndarray):
+def plain(value: Any, depth: int = 0) -> Any:
+    """Plain data for the wire: arrays as {"dtype", "shape", "values"}, numpy scalars as
+    Python numbers, tuples as lists; anything else as a short repr string."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, np.ndarray) and value.dtype != object:
         return {"dtype": value.dtype.str, "shape": list(value.shape),
                 "values": value.ravel().tolist()}
     if isinstance(value, np.generic):
         return value.item()
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    return value
+    if depth < 8 and isinstance(value, (list, tuple)):
+        return [plain(v, depth + 1) for v in value]
+    if depth < 8 and isinstance(value, dict):
+        return {str(k): plain(v, depth + 1) for k, v in value.items()}
+    try:
+        return f"<{type(value).__name__}: {repr(value)[:80]}>"
+    except Exception:  # noqa: BLE001 - a learner's object whose repr is broken
+        return f"<{type(value).__name__}>"
 
 
 class Rank:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from solutions import simcluster as sim
+from solutions import simwire
 from solutions.simverify import BadTrace, Log, array_from_plain, read_log
 
 Case = Mapping[str, Any]
@@ -42,36 +43,34 @@ class Report:
 
 @dataclass(frozen=True)
 class LabSpec:
-    """A lab's two halves and its cases: ``data(case)`` builds each rank's private data,
-    ``verify(case, log)`` grades a run, ``program_args`` names what the learner writes."""
+    """A lab: its ``cases(params)``, each rank's private ``data(case)``, the grader's
+    ``verify(case, log)``, and ``name``, the function the learner writes.
+
+    A per-rank program runs on the simulated cluster (``links``; ``collectives=False``
+    takes ``rank.all_reduce``/``all_gather`` away). A lab whose learner function is simply
+    called (a schedule) gives ``call_args(case)`` instead.
+    """
 
     name: str
     cases: Callable[[Mapping[str, Any]], tuple[dict[str, Any], ...]]
     data: Callable[[Case], list[Any]]
     verify: Callable[[Case, Any], Report]
     links: Callable[[Case], sim.Links] = field(default=lambda case: sim.Links())
-    collectives: bool = True   # False: rank.all_reduce / all_gather are not available
-    # How to run the learner's function on a case, when it is not a per-rank program (e.g.
-    # it returns a schedule for the grader to execute): must return plain data.
-    run: Callable[[Callable[..., Any], Case], dict[str, Any]] | None = None
+    collectives: bool = True
+    call_args: Callable[[Case], tuple[Any, ...]] | None = None
+
+    def job(self, case: Case) -> dict[str, Any]:
+        """The plain-data job for ``case`` (built by the grader, run wherever)."""
+        if self.call_args is not None:
+            return simwire.call_job(*self.call_args(case))
+        return simwire.cluster_job(self.data(case), collectives=self.collectives,
+                                   links=self.links(case))
 
 
 def run_case(spec: LabSpec, program: Callable[..., Any], case: Case) -> dict[str, Any]:
-    """Run ``program`` on the case's data; the plain log, or {"error": ...} if it broke a
-    rule or raised (the message names the rank and step where known)."""
-    if spec.run is not None:
-        try:
-            return spec.run(program, case)
-        except Exception as error:  # noqa: BLE001 - the learner's own bug, reported as such
-            return {"error": f"{type(error).__name__}: {error}", "error_type": "program"}
-    try:
-        trace = sim.run(program, spec.data(case), links=spec.links(case),
-                        collectives=spec.collectives)
-    except sim.SimError as error:
-        return {"error": str(error), "error_type": type(error).__name__}
-    except Exception as error:  # noqa: BLE001 - the learner's own bug, reported as such
-        return {"error": f"{type(error).__name__}: {error}", "error_type": "program"}
-    return trace.to_plain()
+    """Run ``program`` on one case, exactly as the grading sandbox does: through the
+    case's plain job. The plain log, or {"error": ...} naming the rank and step."""
+    return simwire.run_job(program, spec.job(case))
 
 
 def read_results(log: Log, what: str) -> list[np.ndarray | None]:

@@ -16,7 +16,7 @@ but not the memory bound.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from solutions import pipeline as pl
@@ -38,16 +38,6 @@ def cases(params: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
     return tuple(dict(pp=p, m=m, v=v) for p, m, v in shapes)
 
 
-def run(program: Callable[..., Any], case: Case) -> dict[str, Any]:
-    """Call the learner's function; its schedule, as plain lists, for the grader to execute."""
-    orders = program(int(case["pp"]), int(case["m"]), int(case["v"]))
-    if not isinstance(orders, (list, tuple)):
-        return {"orders": repr(orders)[:200]}
-    return {"orders": [[list(a) if isinstance(a, (list, tuple)) else a for a in stage]
-                       if isinstance(stage, (list, tuple)) else repr(stage)[:200]
-                       for stage in orders]}
-
-
 def describe(case: Case) -> str:
     v = int(case["v"])
     return f"p={case['pp']}, m={case['m']}" + (f", v={v} (interleaved)" if v > 1 else " (1F1B)")
@@ -55,7 +45,7 @@ def describe(case: Case) -> str:
 
 def _actions(tree: Any, v: int) -> list[list[Action]]:
     """The learner's lists as (phase, chunk, microbatch); ScheduleError if malformed."""
-    orders = tree.get("orders") if isinstance(tree, dict) else None
+    orders = tree.get("value") if isinstance(tree, dict) else None
     if not isinstance(orders, list):
         raise pl.ScheduleError(f"return a list with one list of actions per stage, not "
                                f"{orders!r}"[:200])
@@ -132,4 +122,4 @@ def gantt(ran: list[list[pl.ChunkOp]], v: int) -> str:
 
 
 SPEC = LabSpec(name="pipeline_schedule", cases=cases, data=lambda case: [], verify=verify,
-               run=run)
+               call_args=lambda case: (int(case["pp"]), int(case["m"]), int(case["v"])))

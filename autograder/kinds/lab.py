@@ -1,14 +1,14 @@
 """Lab answers: the learner's program runs on a simulated cluster and is graded by its trace.
 
 The learner writes ``function_name`` (a per-rank program, or a function returning a
-schedule). For every case the record's ``cases(params)`` lists, the record's ``run(program,
-case)`` executes it and returns a plain-data log (messages, each rank's result); the
-record's ``verify(case, log)`` re-derives everything from that log and returns a report.
-The kind knows no lab: cases, running and verifying come from the record (which takes
-them from ``solutions``). The two halves are separate on purpose: in batch grading the run
-happens inside the sandbox and only the plain log comes back (:meth:`Lab.grade_logs`
-grades it in the grader's process), so nothing the learner's code counted or patched is
-believed.
+schedule). For every case the record's ``cases(params)`` lists, ``job(case)`` describes the
+run as plain data (each rank's data, the cluster's options); ``run_job(program, job)``
+executes it and returns a plain-data log (messages, each rank's result); ``verify(case,
+log)`` re-derives everything from that log and returns a report. The kind knows no lab:
+cases, jobs, running and verifying come from the record (which takes them from
+``solutions``). The halves are separate on purpose: in batch grading the jobs run inside
+the sandbox and only the plain logs come back (:meth:`Lab.grade_logs` grades them in the
+grader's process), so nothing the learner's code counted or patched is believed.
 
 The verdict names the first failing case and its first problem (the rank and step, the
 expected and observed message or value) and carries a text picture of the learner's own
@@ -48,13 +48,14 @@ class Report(Protocol):
 @dataclass(frozen=True)
 class Lab:
     """The learner writes ``def function_name signature``; the record supplies ``cases``,
-    ``run`` and ``verify`` (see the module docstring). ``stub_body`` is the body of the
+    ``job``, ``run_job`` and ``verify`` (see the module docstring). ``stub_body`` is the body of the
     answer cell's starting code; ``time_limit_s`` bounds one case's run."""
 
     function_name: str
     signature: str
     cases: Callable[[Params], Sequence[Case]]
-    run: Callable[[Callable[..., Any], Case], Any]
+    job: Callable[[Case], Any]
+    run_job: Callable[[Callable[..., Any], Any], Any]
     verify: Callable[[Case, Any], Report]
     stub_body: str = "    # your code here\n    return None"
     time_limit_s: float = 10.0
@@ -69,6 +70,10 @@ class Lab:
                            f"{self.function_name}), without quotes or parentheses; got "
                            f"{show(answer, 30)}.", yours=show(answer))
         return self._verdict([self._run(answer, case) for case in self.cases(params)])
+
+    def jobs(self, params: Params) -> list[Any]:
+        """The plain-data job of every case, in order: what a sandbox runs."""
+        return [self.job(case) for case in self.cases(params)]
 
     def grade_logs(self, logs: Sequence[Any], params: Params) -> Verdict:
         """Grade one plain log per case (in ``cases(params)`` order), wherever they ran."""
@@ -115,7 +120,8 @@ class Lab:
     # -- helpers ----------------------------------------------------------------------------
     def _run(self, program: Callable[..., Any], case: Case) -> Report:
         """Run and verify one case; a time-out or an error escaping the runner fails it."""
-        outcome = call_with_time_limit(self.run, (program, case), self.time_limit_s)
+        outcome = call_with_time_limit(self.run_job, (program, self.job(case)),
+                                       self.time_limit_s)
         if outcome.timed_out:
             return _Failed(_case_text(case), f"your program did not finish within "
                            f"{self.time_limit_s:g} s (an endless loop, or a rank that never "

@@ -21,8 +21,8 @@ def _cases(params: Any) -> list[dict[str, int]]:
     return [dict(n=n) for n in params.get("ns", (1, 2, 3))]
 
 
-def _run(program: Any, case: dict[str, int]) -> dict[str, Any]:
-    return {"out": program(case["n"])}
+def _run(program: Any, job: dict[str, int]) -> dict[str, Any]:
+    return {"out": program(job["n"])}
 
 
 def _verify(case: dict[str, int], log: Any) -> _Report:
@@ -34,8 +34,8 @@ def _verify(case: dict[str, int], log: Any) -> _Report:
     return _Report(f"n={case['n']}", checks=("squares match",), picture="ok")
 
 
-LAB = Lab(function_name="square", signature="(n)", cases=_cases, run=_run, verify=_verify,
-          time_limit_s=1.0)
+LAB = Lab(function_name="square", signature="(n)", cases=_cases, job=dict, run_job=_run,
+          verify=_verify, time_limit_s=1.0)
 
 
 def test_a_right_program_passes_with_what_was_checked() -> None:
@@ -69,13 +69,14 @@ def test_errors_time_outs_and_non_functions_are_reported_not_raised() -> None:
 
 
 def test_a_verifier_that_breaks_on_a_strange_log_fails_the_case() -> None:
-    lab = Lab(function_name="square", signature="(n)", cases=_cases, run=_run,
+    lab = Lab(function_name="square", signature="(n)", cases=_cases, job=dict, run_job=_run,
               verify=lambda case, log: log["missing"])
     verdict = lab.grade(lambda n: n, None, {}, ())
     assert verdict.status == "wrong" and "could not read this run" in verdict.message
 
 
 def test_grade_logs_grades_logs_made_elsewhere() -> None:
+    assert LAB.jobs({}) == [{"n": 1}, {"n": 2}, {"n": 3}]
     assert LAB.grade_logs([{"out": 1}, {"out": 4}, {"out": 9}], {}).passed
     short = LAB.grade_logs([{"out": 1}], {})
     assert short.status == "wrong" and "observed None" in short.message

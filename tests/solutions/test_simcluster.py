@@ -141,3 +141,20 @@ def test_runs_are_deterministic() -> None:
     a = sim.run(ring_allreduce, _ring_data(6, 50)).to_plain()
     b = sim.run(ring_allreduce, _ring_data(6, 50)).to_plain()
     assert a == b
+
+
+def test_a_job_crosses_as_plain_json_and_runs_the_same() -> None:
+    import json
+
+    from solutions import simwire
+
+    data = [np.arange(5, dtype=np.int64) * (r + 1) for r in range(3)]
+    job = json.loads(json.dumps(simwire.cluster_job(data, collectives=False)))
+    log = json.loads(json.dumps(simwire.run_job(ring_allreduce, job)))
+    direct = sim.run(ring_allreduce, data).to_plain()
+    assert log == json.loads(json.dumps(direct))
+    assert simwire.from_plain(log["results"][2]).tolist() == [0, 6, 12, 18, 24]
+    assert simwire.run_job(ring_allreduce, {"mode": "x"})["error"] == "not a lab job"
+    assert simwire.run_job(lambda *a: sum(a), simwire.call_job(1, 2)) == {"value": 3}
+    strange = simwire.run_job(lambda: object(), simwire.call_job())["value"]
+    assert strange.startswith("<object: <object object at")

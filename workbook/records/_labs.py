@@ -7,11 +7,11 @@ A lab's cases, its runner (the learner's program on the simulated cluster) and i
 from __future__ import annotations
 
 import random
-from functools import partial
 from typing import Any
 
 from autograder.kinds import Lab
-from solutions.simlab import LabSpec, run_case
+from solutions.simlab import LabSpec
+from solutions.simwire import run_job
 
 LAB_TAG = "lab"
 SIMULATOR = ("The simulated cluster (solutions/simcluster.py): alpha-beta link model after "
@@ -20,8 +20,8 @@ SIMULATOR = ("The simulated cluster (solutions/simcluster.py): alpha-beta link m
 
 def lab_kind(spec: LabSpec, signature: str, stub_body: str) -> Lab:
     """The answer kind for ``spec``: the learner writes ``spec.name`` with ``signature``."""
-    return Lab(function_name=spec.name, signature=signature, cases=spec.cases,
-               run=partial(run_case, spec), verify=spec.verify, stub_body=stub_body)
+    return Lab(function_name=spec.name, signature=signature, cases=spec.cases, job=spec.job,
+               run_job=run_job, verify=spec.verify, stub_body=stub_body)
 
 
 def seed_variant(rng: random.Random) -> dict[str, Any]:
