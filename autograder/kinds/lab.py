@@ -106,6 +106,35 @@ class Lab:
         """The source an answer cell starts with."""
         return f"def {self.function_name}{self.signature}:\n{self.stub_body}"
 
+    # -- what the notebook builder, the checker and the grader ask every kind ----------------
+    def placeholder(self, names: Any) -> str:
+        return self.stub()
+
+    def solution_source(self, expected: Any, names: Any) -> str:
+        """The instructor's cell: import the reference program under the learner's name."""
+        module = getattr(expected, "__module__", None) or "solutions"
+        name = getattr(expected, "__name__", self.function_name)
+        alias = "" if name == self.function_name else f" as {self.function_name}"
+        return f"from {module} import {name}{alias}  # the reference solution"
+
+    def value_name(self, names: Any) -> str | None:
+        return None
+
+    def function_spec(self) -> None:
+        return None  # the grader runs jobs through the simulator, not test calls
+
+    def check_argument(self, names: Any) -> str:
+        return self.function_name
+
+    def prompt_extra(self) -> tuple[str, ...]:
+        return ()
+
+    def with_time_limit(self, limit_s: float) -> Lab:
+        return self
+
+    def is_untouched(self, answer: Any) -> bool:
+        return answer is None or answer is Ellipsis or self.is_stub(answer)
+
     def is_stub(self, answer: Any) -> bool:
         """True when ``answer`` is still the untouched stub (compares compiled code)."""
         code = getattr(answer, "__code__", None)
