@@ -7,46 +7,16 @@ tracker all read these records; nothing about an exercise is written twice.
 from __future__ import annotations
 
 import random
-import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from autograder.kinds.base import AnswerKind, Misconception, Params, Verdict
+from autograder.kinds.base import AnswerKind, CellNames, Misconception, Params, Verdict
+from autograder.template import fill
 
 Kind = Literal["derive", "trace", "build", "debug", "design"]
 KINDS: tuple[str, ...] = ("derive", "trace", "build", "debug", "design")
-
-
-def format_number(value: Any) -> str:
-    """Show a parameter the way a person writes it: 1.0 -> "1", 2048 -> "2,048"."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return str(value)
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        value = int(value)
-    if isinstance(value, int):
-        return f"{value:,}" if abs(value) >= 10_000 else str(value)
-    if abs(value) != 0 and (abs(value) < 1e-3 or abs(value) >= 1e7):
-        return f"{value:.4g}"
-    return f"{value:.6g}"
-
-
-class _ParamFormatter(string.Formatter):
-    """str.format with friendly number rendering when no format spec is given."""
-
-    def format_field(self, value: Any, format_spec: str) -> str:
-        if format_spec:
-            return super().format_field(value, format_spec)
-        return format_number(value)
-
-
-_FORMATTER = _ParamFormatter()
-
-
-def render(template: str, params: Params) -> str:
-    """Fill a prompt/explanation template with ``params``."""
-    return _FORMATTER.vformat(template, (), dict(params))
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,6 +53,11 @@ class Exercise:
         if self.kind not in KINDS:
             raise ValueError(f"exercise {self.id}: kind must be one of {KINDS}, not {self.kind!r}")
 
+    @property
+    def names(self) -> CellNames:
+        """The names this exercise's answer cell assigns: ``answer_5_1``, ``bug_line_5_5``."""
+        return CellNames.for_exercise(self.id)
+
     # -- the answer ---------------------------------------------------------------
     def expected(self, params: Params | None = None) -> Any:
         """The right answer for ``params`` (canonical params when omitted)."""
@@ -98,7 +73,7 @@ class Exercise:
         pairs = []
         for m in self.misconceptions:
             try:
-                pairs.append((m.answer(p), render(m.feedback, p)))
+                pairs.append((m.answer(p), fill(m.feedback, p)))
             except (ArithmeticError, ValueError):
                 continue  # a misconception that makes no sense for these params
         return tuple(pairs)
@@ -110,11 +85,9 @@ class Exercise:
 
     # -- text -----------------------------------------------------------------
     def render_prompt(self, params: Params | None = None) -> str:
-        return render(self.prompt, self.params if params is None else params)
+        return fill(self.prompt, self.params if params is None else params)
 
     def render_explanation(self, params: Params | None = None) -> str:
         p = dict(self.params if params is None else params)
-        expected = self.expected(p)
-        p.setdefault("expected", format_number(expected) if isinstance(expected, (int, float))
-                     else expected)
-        return render(self.explanation, p)
+        p.setdefault("expected", self.expected(p))
+        return fill(self.explanation, p)

@@ -16,9 +16,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
-from autograder.grading.compare import Context, grade_task, is_none, notebook_notes
+from autograder.grading.compare import Context, grade_task, notebook_notes
 from autograder.grading.discover import Discovery, Found, discover
 from autograder.grading.feedback import write_feedback
 from autograder.grading.guard import Names
@@ -46,14 +45,13 @@ SLACK_S = 2.0            # on top, for the job process to start and send its rep
 class Settings:
     """How to grade. ``protected`` are folders learner code may not read (the reference and
     release files, the submissions, the output); ``reference`` the top-level packages whose
-    import in an answer cell is an integrity problem; ``blank`` says which values are an
-    untouched placeholder."""
+    import in an answer cell is an integrity problem. Which answers are an untouched
+    placeholder is the answer kind's to say."""
 
     workers: int = 1
     timeout_s: float = 10.0
     protected: tuple[str, ...] = ()
     reference: frozenset[str] = frozenset()
-    blank: Callable[[Any], bool] = is_none
     memory_mb: int = 1024
     output_bytes: int = 1_000_000
 
@@ -135,7 +133,7 @@ def _finish(prepared: _Prepared, result: JobResult, settings: Settings,
             limits: Limits) -> NotebookResult:
     ctx = Context(prepared.plan, result, prepared.match,
                   {c.index: c.source for c in prepared.notebook.cells}, prepared.scan,
-                  prepared.findings + _audit_log(prepared, result), limits, settings.blank)
+                  prepared.findings + _audit_log(prepared, result), limits)
     # Notes about the file itself (filed under another chapter's folder) go on every row,
     # so that they reach the gradebook too.
     rows = tuple(_with_notes(grade_task(ctx, task), prepared.notes)

@@ -18,7 +18,6 @@ def drive_all_cards() -> list[str]:
 
     os.environ.setdefault("WORKBOOK_HOME", tempfile.mkdtemp(prefix="wb-smoke-"))
     import workbook
-    from autograder.kinds import Debug, Function
     from autograder.widgets import Actions, ExerciseWidget
     from workbook import api, records
 
@@ -26,10 +25,10 @@ def drive_all_cards() -> list[str]:
     for record in (*records.all_exercises(), *records.all_challenges()):
         expected = record.expected()
         namespace: dict[str, Any] = {}
-        if isinstance(record.answer, Function):
-            namespace[record.answer.function_name] = expected
-        if isinstance(record.answer, Debug):
-            namespace[record.answer.fix.function_name] = expected[1]
+        spec = record.answer.function_spec()
+        if spec is not None:  # a function alone, or (line, fixed function)
+            alone = record.answer.value_name(record.names) is None
+            namespace[spec.function_name] = expected if alone else expected[1]
         actions = Actions(check=lambda a, r=record: api.check(r.id, a),
                           hint=lambda r=record: api.hint(r.id),
                           solution=lambda r=record: api.solution(r.id),

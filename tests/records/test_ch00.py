@@ -61,7 +61,7 @@ def test_0_4_ring_wins_for_gigabytes() -> None:
     # ring 14 x (5 us + 4/(8 x 50) s) = 140.07 ms; tree 6 x (5 us + 80 ms) = 480.03 ms
     record = ex("0.4")
     assert record.expected() == "A"
-    assert isinstance(record.answer, Choice)
+    assert type(record.answer) is Choice
     assert [o.key for o in record.answer.options] == ["A", "B", "C", "D"]
 
 
@@ -80,7 +80,7 @@ def test_0_5_reference_function() -> None:
 
 def test_0_5_edge_cases_cover_the_brief() -> None:
     answer = ex("0.5").answer
-    assert isinstance(answer, Function)
+    assert type(answer) is Function
     fn = ex("0.5").expected()
     raising = 0
     for args in answer.edge_cases:
@@ -95,7 +95,7 @@ def test_0_5_edge_cases_cover_the_brief() -> None:
 
 def test_0_5_random_cases_are_valid() -> None:
     answer = ex("0.5").answer
-    assert isinstance(answer, Function)
+    assert type(answer) is Function
     fn = ex("0.5").expected()
     rng = random.Random(0)
     for _ in range(100):
@@ -106,7 +106,7 @@ def test_0_6_bug_line_and_fix() -> None:
     record = ex("0.6")
     line, fixed = record.expected()
     assert line == 5
-    assert isinstance(record.answer, Debug)
+    assert type(record.answer) is Debug
     code_lines = record.answer.code.splitlines()
     assert code_lines[0].startswith("def ring_allreduce_bandwidth_time_s(")
     assert "2 * steps" in code_lines[line - 1]

@@ -73,7 +73,7 @@ def test_3_5_decay_over_the_new_run() -> None:
 @pytest.mark.parametrize("exercise_id", ["3.4", "3.5"])
 def test_choices_have_feedback_for_every_option(exercise_id: str) -> None:
     answer = ex(exercise_id).answer
-    assert isinstance(answer, Choice)
+    assert type(answer) is Choice
     assert [o.key for o in answer.options] == ["A", "B", "C", "D"]
     assert all(len(o.feedback) > 40 for o in answer.options)
 

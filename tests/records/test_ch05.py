@@ -68,14 +68,14 @@ def _run(code: str, *args: Any) -> Any:
 
 def test_5_5_buggy_code_gives_the_total_time_share() -> None:
     answer = ex("5.5").answer
-    assert isinstance(answer, Debug)
+    assert type(answer) is Debug
     # buggy: 3 / (3 + 12) = 0.2
     assert _run(answer.code, 4, 12) == pytest.approx(0.2)
 
 
 def test_5_5_fixing_the_named_line_gives_the_promised_value() -> None:
     answer = ex("5.5").answer
-    assert isinstance(answer, Debug)
+    assert type(answer) is Debug
     line, fixed = ex("5.5").expected()
     assert line == 6
     lines = answer.code.strip("\n").split("\n")

@@ -51,7 +51,7 @@ def test_6_3_weight_gb_per_gpu() -> None:
 
 
 def test_6_4_kv_heads_per_gpu() -> None:
-    assert isinstance(ex("6.4").answer, Numeric)
+    assert type(ex("6.4").answer) is Numeric
     assert ex("6.4").expected() == 1  # 8 KV heads / TP 8
     # TP 16 > 8 KV heads: each GPU still holds one, replicated on 2 GPUs
     assert ex("6.4").expected(dict(n_heads=64, n_kv_heads=8, tp=16)) == 1

@@ -47,7 +47,7 @@ def test_7_5_reference_and_edge_cases() -> None:
     # sqrt(2 x 98 / 86,400) = 0.047629 -> 4.7629 %
     assert waste_percent == pytest.approx(4.7629, rel=1e-4)
     answer = ex("7.5").answer
-    assert isinstance(answer, Function)
+    assert type(answer) is Function
     assert answer.function_name == "optimal_checkpoint_interval"
     raising = 0
     for args in answer.edge_cases:

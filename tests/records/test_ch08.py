@@ -33,7 +33,7 @@ def test_8_1_forgetting_the_power_of_ten_is_a_misconception() -> None:
 
 
 def test_8_2_trace_rows() -> None:
-    assert isinstance(ex("8.2").answer, Trace)
+    assert type(ex("8.2").answer) is Trace
     # W = 2000 never reached: each overflow halves, each clean step bumps good_count to 1
     assert ex("8.2").expected() == [
         (65536.0, 1, False), (32768.0, 0, True), (32768.0, 1, False),
@@ -53,7 +53,7 @@ def test_8_3_ratio() -> None:
 
 def test_8_4_choice() -> None:
     answer = ex("8.4").answer
-    assert isinstance(answer, Choice)
+    assert type(answer) is Choice
     assert ex("8.4").expected() == "C"
     assert len(answer.options) == 5
 
@@ -68,7 +68,7 @@ def test_8_5_gb_saved() -> None:
 def test_8_6_reference_on_the_edge_cases() -> None:
     fn = ex("8.6").expected()
     answer = ex("8.6").answer
-    assert isinstance(answer, Function)
+    assert type(answer) is Function
     assert answer.function_name == fn.__name__ == "dynamic_loss_scale"
     assert fn([]) == 65536.0
     assert fn([False] * 2000) == 131072.0  # growth exactly at the interval

@@ -55,7 +55,7 @@ CELLS = (
 @pytest.fixture
 def release() -> Release:
     return Release(1, "Toy", "ch01_toy", CELLS,
-                   (Task(RECORDS[0], "answer_1_1"), Task(RECORDS[1], None)))
+                   (Task(RECORDS[0]), Task(RECORDS[1])))
 
 
 def notebook_tree(answers: dict[str, str] | None = None) -> dict[str, Any]:

@@ -11,11 +11,13 @@ from autograder.grading.feedback import page_name, render_page, safe_folder, wri
 from autograder.grading.model import Batch, ExerciseResult, NotebookResult
 from autograder.grading.pipeline import write_outputs
 from autograder.grading.progress import Progress
+from autograder.kinds.base import HiddenInput
 
 BUILD = ExerciseResult("1.2", "Write <double>", "build", 0, 1, "wrong",
                        "double(3.0) returned 7.0; expected 6.0.", yours="double: 1 of 3 cases",
-                       details=("1 of 3 cases passed.", "Also: double(0.5) returned 7.0; "
-                                "expected 1.0."), notes=("Redefines check; ignored.",),
+                       details=("1 of 3 cases passed.",
+                                HiddenInput("Also: double(0.5) returned 7.0; expected 1.0.")),
+                       notes=("Redefines check; ignored.",),
                        answer_source="def double(x):\n    return 7  # <b>")
 GRADED = NotebookResult("ann", "ann/ch01.ipynb", 1, "Toy", (
     ExerciseResult("1.1", "Toy 1.1", "derive", 1, 1, "correct", "Correct.", yours="2 GB"),
