@@ -20,10 +20,10 @@ import autograder
 import solutions
 from autograder.cell_metadata import grade_id, workbook_meta
 from autograder.grading import (
-    Progress,
+    GradingSettings,
     Release,
     ReleaseCell,
-    Settings,
+    StatusBar,
     Task,
     grade_folder,
     protected_folders,
@@ -80,9 +80,9 @@ def grader_files() -> list[Path]:
     return paths
 
 
-def settings(workers: int, timeout_s: float, submissions: Path, out: Path) -> Settings:
+def settings(workers: int, timeout_s: float, submissions: Path, out: Path) -> GradingSettings:
     protected = protected_folders(*grader_files(), submissions, out)
-    return Settings(workers=workers, timeout_s=timeout_s, protected=protected,
+    return GradingSettings(workers=workers, timeout_s=timeout_s, protected=protected,
                     reference=REFERENCE_PACKAGES)
 
 
@@ -125,7 +125,7 @@ def grade_cli(submissions: str, out: str, *, workers: int | None = None,
         return 2
     try:
         batch = grade_folder(folder, releases(), settings(count, timeout_s, folder, out_path),
-                             lambda total: Progress(total, sys.stderr))
+                             lambda total: StatusBar(total, sys.stderr))
         write_outputs(batch, out_path)
     except (OSError, RuntimeError) as error:  # the sandbox could not start, OUT not writable
         print(f"workbook grade: {error}", file=sys.stderr)
