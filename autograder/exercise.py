@@ -15,8 +15,9 @@ from typing import Any, Literal
 from autograder.kinds.base import AnswerKind, CellNames, Misconception, Params, Verdict
 from autograder.template import fill
 
-Kind = Literal["derive", "trace", "build", "debug", "design"]
-KINDS: tuple[str, ...] = ("derive", "trace", "build", "debug", "design")
+# What the learner does (see DESIGN.md); not to be confused with the answer kind.
+Category = Literal["derive", "trace", "build", "debug", "design"]
+CATEGORIES: tuple[str, ...] = ("derive", "trace", "build", "debug", "design")
 
 
 @dataclass(frozen=True, eq=False)
@@ -32,12 +33,12 @@ class Exercise:
 
     id: str
     chapter: int
-    kind: Kind
+    category: Category
     title: str
     prompt: str
     params: Mapping[str, Any]
     vary: Callable[[random.Random], dict[str, Any]]
-    answer: AnswerKind
+    answer_kind: AnswerKind
     reference: Callable[[Params], Any]
     hints: tuple[str, ...]
     explanation: str
@@ -50,8 +51,9 @@ class Exercise:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
-        if self.kind not in KINDS:
-            raise ValueError(f"exercise {self.id}: kind must be one of {KINDS}, not {self.kind!r}")
+        if self.category not in CATEGORIES:
+            raise ValueError(f"exercise {self.id}: category must be one of {CATEGORIES}, "
+                             f"not {self.category!r}")
 
     @property
     def names(self) -> CellNames:
@@ -81,7 +83,7 @@ class Exercise:
     def grade(self, answer: Any, params: Params | None = None) -> Verdict:
         """Compare a learner's answer with the reference for ``params``."""
         p = self.params if params is None else params
-        return self.answer.grade(answer, self.expected(p), p, self.wrong_answers(p))
+        return self.answer_kind.grade(answer, self.expected(p), p, self.wrong_answers(p))
 
     # -- text -----------------------------------------------------------------
     def render_prompt(self, params: Params | None = None) -> str:

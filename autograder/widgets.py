@@ -51,7 +51,7 @@ class Actions:
 def _prompt_html(record: Exercise, prompt: str) -> str:
     body = inline_markdown(prompt)
     return (f"<div><strong>Exercise {html.escape(record.id)}: {html.escape(record.title)}"
-            f"</strong> <em>({record.kind})</em><p>{body}</p></div>")
+            f"</strong> <em>({record.category})</em><p>{body}</p></div>")
 
 
 @input_for(Numeric)
@@ -194,7 +194,7 @@ def _literal_input(kind: AnswerKind, record: Exercise, lookup: Lookup) -> Input:
 def answer_input(record: Exercise, lookup: Lookup) -> Input:
     """The input widget registered for the record's answer kind (or for the nearest base
     class), a reader and a writer for it; a literal text box for a kind with none."""
-    kind = record.answer
+    kind = record.answer_kind
     factory = next((_INPUTS[cls] for cls in type(kind).__mro__ if cls in _INPUTS),
                    _literal_input)
     return factory(kind, record, lookup)

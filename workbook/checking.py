@@ -41,7 +41,7 @@ def check(exercise_id: str, answer: Any) -> CheckResult:
 
 
 def _check(record: Exercise, answer: Any, params: dict[str, Any] | None) -> CheckResult:
-    if record.answer.is_untouched(answer):
+    if record.answer_kind.is_untouched(answer):
         result = _unanswered(record)
     else:
         verdict = record.grade(answer, params)
@@ -65,7 +65,7 @@ def _unanswered(record: Exercise) -> CheckResult:
     from autograder.kinds.base import Verdict
 
     verdict = Verdict(status="invalid",
-                      message=f"Nothing to check yet: expected {record.answer.describe()}.")
+                      message=f"Nothing to check yet: expected {record.answer_kind.describe()}.")
     return CheckResult(exercise_id=record.id, title=record.title, verdict=verdict,
                        hint="", params=None, attempt_counted=False, unanswered=True)
 

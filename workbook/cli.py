@@ -65,7 +65,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     import workbook
 
     for record in workbook.exercises():
-        print(f"{record.id:>5}  {record.kind:<7} {record.title}")
+        print(f"{record.id:>5}  {record.category:<7} {record.title}")
     return 0
 
 

@@ -33,11 +33,11 @@ import narration'''
 
 
 def prompt_markdown(record: Exercise) -> str:
-    parts = [f"### Exercise {record.id} · {record.title} *({record.kind})*", "",
+    parts = [f"### Exercise {record.id} · {record.title} *({record.category})*", "",
              record.render_prompt()]
     if record.notes:
         parts += ["", record.notes]
-    kind = record.answer
+    kind = record.answer_kind
     for block in kind.prompt_extra():
         parts += ["", block]
     parts += ["", f"*Answer with {kind.describe()}.* Run the check cell, or use the card below."]
@@ -47,15 +47,15 @@ def prompt_markdown(record: Exercise) -> str:
 def answer_source(record: Exercise, instructor: bool) -> str:
     """The answer cell: the kind's placeholder, and in the instructor version the solution
     region after it (outside it, so nbgrader's student version still defines the name)."""
-    placeholder = record.answer.placeholder(record.names)
+    placeholder = record.answer_kind.placeholder(record.names)
     if not instructor:
         return placeholder
-    return with_solution(placeholder, record.answer.solution_source(record.expected(),
+    return with_solution(placeholder, record.answer_kind.solution_source(record.expected(),
                                                                     record.names))
 
 
 def check_source(record: Exercise) -> str:
-    return f'wb.check("{record.id}", {record.answer.check_argument(record.names)})'
+    return f'wb.check("{record.id}", {record.answer_kind.check_argument(record.names)})'
 
 
 def _nbgrader(cell: NotebookNode, grade_id: str, *, solution: bool = False,

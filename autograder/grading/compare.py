@@ -58,8 +58,10 @@ class _Stop(Exception):
 def _with_time_limit(record: Exercise, limit_s: float) -> Exercise:
     """The record with its function's per-call limit set to the sandbox's, so messages about
     a time-out name the limit that applied."""
-    limited = record.answer.with_time_limit(limit_s)
-    return record if limited is record.answer else dataclasses.replace(record, answer=limited)
+    limited = record.answer_kind.with_time_limit(limit_s)
+    if limited is record.answer_kind:
+        return record
+    return dataclasses.replace(record, answer_kind=limited)
 
 
 # --- why an answer is not there -------------------------------------------------------------
@@ -167,14 +169,14 @@ def _answer(ctx: Context, task: Task) -> Any:
     record = task.record
     if task.mode == "value":
         value = _value(ctx, task, task.value_name or "the answer")
-        if record.answer.is_untouched(value):
-            raise _Stop("unanswered", f"Not answered: expected {record.answer.describe()}.")
+        if record.answer_kind.is_untouched(value):
+            raise _Stop("unanswered", f"Not answered: expected {record.answer_kind.describe()}.")
         return value
     if task.mode == "function":
         return _function(ctx, task)
     line = _value(ctx, task, task.value_name or "the bug line")
-    if record.answer.is_untouched(line):
-        raise _Stop("unanswered", f"Not answered: expected {record.answer.describe()}.")
+    if record.answer_kind.is_untouched(line):
+        raise _Stop("unanswered", f"Not answered: expected {record.answer_kind.describe()}.")
     return (line, _function(ctx, task))
 
 
@@ -199,7 +201,7 @@ def grade_task(ctx: Context, task: Task) -> ExerciseResult:
     serious = [f.message for f in mine if f.serious]
     cells = ctx.match.answers.get(record.id, ())
     base = ExerciseResult(
-        exercise_id=record.id, title=record.title, kind=record.kind, points=0,
+        exercise_id=record.id, title=record.title, kind=record.category, points=0,
         max_points=record.points, status="error", message="",
         notes=tuple(f.message for f in mine if not f.serious),
         answer_source=ctx.sources.get(cells[0], "") if len(cells) == 1 else "")

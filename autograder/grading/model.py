@@ -44,7 +44,7 @@ class Task:
     @property
     def value_name(self) -> str | None:
         """The variable the learner assigns, or None when the answer is a function only."""
-        return self.record.answer.value_name(self.record.names)
+        return self.record.answer_kind.value_name(self.record.names)
 
     @property
     def mode(self) -> Literal["value", "function", "debug"]:
@@ -56,7 +56,7 @@ class Task:
     @property
     def function(self) -> Function | None:
         """The function spec whose test cases the learner's function is called on."""
-        return self.record.answer.function_spec()
+        return self.record.answer_kind.function_spec()
 
     @property
     def function_name(self) -> str | None:

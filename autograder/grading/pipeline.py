@@ -79,7 +79,7 @@ class _Prepared:
 # --- one file, before running -------------------------------------------------------------
 
 def _error_rows(release: Release, message: str) -> tuple[ExerciseResult, ...]:
-    return tuple(ExerciseResult(t.record.id, t.record.title, t.record.kind, 0, t.record.points,
+    return tuple(ExerciseResult(t.record.id, t.record.title, t.record.category, 0, t.record.points,
                                 "error", message) for t in release.tasks)
 
 

@@ -67,11 +67,11 @@ def test_field_names_must_be_distinct_identifiers() -> None:
 
 # -- the rest of the system asks the kind ----------------------------------------------------
 RECORD = Exercise(
-    id="1.99", chapter=1, kind="derive", title="Memory breakdown",
+    id="1.99", chapter=1, category="derive", title="Memory breakdown",
     prompt="A {n_params_b}B model trains with Adam in mixed precision on one GPU. Give the "
            "memory for weights, gradients and optimizer state.",
     params={"n_params_b": 7}, vary=lambda rng: {"n_params_b": rng.choice([1, 7, 13])},
-    answer=KIND,
+    answer_kind=KIND,
     reference=lambda p: {"weights": 2.0 * p["n_params_b"], "grads": 2.0 * p["n_params_b"],
                          "optimizer": 12.0 * p["n_params_b"]},
     hints=("2 bytes per parameter for each of weights and gradients.",),

@@ -25,9 +25,9 @@ def drive_all_cards() -> list[str]:
     for record in (*records.all_exercises(), *records.all_challenges()):
         expected = record.expected()
         namespace: dict[str, Any] = {}
-        spec = record.answer.function_spec()
+        spec = record.answer_kind.function_spec()
         if spec is not None:  # a function alone, or (line, fixed function)
-            alone = record.answer.value_name(record.names) is None
+            alone = record.answer_kind.value_name(record.names) is None
             namespace[spec.function_name] = expected if alone else expected[1]
         actions = Actions(check=lambda a, r=record: checking.check(r.id, a),
                           hint=lambda r=record: checking.hint(r.id),

@@ -52,7 +52,7 @@ def test_2_4_reference_rounds_up() -> None:
 
 
 def test_2_4_edge_cases() -> None:
-    answer = ex("2.4").answer
+    answer = ex("2.4").answer_kind
     assert type(answer) is Function
     fn = ex("2.4").expected()
     assert (1000, 4, 8) in answer.edge_cases   # not divisible

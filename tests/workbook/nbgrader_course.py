@@ -168,7 +168,7 @@ def dynamic_loss_scale(overflows, init_scale=65536.0, growth_interval=2000):
 
 
 def function_kind(record: Exercise) -> Function:
-    spec = record.answer.function_spec()
+    spec = record.answer_kind.function_spec()
     if spec is None:
         raise TypeError(f"exercise {record.id} has no function answer")
     return spec
@@ -187,7 +187,7 @@ def _bare_signature(signature: str) -> str:
 # -- what a student writes --------------------------------------------------------------------
 def answer_code(record: Exercise, mode: str) -> str:
     """The code a student puts in place of the stub for ``mode`` (not for kept_stub/empty)."""
-    kind, spec = record.answer, record.answer.function_spec()
+    kind, spec = record.answer_kind, record.answer_kind.function_spec()
     line_name = kind.value_name(record.names)
     if spec is not None and line_name is not None:
         return _debug_code(record, spec, line_name, mode)
@@ -207,7 +207,7 @@ def answer_code(record: Exercise, mode: str) -> str:
 
 def _debug_code(record: Exercise, fix: Function, line_var: str, mode: str) -> str:
     bug_line, _ = record.expected()
-    buggy = record.answer.code.rstrip("\n")  # type: ignore[attr-defined]  # a Debug kind
+    buggy = record.answer_kind.code.rstrip("\n")  # type: ignore[attr-defined]  # a Debug kind
     if mode == "right":
         return f"{line_var} = {bug_line}\n\n{RIGHT_FUNCTIONS[fix.function_name]}"
     if mode == "line_only":
@@ -220,7 +220,7 @@ def _debug_code(record: Exercise, fix: Function, line_var: str, mode: str) -> st
 
 def wrong_value(record: Exercise) -> Any:
     """A plausible wrong answer for a value exercise."""
-    kind, expected = record.answer, record.expected()
+    kind, expected = record.answer_kind, record.expected()
     misconceptions = [wrong for wrong, _ in record.wrong_answers() if wrong != expected]
     if misconceptions:
         return misconceptions[0]
@@ -268,7 +268,7 @@ def fill_answer(source: str, record: Exercise, mode: str) -> str:
 
 def _is_debug(record: Exercise) -> bool:
     """A line and a function together: a debug exercise."""
-    kind = record.answer
+    kind = record.answer_kind
     return kind.function_spec() is not None and kind.value_name(record.names) is not None
 
 

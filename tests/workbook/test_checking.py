@@ -119,7 +119,7 @@ def test_unknown_exercise_names_valid_ids() -> None:
 def test_untouched_function_stub_is_not_an_attempt() -> None:
     namespace: dict = {}
     record = wb.exercise("0.5")
-    exec(record.answer.placeholder(record.names), namespace)  # the answer cell as generated
+    exec(record.answer_kind.placeholder(record.names), namespace)  # the answer cell as generated
     result = wb.check("0.5", namespace["ring_allreduce_time_ms"])
     assert not result.passed and not result.attempt_counted
     assert str(result).startswith("○ Not answered yet")

@@ -24,7 +24,7 @@ def test_tasks_name_what_the_learner_assigns() -> None:
     assert tasks["0.5"].function_name == "ring_allreduce_time_ms"
     assert (tasks["5.5"].value_name, tasks["5.5"].mode) == ("bug_line_5_5", "debug")
     assert tasks["5.5"].function_name == "bubble_over_compute"
-    modes = {type(t.record.answer).__name__: t.mode for t in tasks.values()}
+    modes = {type(t.record.answer_kind).__name__: t.mode for t in tasks.values()}
     assert modes == {"Numeric": "value", "Choice": "value", "Ordering": "value",
                      "Trace": "value", "Constraints": "value", "Function": "function",
                      "Debug": "debug"}

@@ -69,7 +69,8 @@ def _answer_after_running(record: Exercise, source: str) -> Any:
         exec(source, namespace)  # the harness's own code, not a submission
     except Exception:  # erroring and stub-keeping cells raise on purpose
         pass
-    value_name, spec = record.answer.value_name(record.names), record.answer.function_spec()
+    kind = record.answer_kind
+    value_name, spec = kind.value_name(record.names), kind.function_spec()
     if spec is None:
         return namespace.get(value_name or "")
     function = namespace.get(spec.function_name)
@@ -82,7 +83,7 @@ def test_fabricated_answers_pass_exactly_in_the_passing_modes(record: Exercise) 
     released = answer_source(record, instructor=False) + "\n" + nc.STUB
     for mode, points in NBGRADER_EXPECTS.items():
         answer = _answer_after_running(record, nc.fill_answer(released, record, mode))
-        passed = not record.answer.is_untouched(answer) and record.grade(answer).passed
+        passed = not record.answer_kind.is_untouched(answer) and record.grade(answer).passed
         assert passed == (points == 1.0), (mode, answer)
 
 
@@ -91,7 +92,7 @@ def test_wrong_functions_are_wrong_on_some_but_not_all_cases() -> None:
     # would award a fraction where nbgrader awards 0.
     scores = {}
     for record in RECORDS:
-        if record.kind == "build":
+        if record.category == "build":
             namespace: dict[str, Any] = {}
             exec(nc.answer_code(record, "wrong"), namespace)
             verdict = record.grade(namespace[nc.function_kind(record).function_name])
@@ -155,7 +156,7 @@ def _expected_points() -> dict[tuple[str, str], float]:
         for record in RECORDS:
             if record.chapter in AGREEMENT_CHAPTERS:
                 mode = mode_for(record)
-                if mode == "line_only" and record.kind != "debug":
+                if mode == "line_only" and record.category != "debug":
                     mode = "wrong"
                 expected[(student, record.id)] = NBGRADER_EXPECTS[mode]
     return expected
@@ -167,7 +168,7 @@ def test_nbgrader_and_workbook_grade_award_the_same_points(graded_course: Any,
     # One test, so that under pytest-xdist the class is autograded by nbgrader only once.
     theirs = graded_course.nbgrader_points()
     assert len(theirs) == len(CLASS) * 12  # 6 exercises in chapter 0 + 6 in chapter 5
-    assert {lookup(exercise).kind for _, exercise in theirs} >= {"build", "debug", "derive",
+    assert {lookup(exercise).category for _, exercise in theirs} >= {"build", "debug", "derive",
                                                                  "trace"}
     # nbgrader itself awards what each mode earns: the harness fabricates what it claims
     assert nc.disagreements(_expected_points(), theirs) == []

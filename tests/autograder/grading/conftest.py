@@ -26,8 +26,8 @@ def double(x: float) -> float:
 
 
 def _record(exercise_id: str, answer: Any, reference: Callable[[Any], Any]) -> Exercise:
-    return Exercise(id=exercise_id, chapter=1, kind="derive", title=f"Toy {exercise_id}",
-                    prompt="", params={}, vary=lambda rng: {}, answer=answer,
+    return Exercise(id=exercise_id, chapter=1, category="derive", title=f"Toy {exercise_id}",
+                    prompt="", params={}, vary=lambda rng: {}, answer_kind=answer,
                     reference=reference, hints=("think",), explanation="", sources=())
 
 
