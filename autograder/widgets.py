@@ -7,18 +7,34 @@ and wrong are announced in words and symbols, never by colour alone.
 
 from __future__ import annotations
 
+import ast
 import html
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from autograder.exercise import Exercise
 from autograder.kinds import Choice, Constraints, Debug, Function, Numeric, Ordering, Trace
+from autograder.kinds.base import AnswerKind
 from autograder.markup import inline_markdown
 
 ReadAnswer = Callable[[], Any]
 WriteAnswer = Callable[[Any], None]
 Input = tuple[Any, ReadAnswer, WriteAnswer]
+Lookup = Callable[[str], Any]
+# (kind, record, lookup) -> the input widget with a reader and a writer for it.
+InputFactory = Callable[[Any, Exercise, Lookup], Input]
+
+_INPUTS: dict[type[AnswerKind], InputFactory] = {}
+F = TypeVar("F", bound=InputFactory)
+
+
+def input_for(kind_type: type[AnswerKind]) -> Callable[[F], F]:
+    """Register the input widget of an answer kind (a decorator)."""
+    def register(factory: F) -> F:
+        _INPUTS[kind_type] = factory
+        return factory
+    return register
 
 
 @dataclass
@@ -35,10 +51,11 @@ class Actions:
 def _prompt_html(record: Exercise, prompt: str) -> str:
     body = inline_markdown(prompt)
     return (f"<div><strong>Exercise {html.escape(record.id)}: {html.escape(record.title)}"
-            f"</strong> <em>({record.kind})</em><p>{body}</p></div>")
+            f"</strong> <em>({record.category})</em><p>{body}</p></div>")
 
 
-def _numeric_input(kind: Numeric) -> Input:
+@input_for(Numeric)
+def _numeric_input(kind: Numeric, record: Exercise, lookup: Lookup) -> Input:
     import ipywidgets as w
 
     box = w.Text(placeholder=f"e.g. 12.5 {kind.unit}".strip(), description="Answer:")
@@ -49,7 +66,8 @@ def _numeric_input(kind: Numeric) -> Input:
     return w.HBox([box, w.Label(kind.unit)]), lambda: box.value, write
 
 
-def _choice_input(kind: Choice) -> Input:
+@input_for(Choice)
+def _choice_input(kind: Choice, record: Exercise, lookup: Lookup) -> Input:
     import ipywidgets as w
 
     labels = [f"{o.key}. {o.text}" for o in kind.options]
@@ -64,7 +82,8 @@ def _choice_input(kind: Choice) -> Input:
     return radio, read, write
 
 
-def _ordering_input(kind: Ordering) -> Input:
+@input_for(Ordering)
+def _ordering_input(kind: Ordering, record: Exercise, lookup: Lookup) -> Input:
     import ipywidgets as w
 
     slots = [w.Dropdown(options=["(choose)", *kind.items], value="(choose)",
@@ -82,9 +101,11 @@ def _ordering_input(kind: Ordering) -> Input:
     return w.VBox([header, *slots]), read, write
 
 
-def _trace_input(kind: Trace, rows: int) -> Input:
+@input_for(Trace)
+def _trace_input(kind: Trace, record: Exercise, lookup: Lookup) -> Input:
     import ipywidgets as w
 
+    rows = len(record.expected())
     cells = [[w.Text(placeholder=c, layout=w.Layout(width="9em")) for c in kind.columns]
              for _ in range(rows)]
     lines = [w.HBox([w.Label(f"{kind.step_label} {i + 1}:"), *row]) for i, row in enumerate(cells)]
@@ -102,7 +123,8 @@ def _trace_input(kind: Trace, rows: int) -> Input:
     return w.VBox(lines), read, write
 
 
-def _debug_input(kind: Debug, lookup: Callable[[str], Any]) -> Input:
+@input_for(Debug)
+def _debug_input(kind: Debug, record: Exercise, lookup: Lookup) -> Input:
     import ipywidgets as w
 
     lines = kind.code.rstrip("\n").split("\n")
@@ -126,7 +148,8 @@ def _debug_input(kind: Debug, lookup: Callable[[str], Any]) -> Input:
     return w.VBox([radio, note]), read, write
 
 
-def _function_input(kind: Function, lookup: Callable[[str], Any]) -> Input:
+@input_for(Function)
+def _function_input(kind: Function, record: Exercise, lookup: Lookup) -> Input:
     import ipywidgets as w
 
     note = w.HTML(f"<p>Define <code>def {html.escape(kind.function_name)}"
@@ -135,7 +158,8 @@ def _function_input(kind: Function, lookup: Callable[[str], Any]) -> Input:
     return note, lambda: lookup(kind.function_name), lambda _: None  # defined in a cell
 
 
-def _constraints_input(kind: Constraints) -> Input:
+@input_for(Constraints)
+def _constraints_input(kind: Constraints, record: Exercise, lookup: Lookup) -> Input:
     import ipywidgets as w
 
     boxes = {f: w.IntText(value=0, description=f"{f}:") for f in kind.fields}
@@ -148,24 +172,32 @@ def _constraints_input(kind: Constraints) -> Input:
             write)
 
 
-def answer_input(record: Exercise, lookup: Callable[[str], Any]) -> Input:
-    """The input widget suited to the record's answer kind, a reader and a writer for it."""
-    kind = record.answer
-    if isinstance(kind, Numeric):
-        return _numeric_input(kind)
-    if isinstance(kind, Choice):
-        return _choice_input(kind)
-    if isinstance(kind, Ordering):
-        return _ordering_input(kind)
-    if isinstance(kind, Trace):
-        return _trace_input(kind, len(record.expected()))
-    if isinstance(kind, Debug):
-        return _debug_input(kind, lookup)
-    if isinstance(kind, Function):
-        return _function_input(kind, lookup)
-    if isinstance(kind, Constraints):
-        return _constraints_input(kind)
-    raise TypeError(f"no widget for answer kind {type(kind).__name__}")
+def _literal_input(kind: AnswerKind, record: Exercise, lookup: Lookup) -> Input:
+    """For a kind with no input of its own: a text box read as a Python literal."""
+    import ipywidgets as w
+
+    box = w.Text(placeholder=kind.describe(), description="Answer:",
+                 layout=w.Layout(width="auto"))
+
+    def read() -> Any:
+        try:
+            return ast.literal_eval(box.value)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return box.value  # the kind explains what it expected
+
+    def write(value: Any) -> None:
+        box.value = repr(value)
+
+    return box, read, write
+
+
+def answer_input(record: Exercise, lookup: Lookup) -> Input:
+    """The input widget registered for the record's answer kind (or for the nearest base
+    class), a reader and a writer for it; a literal text box for a kind with none."""
+    kind = record.answer_kind
+    factory = next((_INPUTS[cls] for cls in type(kind).__mro__ if cls in _INPUTS),
+                   _literal_input)
+    return factory(kind, record, lookup)
 
 
 class ExerciseWidget:

@@ -11,11 +11,12 @@ from typing import Any
 
 from autograder.prediction import Prediction, PredictionLock, Reveal
 from workbook import journal
+from workbook.outline import CHAPTERS
 
 
 def prediction_for(key: str) -> Prediction:
     """The prediction keyed "ch05" (chapter 5); ValueError naming the valid keys."""
-    valid = [f"ch{n:02d}" for n in range(10)]
+    valid = [f"ch{c.number:02d}" for c in CHAPTERS]
     if key not in valid:
         raise ValueError(f"no prediction {key!r}; valid keys are {', '.join(valid)}")
     prediction: Prediction = importlib.import_module(f"workbook.explorers.{key}").PREDICTION

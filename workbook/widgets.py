@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from autograder.widgets import Actions, ExerciseWidget
-from workbook import api
+from workbook import checking
 from workbook.records import lookup
 
 
@@ -23,10 +23,10 @@ def widget(exercise_id: str) -> ExerciseWidget:
     """An interactive card for one exercise: answer, Check, Hint, solution, variant."""
     record = lookup(exercise_id)
     actions = Actions(
-        check=lambda answer: api.check(record.id, answer),
-        hint=lambda: api.hint(record.id),
-        solution=lambda: api.solution(record.id),
-        variant=lambda: api.practice(record.id),
+        check=lambda answer: checking.check(record.id, answer),
+        hint=lambda: checking.hint(record.id),
+        solution=lambda: checking.solution(record.id),
+        variant=lambda: checking.practice(record.id),
         lookup=_learner_namespace_lookup,
     )
     return ExerciseWidget(record, actions)

@@ -278,6 +278,6 @@ def solve_a_variant(lab: Lab, card: Card, record: Any) -> None:
         assert time.monotonic() < deadline, f"the card still shows {params}, not {drawn}"
         lab.page.wait_for_timeout(200)
     lab.snap("variant", card.root)
-    shown = card.check(f"{record.expected(params)!r} {record.answer.unit}", until="Correct")
+    shown = card.check(f"{record.expected(params)!r} {record.answer_kind.unit}", until="Correct")
     lab.snap("variant-correct", card.root)
     assert "Your variant" in shown

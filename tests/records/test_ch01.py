@@ -87,6 +87,6 @@ def test_1_6_stage_zero_never_fits_in_variants() -> None:
 
 
 def test_1_6_has_five_options() -> None:
-    answer = ex("1.6").answer
-    assert isinstance(answer, Choice)
+    answer = ex("1.6").answer_kind
+    assert type(answer) is Choice
     assert [o.key for o in answer.options] == ["A", "B", "C", "D", "E"]

@@ -52,8 +52,8 @@ def test_2_4_reference_rounds_up() -> None:
 
 
 def test_2_4_edge_cases() -> None:
-    answer = ex("2.4").answer
-    assert isinstance(answer, Function)
+    answer = ex("2.4").answer_kind
+    assert type(answer) is Function
     fn = ex("2.4").expected()
     assert (1000, 4, 8) in answer.edge_cases   # not divisible
     errors = 0

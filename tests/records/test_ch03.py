@@ -17,7 +17,7 @@ def ex(exercise_id: str) -> Exercise:
 
 def test_ids_in_order() -> None:
     assert list(RECORDS) == ["3.1", "3.2", "3.3", "3.4", "3.5"]
-    assert [r.kind for r in RECORDS.values()] == ["derive", "derive", "derive", "trace", "trace"]
+    assert [r.category for r in RECORDS.values()] == ["derive"] * 3 + ["trace", "trace"]
 
 
 def test_3_1_linear() -> None:
@@ -72,8 +72,8 @@ def test_3_5_decay_over_the_new_run() -> None:
 
 @pytest.mark.parametrize("exercise_id", ["3.4", "3.5"])
 def test_choices_have_feedback_for_every_option(exercise_id: str) -> None:
-    answer = ex(exercise_id).answer
-    assert isinstance(answer, Choice)
+    answer = ex(exercise_id).answer_kind
+    assert type(answer) is Choice
     assert [o.key for o in answer.options] == ["A", "B", "C", "D"]
     assert all(len(o.feedback) > 40 for o in answer.options)
 

@@ -13,14 +13,14 @@ import pytest
 from workbook.explorers import ch09
 from workbook.explorers.ch09_planner import (
     PlannerExplorer,
-    Settings,
+    PlannerSettings,
     plan_numbers,
     planner_messages,
     published_settings,
 )
 from workbook.predictions import prediction_for
 
-PAPER = Settings()  # TP 8, CP 1, PP 16, DP 128, ZeRO-1, full recompute, v = 2, 41% MFU
+PAPER = PlannerSettings()  # TP 8, CP 1, PP 16, DP 128, ZeRO-1, full recompute, v = 2, 41% MFU
 
 
 # -- prediction -------------------------------------------------------------------------

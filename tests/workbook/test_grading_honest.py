@@ -112,14 +112,14 @@ def wrong_answer(task: grading.Task) -> str:
     """Numbers doubled, another option, the function off by a constant."""
     if task.record.id in FUNCTIONS:
         source = FUNCTIONS[task.record.id]
-        name = task.record.answer.function_name if task.mode == "function" else \
-            task.record.answer.fix.function_name  # type: ignore[union-attr]
+        name = task.record.answer_kind.function_name if task.mode == "function" else \
+            task.record.answer_kind.fix.function_name  # type: ignore[union-attr]
         return source + f"\n_right = {name}\ndef {name}(*args):\n    return 7\n"
     value = task.record.expected()
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return f"{task.value_name} = {value * 2 + 1!r}"
     if isinstance(value, str):
-        other = next(o.key for o in task.record.answer.options  # type: ignore[attr-defined]
+        other = next(o.key for o in task.record.answer_kind.options  # type: ignore[attr-defined]
                      if o.key != value)
         return f"{task.value_name} = {other!r}"
     if isinstance(value, dict):

@@ -18,9 +18,14 @@ from typing import Any
 from autograder.prediction import Prediction
 from solutions import hardware, models
 from solutions import llama3 as l3
-from workbook.explorers.ch09_planner import Settings, explorer, planner_figure, planner_messages
+from workbook.explorers.ch09_planner import (
+    PlannerSettings,
+    explorer,
+    planner_figure,
+    planner_messages,
+)
 
-__all__ = ["PREDICTION", "Settings", "Table", "explorer", "grid_figure", "planner_figure",
+__all__ = ["PREDICTION", "PlannerSettings", "Table", "explorer", "grid_figure", "planner_figure",
            "planner_messages", "rank_coordinates", "real_runs_table", "reconstruction"]
 
 _LAYER_CHOICES = {"about 2 billion": 2e9, "about 3 billion": 3e9, "about 4 billion": 4e9}

@@ -1,7 +1,7 @@
 """Chapter 9 explorer, part 2: the 5D planner as sliders, with its verdicts in words.
 
 Everything here is a view on :mod:`solutions.planner`, :mod:`solutions.planner_memory` and
-:mod:`solutions.planner_comm`: a :class:`Settings` record holds what the widgets show,
+:mod:`solutions.planner_comm`: a :class:`PlannerSettings` record holds what the widgets show,
 :func:`planner_messages` lists what is wrong with it (the validator's problems plus a bubble
 target), :func:`plan_numbers` gathers the memory, traffic, bubble and cost, and
 :func:`planner_figure` draws them. MFU is an input, not a prediction: no formula from the
@@ -31,7 +31,7 @@ MODEL_LABELS: dict[str, str] = {arch.name: key for key, arch in models.MODELS.it
 
 
 @dataclass(frozen=True)
-class Settings:
+class PlannerSettings:
     """One state of the planner. Defaults: the paper's 405B layout (Table 4, 16,384 GPUs)
     with full recomputation and a 2-chunk interleaved schedule."""
 
@@ -76,7 +76,7 @@ class Settings:
                               virtual_stages=self.virtual_stages)
 
 
-def planner_messages(s: Settings) -> list[str]:
+def planner_messages(s: PlannerSettings) -> list[str]:
     """Every reason the layout fails, in words ("✘ ..."); an empty list when it works."""
     cfg = s.config()
     problems = planner.validate(s.arch, cfg, s.n_gpus, s.gpu_spec.gpus_per_node,
@@ -95,7 +95,7 @@ def planner_messages(s: Settings) -> list[str]:
     return messages
 
 
-def plan_numbers(s: Settings) -> dict[str, Any]:
+def plan_numbers(s: PlannerSettings) -> dict[str, Any]:
     """Memory (GB), traffic (GB and ms per dimension), bubble, step time, days and cost.
 
     Memory and traffic are None when the layout cannot be laid out at all (more stages
@@ -128,7 +128,7 @@ def plan_numbers(s: Settings) -> dict[str, Any]:
     return numbers
 
 
-def summary_lines(s: Settings, numbers: dict[str, Any]) -> list[str]:
+def summary_lines(s: PlannerSettings, numbers: dict[str, Any]) -> list[str]:
     """The planner's numbers as sentences (shown beside the chart)."""
     b = numbers["bubble"]
     lines = [
@@ -159,7 +159,7 @@ def summary_lines(s: Settings, numbers: dict[str, Any]) -> list[str]:
 _PART_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52")
 
 
-def _draw_memory(ax: Any, s: Settings, memory: dict[str, float] | None) -> None:
+def _draw_memory(ax: Any, s: PlannerSettings, memory: dict[str, float] | None) -> None:
     if memory is None:
         ax.text(0.5, 0.5, "no memory estimate:\nthe layout cannot be built",
                 ha="center", va="center", transform=ax.transAxes)
@@ -196,11 +196,11 @@ def _draw_comm(ax: Any, comm_gb: dict[str, float] | None, comm_ms: dict[str, flo
     ax.set_title("Traffic per dimension (time if not overlapped)", fontsize=10, loc="left")
 
 
-def planner_figure(s: Settings | None = None) -> Any:
+def planner_figure(s: PlannerSettings | None = None) -> Any:
     """Two panels: the busiest GPU's memory against the budget, and traffic per dimension."""
     import matplotlib.pyplot as plt
 
-    s = s or Settings()
+    s = s or PlannerSettings()
     numbers = plan_numbers(s)
     fig, (mem_ax, comm_ax) = plt.subplots(1, 2, figsize=(11, 3.0),
                                           gridspec_kw={"width_ratios": [1.2, 1]})
@@ -221,7 +221,7 @@ def report_html(messages: list[str], lines: list[str]) -> str:
     return f'<div role="status">{verdict}<ul>{details}</ul></div>'
 
 
-def published_settings(s: Settings) -> Settings | None:
+def published_settings(s: PlannerSettings) -> PlannerSettings | None:
     """``s`` with the layout a paper published for its model, or None when there is none."""
     name = s.arch.name
     run = next((r for r in models.TRAINING_RUNS if r.model == name), None)
@@ -237,10 +237,10 @@ def published_settings(s: Settings) -> Settings | None:
 class PlannerExplorer:
     """The widgets; ``box`` is what a notebook shows and ``controls`` drive it."""
 
-    def __init__(self, settings: Settings | None = None) -> None:
+    def __init__(self, settings: PlannerSettings | None = None) -> None:
         import ipywidgets as w
 
-        s = settings or Settings()
+        s = settings or PlannerSettings()
         st = {"description_width": "120px"}
 
         def islider(label: str, value: int, lo: int, hi: int) -> Any:
@@ -294,10 +294,10 @@ class PlannerExplorer:
                            self.note, self.status, self.out])
         self.redraw()
 
-    def settings(self) -> Settings:
-        return Settings(**{k: c.value for k, c in self.controls.items()})
+    def settings(self) -> PlannerSettings:
+        return PlannerSettings(**{k: c.value for k, c in self.controls.items()})
 
-    def apply(self, s: Settings) -> None:
+    def apply(self, s: PlannerSettings) -> None:
         """Set every control from ``s`` and redraw once."""
         self._hold = True
         try:
@@ -345,6 +345,6 @@ class PlannerExplorer:
             display(planner_figure(s))
 
 
-def explorer(settings: Settings | None = None) -> Any:
+def explorer(settings: PlannerSettings | None = None) -> Any:
     """The 5D planner: model, GPU, cluster, five degrees, ZeRO, batch, MFU, price."""
     return PlannerExplorer(settings).box

@@ -87,7 +87,7 @@ def _vary_9_10(rng: random.Random) -> dict[str, Any]:
 
 
 EX_9_10 = Exercise(
-    id="9.10", chapter=9, kind="design", title="Lay out Llama 3 405B on the cluster",
+    id="9.10", chapter=9, category="design", title="Lay out Llama 3 405B on the cluster",
     prompt=("Choose TP, PP and DP for Llama 3 405B ({n_layers} layers) on {n_gpus:,} H100s "
             "with {gpus_per_node} GPUs per node, a batch of {global_batch_seqs:,} sequences "
             "of {seq_len:,} tokens in micro-batches of 1 (CP = 1). Requirements: "
@@ -106,7 +106,7 @@ EX_9_10 = Exercise(
                 global_batch_seqs=2048, seq_len=8192, v=2, max_bubble_pct=50,
                 memory_budget_gb=80),
     vary=_vary_9_10,
-    answer=Constraints(fields=("tp", "pp", "dp"), rules=DESIGN_RULES),
+    answer_kind=Constraints(fields=("tp", "pp", "dp"), rules=DESIGN_RULES),
     reference=_design_reference,
     hints=("Start from the node: TP can be at most {gpus_per_node}.",
            "The layer limit sets the smallest PP: ceil({n_layers} / PP) <= "

@@ -12,8 +12,9 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.exercise import Exercise, render
+from autograder.exercise import Exercise
 from autograder.result import CheckResult
+from autograder.template import fill
 from workbook import journal
 from workbook.records import lookup
 
@@ -39,32 +40,8 @@ def check(exercise_id: str, answer: Any) -> CheckResult:
     return _check(record, answer, params)
 
 
-def is_blank(answer: Any) -> bool:
-    """True for an untouched answer cell: None, ..., or a dict/list of Nones."""
-    if answer is None or answer is Ellipsis:
-        return True
-    if type(answer) is dict:
-        return all(value is None for value in answer.values())
-    if type(answer) in (list, tuple):
-        return len(answer) > 0 and all(value is None for value in answer)
-    return False
-
-
-def _untouched(record: Exercise, answer: Any) -> bool:
-    """True for an answer cell left as generated: a blank value, the function stub, or a
-    debug answer whose line is still None."""
-    from autograder.kinds import Debug, Function
-
-    kind = record.answer
-    if isinstance(kind, Function):
-        return is_blank(answer) or kind.is_stub(answer)
-    if isinstance(kind, Debug) and type(answer) in (list, tuple) and len(answer) == 2:
-        return answer[0] is None
-    return is_blank(answer)
-
-
 def _check(record: Exercise, answer: Any, params: dict[str, Any] | None) -> CheckResult:
-    if _untouched(record, answer):
+    if record.answer_kind.is_untouched(answer):
         result = _unanswered(record)
     else:
         verdict = record.grade(answer, params)
@@ -88,7 +65,7 @@ def _unanswered(record: Exercise) -> CheckResult:
     from autograder.kinds.base import Verdict
 
     verdict = Verdict(status="invalid",
-                      message=f"Nothing to check yet: expected {record.answer.describe()}.")
+                      message=f"Nothing to check yet: expected {record.answer_kind.describe()}.")
     return CheckResult(exercise_id=record.id, title=record.title, verdict=verdict,
                        hint="", params=None, attempt_counted=False, unanswered=True)
 
@@ -133,7 +110,7 @@ def hint(exercise_id: str) -> Text:
     if not grading_mode():
         journal.record_event("hint", record.id, value=str(index + 1))
     return Text(f"Hint {index + 1} of {len(record.hints)} for exercise {record.id}",
-                render(record.hints[index], record.params))
+                fill(record.hints[index], record.params))
 
 
 def solution(exercise_id: str) -> Text:
@@ -154,7 +131,7 @@ class Practice:
 
     @property
     def prompt(self) -> str:
-        return render(self.record.prompt, self.params)
+        return self.record.render_prompt(self.params)
 
     def check(self, answer: Any) -> CheckResult:
         """Check an answer against this variant's numbers."""
