@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from autograder.exercise import Exercise
-from autograder.kinds import Choice, Constraints, Debug, Function, Numeric, Ordering, Trace
+from autograder.kinds import (
+    Choice,
+    Constraints,
+    Debug,
+    Function,
+    Lab,
+    Numeric,
+    Ordering,
+    Trace,
+)
 from autograder.kinds.base import AnswerKind
 from autograder.markup import inline_markdown
 
@@ -155,6 +164,17 @@ def _function_input(kind: Function, record: Exercise, lookup: Lookup) -> Input:
     note = w.HTML(f"<p>Define <code>def {html.escape(kind.function_name)}"
                   f"{html.escape(kind.signature)}</code> in a code cell, run it, then press "
                   "Check.</p>")
+    return note, lambda: lookup(kind.function_name), lambda _: None  # defined in a cell
+
+
+@input_for(Lab)
+def _lab_input(kind: Lab, record: Exercise, lookup: Lookup) -> Input:
+    import ipywidgets as w
+
+    note = w.HTML(f"<p>Write <code>def {html.escape(kind.function_name)}"
+                  f"{html.escape(kind.signature)}</code> in the answer cell, run it, then press "
+                  "Check: it runs on the simulated cluster and the result shows your "
+                  "trace.</p>")
     return note, lambda: lookup(kind.function_name), lambda _: None  # defined in a cell
 
 

@@ -88,7 +88,9 @@ def broken_run(case_text: str, tree: Any) -> Report | None:
     """A report for a run that raised or returned something that is not a trace."""
     if isinstance(tree, dict) and "error" in tree:
         kind = tree.get("error_type")
-        lead = "Your program raised" if kind == "program" else "The simulator stopped your program"
+        lead = {"program": "Your program raised",
+                "timeout": "Your program was stopped"}.get(str(kind),
+                                                            "The simulator stopped your program")
         return Report(case_text, f"{lead}: {tree['error']}")
     try:
         read_log(tree)

@@ -137,13 +137,16 @@ def traffic_problem(log: Log, m: int) -> tuple[str, int]:
     if n == 1:
         return ("", -1) if not log.messages else ("one rank has nothing to send", 0)
     limit = math.ceil(m / n)
+    budget = 2 * (n - 1) * limit
     for rank in range(n):
         mine = [x for x in log.messages if x.src == rank]
-        sent = sum(x.payload.size for x in mine)
-        if sent > 2 * (n - 1) * limit:
-            return (f"rank {rank} sent {sent} elements ({log.bytes_sent(rank)} bytes) in all; "
-                    f"a ring AllReduce sends 2(N-1)/N x M = {2 * (n - 1) * m / n:g} per rank "
-                    f"(2(N-1) = {2 * (n - 1)} chunks of at most {limit})", mine[-1].index)
+        running = [sum(x.payload.size for x in mine[:k + 1]) for k in range(len(mine))]
+        if running and running[-1] > budget:
+            crossing = next(m for m, total in zip(mine, running, strict=True) if total > budget)
+            return (f"rank {rank} sent {running[-1]} elements ({log.bytes_sent(rank)} bytes) "
+                    f"in all; a ring AllReduce sends 2(N-1)/N x M = {2 * (n - 1) * m / n:g} "
+                    f"per rank (2(N-1) = {2 * (n - 1)} chunks of at most {limit})",
+                    crossing.index)
     ahead = [msg for msg in log.messages if msg.dst != (msg.src + 1) % n]
     behind = [msg for msg in log.messages if msg.dst != (msg.src - 1) % n]
     if ahead and behind:

@@ -30,6 +30,7 @@ from autograder.grading.match import Match
 from autograder.grading.model import ExerciseResult, Finding, Status, Task
 from autograder.grading.replay import Replay
 from autograder.kinds.base import Verdict
+from autograder.kinds.lab import Lab, RecordedLogs
 from autograder.sandbox import JobResult, Limits, Outcome
 
 
@@ -164,9 +165,38 @@ def _function(ctx: Context, task: Task) -> Any:
                   learner_value_errors=ctx.scan.value_errors)
 
 
+def _lab_logs(ctx: Context, task: Task) -> RecordedLogs:
+    """The plain logs the lab's jobs returned in the sandbox, one per job; a job that raised
+    or timed out becomes a log saying so (the lab's verifier explains it)."""
+    name = task.function_name or ""
+    outcomes = ctx.result.calls.get(ctx.plan.names.harness(task.record.id), ())
+    first = outcomes[0] if outcomes else Outcome("unavailable")
+    if first.kind == "unavailable":
+        raise _unavailable(ctx)
+    if first.kind == "missing":
+        raise _missing(ctx, task, name)
+    source = ctx.result.sources.get(name)
+    kind = task.record.answer_kind
+    if isinstance(kind, Lab) and source is not None and source.kind == "value" \
+            and kind.is_stub_source(source.value):
+        raise _Stop("unanswered", f"Not answered: {name} is still the starting code.")
+    logs: list[Any] = []
+    for outcome in outcomes:
+        if outcome.kind == "value":
+            logs.append(outcome.value)
+        elif outcome.kind == "timeout":
+            logs.append({"error": f"it did not finish within {ctx.limits.call_timeout_s:g} s "
+                                  "(an endless loop?)", "error_type": "timeout"})
+        else:
+            logs.append({"error": outcome.message or outcome.kind, "error_type": "program"})
+    return RecordedLogs(tuple(logs))
+
+
 def _answer(ctx: Context, task: Task) -> Any:
     """The answer as the notebook's check cell would have passed it to ``check``."""
     record = task.record
+    if task.mode == "lab":
+        return _lab_logs(ctx, task)
     if task.mode == "value":
         value = _value(ctx, task, task.value_name or "the answer")
         if record.answer_kind.is_untouched(value):
@@ -223,7 +253,8 @@ def grade_task(ctx: Context, task: Task) -> ExerciseResult:
     assert verdict is not None
     return replace(base, points=record.points if verdict.passed else 0,
                    status="correct" if verdict.passed else "wrong", message=verdict.message,
-                   yours=verdict.yours, expected=verdict.expected, details=verdict.details)
+                   yours=verdict.yours, expected=verdict.expected, details=verdict.details,
+                   picture=verdict.picture)
 
 
 def notebook_notes(ctx: Context) -> tuple[str, ...]:

@@ -67,6 +67,8 @@ def _exercise(result: ExerciseResult) -> str:
     if result.notes:
         parts.append("<p>Notes:</p><ul>" + "".join(f"<li>{escape(n)}</li>"
                                                    for n in result.notes) + "</ul>")
+    if result.picture:
+        parts.append(f"<pre>{escape(result.picture)}</pre>")
     if result.answer_source.strip():
         source = result.answer_source[:MAX_SOURCE_CHARS]
         cut = "\n…" if len(result.answer_source) > MAX_SOURCE_CHARS else ""

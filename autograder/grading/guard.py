@@ -115,6 +115,10 @@ class Names:
         """The variable holding exercise ``exercise``'s ``what`` ("value", "function")."""
         return f"{self.prefix}{what}_{exercise.replace('.', '_')}"
 
+    def harness(self, exercise: str) -> str:
+        """The function the grader calls to run exercise ``exercise``'s lab jobs."""
+        return f"{self.prefix}lab_{exercise.replace('.', '_')}"
+
     @property
     def log(self) -> str:
         return self.prefix + "log"
@@ -141,3 +145,40 @@ def snapshot_cell(names: Names, bindings: Sequence[tuple[str, str, bool]]) -> st
 
 def report_cell(names: Names) -> str:
     return f"{names.log} = {names.prefix}audit()"
+
+
+LAB_TEMPLATE = r'''
+def {p}lab_install(modules, _types=__import__("types"), _sys=__import__("sys")):
+    for name, source in modules:
+        parts = name.split(".")
+        for i in range(1, len(parts)):
+            package = ".".join(parts[:i])
+            stub = _types.ModuleType(package)
+            stub.__path__ = []
+            _sys.modules[package] = stub
+        module = _types.ModuleType(name)
+        _sys.modules[name] = module
+        exec(compile(source, "<" + name + ">", "exec"), module.__dict__)
+    return _sys.modules
+
+
+{p}lab_modules = {p}lab_install({modules!r})
+del {p}lab_install
+'''
+
+
+def lab_cell(names: Names, modules: Sequence[tuple[str, str]], harnesses: Sequence[tuple[str, str]],
+             ) -> str:
+    """Load the lab runtime from ``modules`` ((name, source) pairs, shipped by the grader so
+    nothing needs reading from disk) and bind, per lab (exercise id, "module:function"), a
+    harness calling ``entry(learner_function, job)`` when the learner's function exists."""
+    lines = [LAB_TEMPLATE.format(p=names.prefix, modules=tuple(modules))]
+    for exercise, entry in harnesses:
+        module, _, function = entry.partition(":")
+        snapshot = names.snapshot(exercise, "function")
+        lines += ["try:",
+                  f"    {names.harness(exercise)} = (lambda f, run: lambda job: run(f, job))("
+                  f"{snapshot}, getattr({names.prefix}lab_modules[{module!r}], {function!r}))",
+                  "except NameError:",
+                  "    pass"]
+    return "\n".join(lines)

@@ -17,17 +17,19 @@ What comes back, per exercise kind:
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
-from autograder.grading.guard import Names, guard_cell, report_cell, snapshot_cell
+from autograder.grading.guard import Names, guard_cell, lab_cell, report_cell, snapshot_cell
 from autograder.grading.integrity import CodeCell, parse_cell
 from autograder.grading.match import Match
 from autograder.grading.model import Release, Task
 from autograder.grading.read import Notebook
-from autograder.sandbox import CallRequest, Job, Request, ValueRequest
+from autograder.sandbox import CallRequest, Job, Request, SourceRequest, ValueRequest
 
 _MAGIC = re.compile(r"^(\s*)[%!].*$", re.MULTILINE)
 
@@ -66,6 +68,19 @@ def runnable(source: str) -> str:
 
 
 @cache
+def module_sources(modules: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(name, source) of each module, in order, once each, read in the grader's process:
+    what a lab's harness needs in the sandbox, where the packages may not be readable."""
+    sources = []
+    for name in dict.fromkeys(modules):
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            raise RuntimeError(f"the lab runtime module {name} cannot be found")
+        sources.append((name, Path(spec.origin).read_text(encoding="utf-8")))
+    return tuple(sources)
+
+
+@cache
 def test_args(task: Task) -> tuple[tuple[Any, ...], ...]:
     """The argument tuples the learner's function is called on (fixed per record)."""
     spec = task.function
@@ -83,6 +98,12 @@ def _bindings(task: Task, names: Names) -> list[tuple[str, str, bool]]:
 
 def _requests(task: Task, names: Names) -> list[Request]:
     requests: list[Request] = []
+    lab = task.lab
+    if lab is not None:
+        harness = names.harness(task.record.id)
+        return [CallRequest(harness, [(job,) for job in lab.jobs]),
+                ValueRequest(names.snapshot(task.record.id, "function")),
+                SourceRequest(lab.function_name)]
     if task.value_name:
         requests.append(ValueRequest(names.snapshot(task.record.id, "value")))
     if task.function_name:
@@ -111,6 +132,12 @@ def plan_job(job_id: str, notebook: Notebook, release: Release, match: Match, na
             asked.add(exercise)
     cells.append(report_cell(names))
     origins.append(None)
+    labs = [task.lab for task in release.tasks if task.record.id in asked and task.lab]
+    if labs:
+        cells.append(lab_cell(names, module_sources(tuple(m for lab in labs for m in lab.modules)),
+                              [(t.record.id, t.lab.entry) for t in release.tasks
+                               if t.record.id in asked and t.lab is not None]))
+        origins.append(None)
     requests: list[Request] = []
     for task in release.tasks:
         if task.record.id in asked:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Literal
 
 from autograder.exercise import Exercise
+from autograder.kinds.base import SandboxRun
 from autograder.kinds.function import Function
 
 Status = Literal["correct", "wrong", "unanswered", "error", "integrity"]
@@ -28,6 +29,11 @@ def checksum(source: str) -> str:
     re-saving a notebook in another editor does not count as an edit."""
     lines = [line.rstrip() for line in source.replace("\r\n", "\n").strip().split("\n")]
     return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+
+
+@cache
+def _sandbox_run(record: Exercise) -> SandboxRun | None:
+    return record.answer_kind.sandbox_run(record.params)
 
 
 @dataclass(frozen=True)
@@ -47,11 +53,19 @@ class Task:
         return self.record.answer_kind.value_name(self.record.names)
 
     @property
-    def mode(self) -> Literal["value", "function", "debug"]:
-        """"value", "function", or "debug" for a value and a function together."""
+    def mode(self) -> Literal["value", "function", "debug", "lab"]:
+        """"value", "function", "debug" for a value and a function together, or "lab" for
+        a function run through a harness in the sandbox."""
+        if self.lab is not None:
+            return "lab"
         if self.function is None:
             return "value"
         return "function" if self.value_name is None else "debug"
+
+    @property
+    def lab(self) -> SandboxRun | None:
+        """How the sandbox runs a lab's function (its jobs for the canonical params)."""
+        return _sandbox_run(self.record)
 
     @property
     def function(self) -> Function | None:
@@ -60,6 +74,9 @@ class Task:
 
     @property
     def function_name(self) -> str | None:
+        lab = self.lab
+        if lab is not None:
+            return lab.function_name
         spec = self.function
         return spec.function_name if spec is not None else None
 
@@ -131,6 +148,7 @@ class ExerciseResult:
     details: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     answer_source: str = ""  # the learner's own answer cell, for the feedback page
+    picture: str = ""        # a text drawing of the learner's work (a lab's trace)
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,22 @@ class HiddenInput(str):
 
 
 @dataclass(frozen=True)
+class SandboxRun:
+    """How the grader runs a kind's learner function through a harness in the sandbox.
+
+    The sandbox loads ``modules`` (module names; the grader ships their source, so they
+    need not be importable there), then calls ``entry`` ("module:function") as
+    ``entry(learner_function, job)`` once per plain-data job in ``jobs``; the plain
+    results go back to the kind (see :class:`autograder.kinds.lab.RecordedLogs`).
+    """
+
+    function_name: str
+    modules: tuple[str, ...]
+    entry: str
+    jobs: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
 class CellNames:
     """The names an exercise's generated answer cell assigns."""
 
@@ -157,6 +173,10 @@ class AnswerKind(ABC):
     def is_untouched(self, answer: Any) -> bool:
         """True when ``answer`` is still what the answer cell started with."""
         return is_blank(answer)
+
+    def sandbox_run(self, params: Params) -> SandboxRun | None:
+        """For a kind whose function the grader runs through a harness (a lab), how."""
+        return None
 
     def with_time_limit(self, limit_s: float) -> AnswerKind:
         """This kind with each call of the learner's function limited to ``limit_s``."""

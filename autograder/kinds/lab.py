@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from autograder.kinds._common import error_text, show
-from autograder.kinds.base import Params, Verdict
+from autograder.kinds.base import AnswerKind, CellNames, Params, SandboxRun, Verdict, is_blank
 from autograder.timelimit import call_with_time_limit
 
 Case = Mapping[str, Any]
@@ -46,7 +46,7 @@ class Report(Protocol):
 
 
 @dataclass(frozen=True)
-class Lab:
+class Lab(AnswerKind):
     """The learner writes ``def function_name signature``; the record supplies ``cases``,
     ``job``, ``run_job`` and ``verify`` (see the module docstring). ``stub_body`` is the body of the
     answer cell's starting code; ``time_limit_s`` bounds one case's run."""
@@ -60,16 +60,27 @@ class Lab:
     stub_body: str = "    # your code here\n    return None"
     time_limit_s: float = 10.0
     name: str = "lab"
+    # For batch grading: the modules ``run_job`` needs and its "module:function" name.
+    sandbox_modules: tuple[str, ...] = ()
+    sandbox_entry: str = ""
 
     def grade(
         self, answer: Any, expected: Any, params: Params,
         misconceptions: tuple[tuple[Any, str], ...],
     ) -> Verdict:
+        if isinstance(answer, RecordedLogs):
+            return self.grade_logs(answer.logs, params)
         if not callable(answer) or isinstance(answer, (numbers.Number, str, type)):
             return Verdict("invalid", f"Pass your function itself, e.g. check(..., "
                            f"{self.function_name}), without quotes or parentheses; got "
                            f"{show(answer, 30)}.", yours=show(answer))
         return self._verdict([self._run(answer, case) for case in self.cases(params)])
+
+    def sandbox_run(self, params: Params) -> SandboxRun | None:
+        if not self.sandbox_modules or not self.sandbox_entry:
+            return None
+        return SandboxRun(self.function_name, self.sandbox_modules, self.sandbox_entry,
+                          tuple(self.jobs(params)))
 
     def jobs(self, params: Params) -> list[Any]:
         """The plain-data job of every case, in order: what a sandbox runs."""
@@ -107,33 +118,34 @@ class Lab:
         return f"def {self.function_name}{self.signature}:\n{self.stub_body}"
 
     # -- what the notebook builder, the checker and the grader ask every kind ----------------
-    def placeholder(self, names: Any) -> str:
+    def placeholder(self, names: CellNames) -> str:
         return self.stub()
 
-    def solution_source(self, expected: Any, names: Any) -> str:
+    def solution_source(self, expected: Any, names: CellNames) -> str:
         """The instructor's cell: import the reference program under the learner's name."""
         module = getattr(expected, "__module__", None) or "solutions"
         name = getattr(expected, "__name__", self.function_name)
         alias = "" if name == self.function_name else f" as {self.function_name}"
         return f"from {module} import {name}{alias}  # the reference solution"
 
-    def value_name(self, names: Any) -> str | None:
+    def value_name(self, names: CellNames) -> str | None:
         return None
 
-    def function_spec(self) -> None:
-        return None  # the grader runs jobs through the simulator, not test calls
-
-    def check_argument(self, names: Any) -> str:
+    def check_argument(self, names: CellNames) -> str:
         return self.function_name
 
-    def prompt_extra(self) -> tuple[str, ...]:
-        return ()
-
     def with_time_limit(self, limit_s: float) -> Lab:
-        return self
+        return replace(self, time_limit_s=limit_s)
 
     def is_untouched(self, answer: Any) -> bool:
-        return answer is None or answer is Ellipsis or self.is_stub(answer)
+        return is_blank(answer) or self.is_stub(answer)
+
+    def is_stub_source(self, source: str) -> bool:
+        """True when ``source`` (a function's text, as the grader reads it from the cells)
+        is the stub as generated, blank lines and trailing spaces aside."""
+        def lines(text: str) -> list[str]:
+            return [line.rstrip() for line in text.strip().splitlines() if line.strip()]
+        return isinstance(source, str) and lines(source) == lines(self.stub())
 
     def is_stub(self, answer: Any) -> bool:
         """True when ``answer`` is still the untouched stub (compares compiled code)."""
@@ -165,6 +177,14 @@ class Lab:
         except Exception as error:  # noqa: BLE001 - a log no verifier expected
             return _Failed(_case_text(case),
                            f"the grader could not read this run ({error_text(error)})")
+
+
+@dataclass(frozen=True)
+class RecordedLogs:
+    """The logs a sandbox returned for each job, handed to :meth:`Lab.grade` by the batch
+    grader in place of the learner's function (which never leaves the sandbox)."""
+
+    logs: tuple[Any, ...]
 
 
 @dataclass(frozen=True)

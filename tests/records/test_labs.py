@@ -23,12 +23,12 @@ def test_labs_sit_beside_the_58_without_changing_the_count() -> None:
 @pytest.mark.parametrize("exercise_id", LAB_IDS)
 def test_the_reference_passes_and_the_stub_does_not(exercise_id: str) -> None:
     record = lookup(exercise_id)
-    assert isinstance(record.answer, Lab) and "lab" in record.tags
+    assert isinstance(record.answer_kind, Lab) and "lab" in record.tags
     assert record.grade(record.expected()).passed
     namespace: dict[str, Any] = {"np": __import__("numpy")}
-    exec(record.answer.stub(), namespace)
-    stub = namespace[record.answer.function_name]
-    assert record.answer.is_stub(stub)
+    exec(record.answer_kind.stub(), namespace)
+    stub = namespace[record.answer_kind.function_name]
+    assert record.answer_kind.is_stub(stub)
     verdict = record.grade(stub)
     assert verdict.status == "wrong" and verdict.message.startswith("Case ")
 

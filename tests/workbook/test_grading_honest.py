@@ -101,6 +101,72 @@ def dynamic_loss_scale(overflows, init_scale=65536.0, growth_interval=2000):
 }
 
 
+# The labs, written as a learner would: per-rank programs on the simulated cluster.
+FUNCTIONS["0.7"] = '''
+import numpy as np
+
+def ring_allreduce(rank):
+    n, me = rank.size, rank.id
+    x = np.array(rank.data, copy=True)
+    cut = [len(x) * c // n for c in range(n + 1)]   # my own chunking: floor(M c / N)
+    span = lambda c: slice(cut[c % n], cut[c % n + 1])
+    for s in range(n - 1):
+        rank.send((me + 1) % n, x[span(me - s)])
+        yield
+        x[span(me - s - 1)] += rank.recv((me - 1) % n)
+    for s in range(n - 1):
+        rank.send((me + 1) % n, x[span(me + 1 - s)])
+        yield
+        x[span(me - s)] = rank.recv((me - 1) % n)
+    return x
+'''
+FUNCTIONS["1.7"] = '''
+import numpy as np
+
+def zero3_forward(rank):
+    x = rank.data["x"]
+    for shard in rank.data["shards"]:
+        parts = yield from rank.all_gather(shard)
+        w = np.concatenate(parts).reshape(x.shape[1], x.shape[1])
+        x = np.maximum(x @ w, 0.0)
+        rank.free(*parts)
+    return x
+'''
+FUNCTIONS["5.7"] = '''
+def pipeline_schedule(pp, m, v):
+    if v == 1:
+        orders = []
+        for s in range(pp):
+            warm = min(pp - s - 1, m)
+            order = [("F", j) for j in range(warm)]
+            for k in range(m - warm):
+                order += [("F", warm + k), ("B", k)]
+            orders.append(order + [("B", j) for j in range(m - warm, m)])
+        return orders
+    total = m * v
+    chunk = lambda k, fwd: (k % (pp * v)) // pp if fwd else v - 1 - (k % (pp * v)) // pp
+    micro = lambda k: (k // (pp * v)) * pp + k % pp
+    orders = []
+    for s in range(pp):
+        warm = min((pp - s - 1) * 2 + (v - 1) * pp, total)
+        order = [("F", chunk(k, True), micro(k)) for k in range(warm)]
+        for i in range(total - warm):
+            order += [("F", chunk(warm + i, True), micro(warm + i)),
+                      ("B", chunk(i, False), micro(i))]
+        orders.append(order + [("B", chunk(k, False), micro(k)) for k in range(total - warm, total)])
+    return orders
+'''
+FUNCTIONS["6.6"] = '''
+import numpy as np
+
+def tp_mlp_forward(rank):
+    d = rank.data
+    partial = np.maximum(d["x"] @ d["a"], 0.0) @ d["b"]
+    return (yield from rank.all_reduce(partial))
+'''
+LABS = ("0.7", "1.7", "5.7", "6.6")
+
+
 def right_answer(task: grading.Task) -> str:
     if task.record.id in FUNCTIONS:
         return FUNCTIONS[task.record.id]
@@ -112,7 +178,7 @@ def wrong_answer(task: grading.Task) -> str:
     """Numbers doubled, another option, the function off by a constant."""
     if task.record.id in FUNCTIONS:
         source = FUNCTIONS[task.record.id]
-        name = task.record.answer_kind.function_name if task.mode == "function" else \
+        name = task.function_name if task.mode in ("function", "lab") else \
             task.record.answer_kind.fix.function_name  # type: ignore[union-attr]
         return source + f"\n_right = {name}\ndef {name}(*args):\n    return 7\n"
     value = task.record.expected()
@@ -181,20 +247,20 @@ def points(rows: dict[tuple[str, str], dict[str, str]], student: str) -> int:
 
 
 def test_every_exercise_of_every_chapter_has_a_row(graded: dict) -> None:
-    # 4 students x 59 exercises (58 + the capstone's challenge 9.10)
-    assert len(graded) == 4 * 59
+    # 4 students x 63 exercises (58 + the capstone's challenge 9.10 + 4 labs)
+    assert len(graded) == 4 * 63
 
 
 def test_all_right_earns_every_point(graded: dict) -> None:
     bad = {ex: row["message"] for (who, ex), row in graded.items()
            if who == "ada" and row["status"] != "correct"}
     assert bad == {}
-    assert points(graded, "ada") == 59
+    assert points(graded, "ada") == 63
 
 
 def test_every_third_wrong_loses_exactly_those_points(graded: dict) -> None:
-    # indices 0, 3, ..., 57 of 59 exercises are wrong: 20 of them; 59 - 20 = 39
-    assert points(graded, "bo") == 39
+    # indices 0, 3, ..., 60 of 63 exercises are wrong: 21 of them; 63 - 21 = 42
+    assert points(graded, "bo") == 42
     wrong = sorted(ex for (who, ex), row in graded.items()
                    if who == "bo" and row["status"] == "wrong")
     assert wrong == sorted(ex for ex, how in MIXED.items() if how == "wrong")
@@ -206,11 +272,11 @@ def test_cells_that_raise(graded: dict) -> None:
     errors = [ex for ex, row in rows.items() if row["status"] == "error"]
     assert len(errors) == 52
     assert "raised ZeroDivisionError: division by zero (line 2)" in rows["0.1"]["message"]
-    # the 7 build/debug cells define a right function and then raise: still full marks,
-    # as in nbgrader, whose check cell runs after the failed cell
+    # the 7 build/debug and 4 lab cells define a right function and then raise: still full
+    # marks, as in nbgrader, whose check cell runs after the failed cell
     assert {ex for ex, row in rows.items() if row["status"] == "correct"} == {
-        "0.5", "0.6", "2.4", "4.5", "5.5", "7.5", "8.6"}
-    assert points(graded, "cy") == 7
+        "0.5", "0.6", "2.4", "4.5", "5.5", "7.5", "8.6", *LABS}
+    assert points(graded, "cy") == 11
 
 
 def test_untouched_notebooks_are_unanswered(graded: dict) -> None:
@@ -219,6 +285,7 @@ def test_untouched_notebooks_are_unanswered(graded: dict) -> None:
     assert points(graded, "di") == 0
     assert rows["0.1"]["message"] == "Not answered: expected a number in GB."
     assert rows["0.5"]["message"] == "Not answered: ring_allreduce_time_ms still returns None."
+    assert rows["0.7"]["message"] == "Not answered: ring_allreduce is still the starting code."
 
 
 def test_nbgrader_layout_and_a_units_string(tmp_path: Path) -> None:
@@ -240,7 +307,7 @@ def test_nbgrader_layout_and_a_units_string(tmp_path: Path) -> None:
     assert by_id["0.1"]["status"] == "correct" and by_id["0.1"]["points"] == "1"
     assert by_id["0.4"]["status"] == "wrong" and by_id["0.4"]["points"] == "0"
     assert {row["student"] for row in rows} == {"eve"}
-    assert len(rows) == 6
+    assert len(rows) == 7  # 0.1-0.6 and the lab 0.7
 
 
 def student_version(chapter: int) -> dict:
@@ -273,4 +340,4 @@ def test_nbgraders_student_version_with_the_stub_left_in(tmp_path: Path) -> None
             csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))}
     assert {ex: row["status"] for ex, row in rows.items()} == {
         "5.1": "correct", "5.2": "unanswered", "5.3": "unanswered", "5.4": "unanswered",
-        "5.5": "correct", "5.6": "unanswered"}
+        "5.5": "correct", "5.6": "unanswered", "5.7": "unanswered"}

@@ -83,7 +83,7 @@ def test_some_files_could_not_be_graded_so_exit_status_1(graded: tuple) -> None:
 def test_the_good_notebook_is_still_graded(graded: tuple) -> None:
     by_id = {row["exercise_id"]: row for row in graded[1]["good"]}
     assert by_id["0.1"]["status"] == "correct"
-    assert len(by_id) == 6
+    assert len(by_id) == 7  # 0.1-0.6 and the lab 0.7
 
 
 @pytest.mark.parametrize("student, message", [
@@ -129,7 +129,7 @@ def test_a_notebook_in_the_wrong_assignment_folder(graded: tuple) -> None:
     assert all("suggests chapter 5; it was graded as chapter 3" in r["message"]
                for r in chapter3)
     # ... and chapter 5 (6 exercises) is reported missing from its folder
-    assert len(chapter5) == 6 and {r["status"] for r in chapter5} == {"error"}
+    assert len(chapter5) == 7 and {r["status"] for r in chapter5} == {"error"}
     assert "no chapter 5 notebook in this assignment folder" in chapter5[0]["message"]
 
 
@@ -154,7 +154,7 @@ def test_progress_lines_when_not_on_a_terminal(tmp_path: Path,
     assert main(["grade", str(tmp_path / "in"), "--out", str(tmp_path / "out"),
                  "--workers", "1"]) == 0
     captured = capsys.readouterr()
-    assert captured.err.splitlines()[0] == "[1/1] ann/ch00.ipynb: 0/6"
+    assert captured.err.splitlines()[0] == "[1/1] ann/ch00.ipynb: 0/7"
     assert captured.out.startswith("Graded 1 notebook(s) of 1 student(s) in ")
 
 

@@ -43,7 +43,7 @@ def test_csv_header_and_rows(out: Path) -> None:
     lines = (out / "grades.csv").read_text(encoding="utf-8").splitlines()
     assert lines[0] == "student,chapter,exercise_id,points,max_points,status,message"
     rows = list(csv.DictReader(lines))
-    assert len(rows) == 2 * 6  # 2 students x the 6 exercises of chapter 0
+    assert len(rows) == 2 * 7  # 2 students x the 6 exercises and 1 lab of chapter 0
     first = rows[0]
     assert {k: first[k] for k in ("student", "chapter", "exercise_id", "points",
                                   "max_points", "status")} == {
@@ -62,8 +62,8 @@ def test_json_shape(out: Path) -> None:
     assert {k: summary[k] for k in ("notebooks", "graded", "could_not_grade", "students",
                                     "points", "max_points")} == {
         "notebooks": 2, "graded": 2, "could_not_grade": 0, "students": 2, "points": 2,
-        "max_points": 12}
-    assert summary["statuses"] == {"correct": 2, "unanswered": 6, "wrong": 4}
+        "max_points": 14}
+    assert summary["statuses"] == {"correct": 2, "unanswered": 8, "wrong": 4}  # + 2 x lab 0.7
     notebook = data["notebooks"][0]
     assert set(notebook) == {"student", "path", "chapter", "title", "points", "max_points",
                              "problem", "notes", "seconds", "exercises"}
@@ -88,7 +88,7 @@ def test_feedback_pages_per_student_and_chapter(out: Path) -> None:
     assert '<span aria-hidden="true">✔</span> Correct</strong> · 1 of 1 point' in text
     assert '<span aria-hidden="true">✘</span> Not yet</strong>' in text
     assert '<span aria-hidden="true">○</span> Not answered</strong>' in text
-    assert "Points: 1 of 6" in text
+    assert "Points: 1 of 7" in text
 
 
 def test_everything_the_learner_wrote_is_escaped(out: Path) -> None:

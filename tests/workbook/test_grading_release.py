@@ -6,13 +6,14 @@ import os
 from pathlib import Path
 
 from workbook import grading
-from workbook.records import all_challenges, all_exercises
+from workbook.records import all_challenges, all_exercises, all_labs
 
 
 def test_every_record_is_a_task_of_its_chapter_in_order() -> None:
     releases = grading.releases()
     ids = [t.record.id for number in sorted(releases) for t in releases[number].tasks]
-    assert ids == [r.id for r in (*all_exercises(), *all_challenges())]
+    records = (*all_exercises(), *all_challenges(), *all_labs())
+    assert ids == [r.id for r in sorted(records, key=lambda r: r.chapter)]
     for number, release in releases.items():
         assert {t.record.chapter for t in release.tasks} == {number}
 
@@ -27,7 +28,8 @@ def test_tasks_name_what_the_learner_assigns() -> None:
     modes = {type(t.record.answer_kind).__name__: t.mode for t in tasks.values()}
     assert modes == {"Numeric": "value", "Choice": "value", "Ordering": "value",
                      "Trace": "value", "Constraints": "value", "Function": "function",
-                     "Debug": "debug"}
+                     "Debug": "debug", "Lab": "lab"}
+    assert (tasks["0.7"].value_name, tasks["0.7"].function_name) == (None, "ring_allreduce")
 
 
 def test_release_cells_carry_roles_and_nbgrader_grade_ids() -> None:
@@ -36,7 +38,7 @@ def test_release_cells_carry_roles_and_nbgrader_grade_ids() -> None:
     assert answer is not None
     assert (answer.cell_id, answer.grade_id, answer.tag) == ("ch05-019", "answer_5_1", "answer")
     roles = [c.role for c in release.cells]
-    assert roles.count("answer") == roles.count("check") == len(release.tasks) == 6
+    assert roles.count("answer") == roles.count("check") == len(release.tasks) == 6 + 1  # lab 5.7
     assert release.cells[1].grade_id == "ch05_cell_001"  # the locked setup cell
 
 

@@ -14,6 +14,11 @@ from solutions.simlab import LabSpec
 from solutions.simwire import run_job
 
 LAB_TAG = "lab"
+# What runs where the learner's code runs (the grader ships these modules' source to the
+# sandbox): the simulated cluster and its plain-data entry point, nothing of the labs.
+RUNTIME_MODULES = ("solutions._checks", "solutions.simcluster", "solutions.simcollectives",
+                   "solutions.simwire")
+RUNTIME_ENTRY = "solutions.simwire:run_job"
 SIMULATOR = ("The simulated cluster (solutions/simcluster.py): alpha-beta link model after "
              "Thakur, Rabenseifner & Gropp, IJHPCA 19(1), 2005")
 
@@ -21,7 +26,8 @@ SIMULATOR = ("The simulated cluster (solutions/simcluster.py): alpha-beta link m
 def lab_kind(spec: LabSpec, signature: str, stub_body: str) -> Lab:
     """The answer kind for ``spec``: the learner writes ``spec.name`` with ``signature``."""
     return Lab(function_name=spec.name, signature=signature, cases=spec.cases, job=spec.job,
-               run_job=run_job, verify=spec.verify, stub_body=stub_body)
+               run_job=run_job, verify=spec.verify, stub_body=stub_body,
+               sandbox_modules=RUNTIME_MODULES, sandbox_entry=RUNTIME_ENTRY)
 
 
 def seed_variant(rng: random.Random) -> dict[str, Any]:

@@ -7,7 +7,8 @@ from solutions import simring
 from workbook.records._labs import LAB_TAG, SIMULATOR, lab_kind, seed_variant
 from workbook.records.ch00 import PATARASUK, THAKUR
 
-STUB = '''    n, me = rank.size, rank.id      # ranks in the ring, and which one this is
+STUB = '''    import numpy as np
+    n, me = rank.size, rank.id      # ranks in the ring, and which one this is
     x = rank.data.copy()            # this rank's own vector (M numbers)
     # Reduce-scatter, then all-gather: in each step send one chunk to rank (me + 1) % n,
     # end the step with `yield`, then receive from rank (me - 1) % n with rank.recv(...).
@@ -15,7 +16,7 @@ STUB = '''    n, me = rank.size, rank.id      # ranks in the ring, and which one
     return x                        # every rank must return the sum of all vectors'''
 
 EX_0_7 = Exercise(
-    id="0.7", chapter=0, kind="build", title="Lab: ring AllReduce on a simulated cluster",
+    id="0.7", chapter=0, category="build", title="Lab: ring AllReduce on a simulated cluster",
     prompt=("Write the per-rank program `ring_allreduce(rank)`. Every rank holds a vector "
             "`rank.data` of M numbers; every rank must return the sum of all N vectors. Do "
             "it as a ring: a reduce-scatter (N-1 steps) then an all-gather (N-1 steps), "
@@ -30,7 +31,7 @@ EX_0_7 = Exercise(
            "its own `rank.data`. `np.array_split` cuts a vector into N nearly equal chunks."),
     params=dict(seed=0),
     vary=seed_variant,
-    answer=lab_kind(simring.SPEC, "(rank)", STUB),
+    answer_kind=lab_kind(simring.SPEC, "(rank)", STUB),
     reference=lambda p: simring.ring_allreduce,
     hints=(
         "Cut the vector into N chunks once, with the same boundaries on every rank "

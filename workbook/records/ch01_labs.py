@@ -7,7 +7,8 @@ from solutions import simzero
 from workbook.records._labs import LAB_TAG, SIMULATOR, lab_kind, seed_variant
 from workbook.records.ch01 import ZERO_MEM
 
-STUB = '''    x = rank.data["x"]               # this rank's own batch, shape (b, d)
+STUB = '''    import numpy as np
+    x = rank.data["x"]               # this rank's own batch, shape (b, d)
     d = x.shape[1]
     for shard in rank.data["shards"]:  # this rank's 1/N of each layer's flattened weight
         # gather the layer's shards (parts = yield from rank.all_gather(shard)),
@@ -16,7 +17,7 @@ STUB = '''    x = rank.data["x"]               # this rank's own batch, shape (b
     return x'''
 
 EX_1_7 = Exercise(
-    id="1.7", chapter=1, kind="build", title="Lab: ZeRO-3 forward, gather and free per layer",
+    id="1.7", chapter=1, category="build", title="Lab: ZeRO-3 forward, gather and free per layer",
     prompt=("Write the per-rank program `zero3_forward(rank)`. The model is a stack of layers "
             "x <- relu(x @ W_l), each W_l of d x d. ZeRO-3 keeps on rank r only shard r of "
             "every layer's flattened weight (`rank.data['shards']`) and its own batch "
@@ -30,7 +31,7 @@ EX_1_7 = Exercise(
            "towards the rank's memory until `rank.free(*parts)` (your own shard is skipped)."),
     params=dict(seed=0),
     vary=seed_variant,
-    answer=lab_kind(simzero.SPEC, "(rank)", STUB),
+    answer_kind=lab_kind(simzero.SPEC, "(rank)", STUB),
     reference=lambda p: simzero.zero3_forward,
     hints=(
         "One all-gather per layer, inside the loop over layers.",

@@ -20,7 +20,7 @@ def _no_data_variant(rng: Any) -> dict[str, Any]:
 
 
 EX_5_7 = Exercise(
-    id="5.7", chapter=5, kind="build", title="Lab: write the 1F1B and interleaved schedules",
+    id="5.7", chapter=5, category="build", title="Lab: write the 1F1B and interleaved schedules",
     prompt=("Write `pipeline_schedule(pp, m, v)`: for each of the pp stages, the list of "
             "actions it runs, in order, for m microbatches and v model chunks per stage. Each "
             "action takes one slot; the simulator starts it as soon as its stage is free and "
@@ -33,7 +33,7 @@ EX_5_7 = Exercise(
            "With v chunks, chunk c of stage s is virtual stage c x pp + s."),
     params=dict(seed=0),
     vary=_no_data_variant,
-    answer=lab_kind(simpipeline.SPEC, "(pp, m, v)", STUB),
+    answer_kind=lab_kind(simpipeline.SPEC, "(pp, m, v)", STUB),
     reference=lambda p: simpipeline.pipeline_schedule,
     hints=(
         "1F1B: stage s first runs min(pp - s - 1, m) forwards (the warm-up), then alternates "

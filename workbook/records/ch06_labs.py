@@ -7,7 +7,8 @@ from solutions import simtp
 from workbook.records._labs import LAB_TAG, SIMULATOR, lab_kind, seed_variant
 from workbook.records.ch06 import MEGATRON
 
-STUB = '''    x = rank.data["x"]   # the whole input X (b x d), the same on every rank
+STUB = '''    import numpy as np
+    x = rank.data["x"]   # the whole input X (b x d), the same on every rank
     a = rank.data["a"]   # this rank's columns of A (d x f/N)
     b = rank.data["b"]   # this rank's rows of B (f/N x d)
     # y = ...  then  y = yield from rank.all_reduce(y)
@@ -15,7 +16,7 @@ STUB = '''    x = rank.data["x"]   # the whole input X (b x d), the same on ever
     return None'''
 
 EX_6_6 = Exercise(
-    id="6.6", chapter=6, kind="build", title="Lab: a tensor-parallel MLP on the simulated cluster",
+    id="6.6", chapter=6, category="build", title="Lab: a tensor-parallel MLP on the simulated cluster",
     prompt=("Write the per-rank program `tp_mlp_forward(rank)` for the MLP Y = relu(X A) B with "
             "A split by columns and B split by rows over N tensor-parallel ranks. Every rank "
             "must return the whole Y. Graded from the messages: Y equals the unsharded "
@@ -25,7 +26,7 @@ EX_6_6 = Exercise(
            "all-reduce of ordinary messages). relu is `np.maximum(h, 0.0)`."),
     params=dict(seed=0),
     vary=seed_variant,
-    answer=lab_kind(simtp.SPEC, "(rank)", STUB),
+    answer_kind=lab_kind(simtp.SPEC, "(rank)", STUB),
     reference=lambda p: simtp.tp_mlp_forward,
     hints=(
         "relu acts element by element, so relu(X A_r) is rank r's slice of relu(X A): no "
