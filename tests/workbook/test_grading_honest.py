@@ -153,7 +153,8 @@ def pipeline_schedule(pp, m, v):
         for i in range(total - warm):
             order += [("F", chunk(warm + i, True), micro(warm + i)),
                       ("B", chunk(i, False), micro(i))]
-        orders.append(order + [("B", chunk(k, False), micro(k)) for k in range(total - warm, total)])
+        drain = range(total - warm, total)
+        orders.append(order + [("B", chunk(k, False), micro(k)) for k in drain])
     return orders
 '''
 FUNCTIONS["6.6"] = '''

@@ -16,7 +16,8 @@ STUB = '''    import numpy as np
     return None'''
 
 EX_6_6 = Exercise(
-    id="6.6", chapter=6, category="build", title="Lab: a tensor-parallel MLP on the simulated cluster",
+    id="6.6", chapter=6, category="build",
+    title="Lab: a tensor-parallel MLP on the simulated cluster",
     prompt=("Write the per-rank program `tp_mlp_forward(rank)` for the MLP Y = relu(X A) B with "
             "A split by columns and B split by rows over N tensor-parallel ranks. Every rank "
             "must return the whole Y. Graded from the messages: Y equals the unsharded "
