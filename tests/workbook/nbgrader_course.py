@@ -46,7 +46,7 @@ from typing import Any
 import nbformat
 
 from autograder.exercise import Exercise
-from autograder.kinds import Choice, Constraints, Function, Numeric, Ordering, Trace
+from autograder.kinds import Choice, Constraints, Function, Lab, Numeric, Ordering, Trace
 from workbook.build import instructor_path
 from workbook.outline import CHAPTERS
 from workbook.records import lookup
@@ -167,6 +167,88 @@ def dynamic_loss_scale(overflows, init_scale=65536.0, growth_interval=2000):
 }
 
 
+# -- the labs: per-rank programs on the simulated cluster, written out ---------------------------
+_RING = '''import numpy as np
+
+def ring_allreduce(rank):
+    n, me = rank.size, rank.id
+    x = np.array(rank.data, copy=True)
+    bounds = CHUNKING
+    span = lambda c: slice(bounds[c % n], bounds[c % n + 1])
+    for s in range(n - 1):
+        rank.send((me + 1) % n, x[span(me - s)])
+        yield
+        x[span(me - s - 1)] += rank.recv((me - 1) % n)
+    for s in range(n - 1):
+        rank.send((me + 1) % n, x[span(me + 1 - s)])
+        yield
+        x[span(me - s)] = rank.recv((me - 1) % n)
+    return x'''
+_ONE_F_ONE_B = '''def pipeline_schedule(pp, m, v):
+    if v == 1:
+        orders = []
+        for s in range(pp):
+            warm = min(pp - s - 1, m) WARMUP
+            order = [("F", j) for j in range(warm)]
+            for k in range(m - warm):
+                order += [("F", warm + k), ("B", k)]
+            orders.append(order + [("B", j) for j in range(m - warm, m)])
+        return orders
+    total = m * v
+    chunk = lambda k, fwd: (k % (pp * v)) // pp if fwd else v - 1 - (k % (pp * v)) // pp
+    micro = lambda k: (k // (pp * v)) * pp + k % pp
+    orders = []
+    for s in range(pp):
+        warm = min((pp - s - 1) * 2 + (v - 1) * pp, total)
+        order = [("F", chunk(k, True), micro(k)) for k in range(warm)]
+        for i in range(total - warm):
+            order += [("F", chunk(warm + i, True), micro(warm + i)),
+                      ("B", chunk(i, False), micro(i))]
+        drain = range(total - warm, total)
+        orders.append(order + [("B", chunk(k, False), micro(k)) for k in drain])
+    return orders'''
+_ZERO3 = '''import numpy as np
+
+def zero3_forward(rank):
+    x = rank.data["x"]
+    for shard in rank.data["shards"]:
+        parts = yield from rank.all_gather(shard)
+        x = np.maximum(x @ np.concatenate(parts).reshape(x.shape[1], x.shape[1]), 0.0)
+        FREE
+    return x'''
+_TP = '''import numpy as np
+
+def tp_mlp_forward(rank):
+    d = rank.data
+    partial = np.maximum(d["x"] @ d["a"], 0.0) @ d["b"]
+    return RELU_AFTER'''
+
+RIGHT_FUNCTIONS.update({
+    "ring_allreduce": _RING.replace("CHUNKING", "[len(x) * c // n for c in range(n + 1)]"),
+    "pipeline_schedule": _ONE_F_ONE_B.replace(" WARMUP", ""),
+    "zero3_forward": _ZERO3.replace("FREE", "rank.free(*parts)"),
+    "tp_mlp_forward": _TP.replace("RELU_AFTER", "(yield from rank.all_reduce(partial))"),
+})
+WRONG_FUNCTIONS.update({
+    # chunks of M // N: right when N divides M, the tail lost otherwise
+    "ring_allreduce": _RING.replace("CHUNKING", "[min(c * (len(x) // n), len(x)) for c in "
+                                    "range(n)] + [n * (len(x) // n)]"),
+    # every stage warms up with all m forwards: GPipe's memory, 1F1B's makespan
+    "pipeline_schedule": _ONE_F_ONE_B.replace(" WARMUP", " and 0 or m"),
+    "zero3_forward": _ZERO3.replace("FREE", "pass  # never freed: the whole model held"),
+    "tp_mlp_forward": _TP.replace("RELU_AFTER", "(yield from rank.all_reduce(d['x'] @ d['a'] "
+                                  "@ d['b']))"),
+})
+
+
+def function_name(record: Exercise) -> str:
+    """The function a build, debug or lab answer defines."""
+    kind = record.answer_kind
+    if isinstance(kind, Lab):
+        return kind.function_name
+    return function_kind(record).function_name
+
+
 def function_kind(record: Exercise) -> Function:
     spec = record.answer_kind.function_spec()
     if spec is None:
@@ -189,6 +271,12 @@ def answer_code(record: Exercise, mode: str) -> str:
     """The code a student puts in place of the stub for ``mode`` (not for kept_stub/empty)."""
     kind, spec = record.answer_kind, record.answer_kind.function_spec()
     line_name = kind.value_name(record.names)
+    if isinstance(kind, Lab):
+        if mode == "right":
+            return RIGHT_FUNCTIONS[kind.function_name]
+        if mode == "error":
+            return f"def {kind.function_name}{kind.signature}:\n    return 1 / 0"
+        return WRONG_FUNCTIONS[kind.function_name]
     if spec is not None and line_name is not None:
         return _debug_code(record, spec, line_name, mode)
     if spec is not None:

@@ -24,7 +24,7 @@ import pytest
 from autograder.exercise import Exercise
 from workbook.notebook_cells import answer_source
 from workbook.outline import CHAPTERS
-from workbook.records import all_challenges, all_exercises, lookup
+from workbook.records import all_challenges, all_exercises, all_labs, lookup
 
 
 def _load_harness() -> ModuleType:
@@ -40,7 +40,7 @@ def _load_harness() -> ModuleType:
 
 
 nc = _load_harness()
-RECORDS = (*all_exercises(), *all_challenges())
+RECORDS = (*all_exercises(), *all_challenges(), *all_labs())
 AGREEMENT_CHAPTERS = (0, 5)
 # Points nbgrader must award per mode (every record is worth 1 point, checked below):
 # only a check cell that runs without raising earns its points.
@@ -71,6 +71,8 @@ def _answer_after_running(record: Exercise, source: str) -> Any:
         pass
     kind = record.answer_kind
     value_name, spec = kind.value_name(record.names), kind.function_spec()
+    if value_name is None and spec is None:  # a lab: the function is the answer
+        return namespace.get(nc.function_name(record))
     if spec is None:
         return namespace.get(value_name or "")
     function = namespace.get(spec.function_name)
@@ -95,7 +97,7 @@ def test_wrong_functions_are_wrong_on_some_but_not_all_cases() -> None:
         if record.category == "build":
             namespace: dict[str, Any] = {}
             exec(nc.answer_code(record, "wrong"), namespace)
-            verdict = record.grade(namespace[nc.function_kind(record).function_name])
+            verdict = record.grade(namespace[nc.function_name(record)])
             assert verdict.status == "wrong", record.id
             scores[record.id] = verdict.score
     assert sum(0 < score < 1 for score in scores.values()) >= 2, scores
@@ -167,7 +169,9 @@ def test_nbgrader_and_workbook_grade_award_the_same_points(graded_course: Any,
                                                            tmp_path: Path) -> None:
     # One test, so that under pytest-xdist the class is autograded by nbgrader only once.
     theirs = graded_course.nbgrader_points()
-    assert len(theirs) == len(CLASS) * 12  # 6 exercises in chapter 0 + 6 in chapter 5
+    # 6 exercises and the lab 0.7 in chapter 0, 6 exercises and the lab 5.7 in chapter 5
+    assert len(theirs) == len(CLASS) * 14
+    assert {("right_rosa", "0.7"), ("right_rosa", "5.7")} <= set(theirs)
     assert {lookup(exercise).category for _, exercise in theirs} >= {"build", "debug", "derive",
                                                                  "trace"}
     # nbgrader itself awards what each mode earns: the harness fabricates what it claims
