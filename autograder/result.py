@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from autograder.kinds.base import Verdict
+from autograder.markup import NO_MATH_CLASS
 from autograder.units import format_value
 
 # status -> (symbol, word, accent colour: decoration only, the word carries the meaning)
@@ -103,7 +104,8 @@ class CheckResult:
         symbol, word, colour = _STATUS[self._status_key]
         e = html.escape
         parts = [
-            f'<div class="dtw-result dtw-{v.status}" role="status" aria-live="polite" '
+            f'<div class="dtw-result dtw-{v.status} {NO_MATH_CLASS}" role="status" '
+            'aria-live="polite" '
             f'style="border-left:4px solid {colour};padding:0.4em 0.8em;margin:0.4em 0">',
             f'<p style="margin:0"><strong><span aria-hidden="true">{symbol}</span> {e(word)}'
             f"</strong> <span>exercise {e(self.exercise_id)}: {e(self.title)}</span></p>",

@@ -16,6 +16,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell
 
 from autograder.exercise import Exercise, format_number
 from autograder.kinds import Choice, Constraints, Debug, Function, Numeric, Ordering, Trace
+from autograder.markup import escape_dollars
 from workbook.layout import answer_name, bug_line_name
 
 SETUP_SOURCE = '''\
@@ -30,16 +31,16 @@ import narration'''
 
 def prompt_markdown(record: Exercise) -> str:
     parts = [f"### Exercise {record.id} · {record.title} *({record.kind})*", "",
-             record.render_prompt()]
+             escape_dollars(record.render_prompt())]
     if record.notes:
-        parts += ["", record.notes]
+        parts += ["", escape_dollars(record.notes)]
     kind = record.answer
     if isinstance(kind, Debug):
         numbered = "\n".join(f"{i + 1:>2} | {line}" for i, line in
                              enumerate(kind.code.rstrip("\n").split("\n")))
         parts += ["", "```text", numbered, "```"]
     if isinstance(kind, Choice):
-        parts += [""] + [f"- **{o.key}.** {o.text}" for o in kind.options]
+        parts += [""] + [f"- **{o.key}.** {escape_dollars(o.text)}" for o in kind.options]
     if isinstance(kind, Ordering):
         parts += ["", "Items: " + ", ".join(f"`{item}`" for item in kind.items)]
     parts += ["", f"*Answer with {kind.describe()}.* Run the check cell, or use the card below."]
