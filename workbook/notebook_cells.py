@@ -30,8 +30,12 @@ import narration'''
 
 
 def prompt_markdown(record: Exercise) -> str:
+    from workbook.widgets import challenge_note
+
     parts = [f"### Exercise {record.id} · {record.title} *({record.kind})*", "",
              escape_dollars(record.render_prompt())]
+    if challenge_note(record.id):
+        parts[1:1] = ["", f"*{challenge_note(record.id)}*"]
     if record.notes:
         parts += ["", escape_dollars(record.notes)]
     kind = record.answer
@@ -50,9 +54,10 @@ def prompt_markdown(record: Exercise) -> str:
 def _placeholder(record: Exercise) -> str:
     kind, name = record.answer, answer_name(record)
     if isinstance(kind, Numeric):
-        unit = f" in {kind.unit}" if kind.unit else ""
-        example = f'"12.5 {kind.unit}"' if kind.unit else "12.5"
-        return f"{name} = None  # your answer{unit}: a number or a string such as {example}"
+        if not kind.unit:
+            return f"{name} = None  # your answer: a plain number"
+        return (f"{name} = None  # your answer in {kind.unit}: a number, or text with a unit "
+                f'like "<number> {kind.unit}"')
     if isinstance(kind, Choice):
         keys = ", ".join(f'"{o.key}"' for o in kind.options)
         return f"{name} = None  # one of {keys}"

@@ -30,9 +30,9 @@ def drive_all_cards() -> list[str]:
             namespace[record.answer.function_name] = expected
         if isinstance(record.answer, Debug):
             namespace[record.answer.fix.function_name] = expected[1]
-        actions = Actions(check=lambda a, r=record: api.check(r.id, a),
-                          hint=lambda r=record: api.hint(r.id),
-                          solution=lambda r=record: api.solution(r.id),
+        actions = Actions(check=lambda a, p, r=record: api.check_shown(r.id, a, p),
+                          hint=lambda p, r=record: api.hint(r.id, p),
+                          solution=lambda p, r=record: api.solution(r.id, p),
                           variant=lambda r=record: api.practice(r.id),
                           lookup=namespace.get)
         card = ExerciseWidget(record, actions)

@@ -10,6 +10,7 @@ import matplotlib
 import pytest
 
 from autograder.prediction import COVERED, WAITING, Reveal
+
 predictions = importlib.import_module("workbook.predictions")
 
 matplotlib.use("Agg")
