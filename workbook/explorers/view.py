@@ -40,7 +40,10 @@ def wrapping_row(widgets: Iterable[Any]) -> Any:
     for item in items:
         if hasattr(item, "style") and hasattr(item.style, "description_width"):
             item.style.description_width = "initial"
-        item.layout.width = item.layout.width or "auto"
+        is_slider = "Slider" in type(item).__name__
+        # A slider's track takes what is left of its width: give it room, never more than
+        # the page; everything else takes its natural width.
+        item.layout.width = "26em" if is_slider else (item.layout.width or "auto")
         item.layout.max_width = "100%"
     return w.HBox(items, layout=w.Layout(flex_flow="row wrap", width="100%",
                                          align_items="flex-start"))
@@ -67,6 +70,9 @@ def themed(fig: Any) -> Any:
             legend.get_frame().set_alpha(0.0)
             for text in legend.get_texts():
                 text.set_color(GREY)
+            for handle in getattr(legend, "legend_handles", getattr(legend, "legendHandles", [])):
+                if hasattr(handle, "get_color") and handle.get_color() in ("black", "k"):
+                    handle.set_color(GREY)
     return fig
 
 
