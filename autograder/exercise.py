@@ -6,6 +6,7 @@ tracker all read these records; nothing about an exercise is written twice.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -18,6 +19,21 @@ from autograder.template import fill
 # What the learner does (see DESIGN.md); not to be confused with the answer kind.
 Category = Literal["derive", "trace", "build", "debug", "design"]
 CATEGORIES: tuple[str, ...] = ("derive", "trace", "build", "debug", "design")
+
+
+MAX_VARIANT_DRAWS = 64
+
+
+class NoVariantError(ValueError):
+    """The exercise has no variant whose answer differs from the printed question's."""
+
+
+def same_answer(a: Any, b: Any) -> bool:
+    """True when two expected answers are the same (numbers to 0.1%, anything else equal)."""
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool):
+        return math.isclose(float(a), float(b), rel_tol=1e-3, abs_tol=1e-300)
+    return bool(a == b)
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,9 +81,23 @@ class Exercise:
         """The right answer for ``params`` (canonical params when omitted)."""
         return self.reference(self.params if params is None else params)
 
-    def variant(self, seed: int | str) -> dict[str, Any]:
-        """Params for a reproducible fresh variant drawn from ``seed``."""
+    def draw(self, seed: int | str) -> dict[str, Any]:
+        """Params drawn by ``vary`` from ``seed``, whether or not they change the answer."""
         return dict(self.vary(random.Random(f"{self.id}:{seed}")))
+
+    def variant(self, seed: int | str) -> dict[str, Any]:
+        """Params for a reproducible fresh variant drawn from ``seed`` whose answer differs
+        from the printed one (a "variant" with the same answer could be passed by repeating
+        it). Functions are graded on generated inputs, so any draw is fresh for them.
+        NoVariantError when the exercise has no answer-changing variant."""
+        rng = random.Random(f"{self.id}:{seed}")
+        printed = self.expected()
+        for _ in range(MAX_VARIANT_DRAWS):
+            params = dict(self.vary(rng))
+            if callable(printed) or (params and not same_answer(self.expected(params), printed)):
+                return params
+        raise NoVariantError(f"exercise {self.id} has no variant with a different answer: "
+                             "its question does not depend on numbers")
 
     def wrong_answers(self, params: Params | None = None) -> tuple[tuple[Any, str], ...]:
         """The misconceptions evaluated for ``params``: (wrong answer, feedback) pairs."""

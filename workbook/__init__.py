@@ -26,6 +26,7 @@ _LAZY = {
     "predict": "workbook.progress_commands", "predictions": "workbook.progress_commands",
     "widget": "workbook.widgets",
     "prediction_lock": "workbook.predictions", "reveal": "workbook.predictions",
+    "reflection": "workbook.predictions", "ledger": "workbook.predictions",
 }
 
 __all__ = ["exercise", "exercises", *_LAZY]

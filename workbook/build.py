@@ -45,6 +45,8 @@ def _directive_cells(block: Block, instructor: bool) -> list[NotebookNode]:
         return [new_code_cell(f'wb.prediction_lock("{block.arg}")')]
     if block.name == "reveal":
         return [new_code_cell(f'wb.reveal("{block.arg}")')]
+    if block.name == "reflect":
+        return [new_code_cell(f'wb.reflection("{block.arg}")')]
     if block.name == "progress":
         return [new_code_cell("wb.progress()")]
     raise SourceError(f"unknown directive {block.name}")

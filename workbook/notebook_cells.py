@@ -21,6 +21,7 @@ from autograder.cell_metadata import (
     with_solution,
 )
 from autograder.exercise import Exercise
+from autograder.markup import escape_dollars
 
 SETUP_SOURCE = '''\
 # Setup: installs the workbook only when it is missing (for example on Google Colab).
@@ -33,10 +34,14 @@ import narration'''
 
 
 def prompt_markdown(record: Exercise) -> str:
+    from workbook.widgets import challenge_note
+
     parts = [f"### Exercise {record.id} · {record.title} *({record.category})*", "",
-             record.render_prompt()]
+             escape_dollars(record.render_prompt())]
+    if challenge_note(record.id):
+        parts[1:1] = ["", f"*{challenge_note(record.id)}*"]
     if record.notes:
-        parts += ["", record.notes]
+        parts += ["", escape_dollars(record.notes)]
     kind = record.answer_kind
     for block in kind.prompt_extra():
         parts += ["", block]

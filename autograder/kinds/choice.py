@@ -13,6 +13,7 @@ from typing import Any
 
 from autograder.kinds._common import show
 from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict
+from autograder.markup import escape_dollars
 
 _AROUND_KEY = re.compile(r"^[\s(\[]*(?P<key>.*?)[\s)\].:]*$", re.DOTALL)
 
@@ -82,7 +83,7 @@ class Choice(AnswerKind):
         return "the key of one option: " + ", ".join(o.key for o in self.options)
 
     def prompt_extra(self) -> tuple[str, ...]:
-        return ("\n".join(f"- **{o.key}.** {o.text}" for o in self.options),)
+        return ("\n".join(f"- **{o.key}.** {escape_dollars(o.text)}" for o in self.options),)
 
     def placeholder(self, names: CellNames) -> str:
         keys = ", ".join(f'"{o.key}"' for o in self.options)

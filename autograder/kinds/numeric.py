@@ -114,9 +114,10 @@ class Numeric(AnswerKind):
         return f"a number in {self.unit}" if self.unit else "a number"
 
     def placeholder(self, names: CellNames) -> str:
-        unit = f" in {self.unit}" if self.unit else ""
-        example = f'"12.5 {self.unit}"' if self.unit else "12.5"
-        return f"{names.answer} = None  # your answer{unit}: a number or a string such as {example}"
+        if not self.unit:
+            return f"{names.answer} = None  # your answer: a plain number"
+        return (f"{names.answer} = None  # your answer in {self.unit}: a number, or text with "
+                f'a unit like "<number> {self.unit}"')
 
     def solution_source(self, expected: Any, names: CellNames) -> str:
         return f"{names.answer} = {format_value(expected).replace(',', '_')}"

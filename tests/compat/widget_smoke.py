@@ -29,9 +29,9 @@ def drive_all_cards() -> list[str]:
         if spec is not None:  # a function alone, or (line, fixed function)
             alone = record.answer_kind.value_name(record.names) is None
             namespace[spec.function_name] = expected if alone else expected[1]
-        actions = Actions(check=lambda a, r=record: checking.check(r.id, a),
-                          hint=lambda r=record: checking.hint(r.id),
-                          solution=lambda r=record: checking.solution(r.id),
+        actions = Actions(check=lambda a, p, r=record: checking.check_shown(r.id, a, p),
+                          hint=lambda p, r=record: checking.hint(r.id, p),
+                          solution=lambda p, r=record: checking.solution(r.id, p),
                           variant=lambda r=record: checking.practice(r.id),
                           lookup=namespace.get)
         card = ExerciseWidget(record, actions)

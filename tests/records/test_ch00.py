@@ -53,7 +53,7 @@ def test_0_3_algbw_is_a_misconception() -> None:
 
 def test_0_3_variants_stay_below_peak() -> None:
     for seed in range(50):
-        p = ex("0.3").variant(seed)
+        p = ex("0.3").draw(seed)
         assert 50 < ex("0.3").expected(p) < 95
 
 
@@ -67,7 +67,7 @@ def test_0_4_ring_wins_for_gigabytes() -> None:
 
 def test_0_4_every_variant_is_in_the_bandwidth_regime() -> None:
     # the option feedback is written for large buffers, so the ring must always win
-    assert {ex("0.4").expected(ex("0.4").variant(s)) for s in range(60)} == {"A"}
+    assert {ex("0.4").expected(ex("0.4").draw(s)) for s in range(60)} == {"A"}
 
 
 def test_0_5_reference_function() -> None:

@@ -62,7 +62,7 @@ def test_3_4_answer_follows_the_batch() -> None:
 
 
 def test_3_4_variants_use_both_regimes() -> None:
-    keys = {ex("3.4").expected(ex("3.4").variant(seed)) for seed in range(60)}
+    keys = {ex("3.4").expected(ex("3.4").draw(seed)) for seed in range(60)}
     assert keys == {"A", "B"}
 
 
@@ -80,6 +80,6 @@ def test_choices_have_feedback_for_every_option(exercise_id: str) -> None:
 
 def test_3_5_variants_are_consistent() -> None:
     for seed in range(20):
-        p = ex("3.5").variant(seed)
+        p = ex("3.5").draw(seed)
         assert p["new_peak_lr"] == pytest.approx(p["peak_lr"] * p["factor"])
         assert p["new_total_steps"] * p["factor"] == p["total_steps"]

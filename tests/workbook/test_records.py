@@ -54,7 +54,7 @@ def test_canonical_answer_passes_its_own_check(record: workbook.Exercise) -> Non
 @pytest.mark.parametrize("record", RECORDS, ids=lambda r: r.id)
 def test_variants_are_accepted_by_the_reference(record: workbook.Exercise) -> None:
     for seed in range(40):
-        params = record.variant(seed)
+        params = record.draw(seed)
         assert set(params) == set(record.params), "a variant must set the same params"
         expected = record.expected(params)
         assert expected is not None

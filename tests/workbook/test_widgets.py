@@ -40,9 +40,11 @@ def test_unanswered_card_explains_what_is_expected() -> None:
 def test_prompt_markdown_is_rendered_and_escaped() -> None:
     from autograder.widgets import inline_markdown
 
+    ignore = '<span class="mathjax_ignore tex2jax_ignore">'  # "$2 ... $5" is money, not math
     assert inline_markdown("each GPU **sends**, *once*, `n - 1` <b>") == (
-        "each GPU <strong>sends</strong>, <em>once</em>, <code>n - 1</code> &lt;b&gt;")
-    assert inline_markdown("2 * 3 * 4") == "2 * 3 * 4"  # arithmetic is not emphasis
+        f"{ignore}each GPU <strong>sends</strong>, <em>once</em>, <code>n - 1</code> &lt;b&gt;"
+        "</span>")
+    assert inline_markdown("2 * 3 * 4") == f"{ignore}2 * 3 * 4</span>"  # not emphasis
 
 
 def test_unanswered_is_said_in_words() -> None:

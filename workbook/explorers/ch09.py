@@ -47,6 +47,19 @@ PREDICTION = Prediction(
                  "of attention. The three SwiGLU matrices add 3 x 16,384 x 53,248 = 2,617.2M, "
                  "so a layer holds 3.19 billion. Full multi-head attention would have made it "
                  "3.69 billion, and 126 such layers a 465B model."),
+    feedback={
+        "about 2 billion": (
+            "The feed-forward block alone holds 3 x 16,384 x 53,248 = 2.6 billion: SwiGLU has "
+            "three matrices, not two."),
+        "about 3 billion": (
+            "Right: 3.19 billion, most of it in the three SwiGLU matrices."),
+        "about 4 billion": (
+            "About 3.7 billion would be full multi-head attention; with 8 shared key/value heads,"
+            " K and V are 16 times smaller than Q."),
+    },
+    reflection=(
+        "Of all the numbers you rebuilt for Llama 3 405B, which surprised you most, and which "
+        "choice of the published layout would you change first with half the GPUs?"),
 )
 
 

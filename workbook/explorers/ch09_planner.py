@@ -234,14 +234,44 @@ def published_settings(s: PlannerSettings) -> PlannerSettings | None:
                    tokens_t=run.tokens / 1e12)
 
 
+#: token budgets (trillions) on the slider: every published run's, and round numbers between
+TOKENS_T: tuple[float, ...] = tuple(sorted(
+    {0.3, 1.0, 2.0, 3.0, 10.0, 15.0, 30.0, 100.0}
+    | {r.tokens / 1e12 for r in models.TRAINING_RUNS}))
+
+
+def invalid_reason(s: PlannerSettings, numbers: dict[str, Any]) -> str:
+    """Why there is nothing to plot for ``s`` ("" when the layout can be drawn)."""
+    if s.config().n_gpus != s.n_gpus:
+        return (f"TP x CP x PP x DP = {s.config().n_gpus:,} GPUs, but the cluster has "
+                f"{s.n_gpus:,}.")
+    if numbers["memory"] is None:
+        return "the model cannot be split this way (more stages than layers, or heads " \
+               "that do not divide)."
+    return ""
+
+
+def _with_option(control: Any, value: Any) -> None:
+    """Set a control to ``value``: a list gains the value if it is missing, a slider's range
+    stretches to hold it (a published layout may lie outside the defaults)."""
+    options = getattr(control, "options", None)
+    if options and not isinstance(options[0], tuple) and value not in options:
+        control.options = sorted([*options, value])
+    elif isinstance(getattr(control, "max", None), (int, float)) and value > control.max:
+        control.max = value
+    control.value = value
+
+
 class PlannerExplorer:
     """The widgets; ``box`` is what a notebook shows and ``controls`` drive it."""
 
     def __init__(self, settings: PlannerSettings | None = None) -> None:
         import ipywidgets as w
 
+        from workbook.explorers.view import STYLE, View, options_slider
+
         s = settings or PlannerSettings()
-        st = {"description_width": "120px"}
+        st = STYLE
 
         def islider(label: str, value: int, lo: int, hi: int) -> Any:
             return w.IntSlider(value=value, min=lo, max=hi, description=label, style=st)
@@ -269,30 +299,35 @@ class PlannerExplorer:
             "mfu_pct": w.FloatSlider(value=s.mfu_pct, min=5, max=70, step=0.5,
                                      description="MFU (%)", style=st),
             "usd_per_gpu_hour": w.FloatSlider(value=s.usd_per_gpu_hour, min=0.5, max=8,
-                                              step=0.25, description="$ / GPU-hour", style=st),
-            "tokens_t": w.FloatLogSlider(value=s.tokens_t, base=10, min=-1, max=2, step=0.01,
-                                         description="Tokens (T)", style=st),
+                                              step=0.25, description="\\$ / GPU-hour",
+                                              style=st),
+            "tokens_t": options_slider(TOKENS_T, s.tokens_t, "Tokens",
+                                       label=lambda v: f"{v:g}T"),
             "max_bubble_pct": w.FloatSlider(value=s.max_bubble_pct, min=1, max=100, step=1,
                                             description="Bubble target %", style=st),
         }
-        self.recommend_button = w.Button(description="Recommend a layout")
-        self.published_button = w.Button(description="Load published layout")
-        self.note, self.status, self.out = w.HTML(), w.HTML(), w.Output()
-        self._hold = False
-        for control in self.controls.values():
-            control.observe(self.redraw, names="value")
-        self.recommend_button.on_click(lambda _: self.recommend())
-        self.published_button.on_click(lambda _: self.load_published())
+        wide = w.Layout(width="auto")
+        self.recommend_button = w.Button(description="Recommend a layout", layout=wide)
+        self.published_button = w.Button(description="Load published layout", layout=wide)
+        self.note, self.bar = w.HTML(), w.HTML()
         c = self.controls
-        columns = [[c[k] for k in ("model", "gpu", "n_gpus", "seq_len", "global_batch_seqs")],
-                   [c[k] for k in ("tp", "cp", "pp", "dp", "ep", "virtual_stages")],
-                   [c[k] for k in ("zero_stage", "micro_batch", "recompute", "max_bubble_pct")],
-                   [c[k] for k in ("mfu_pct", "usd_per_gpu_hour", "tokens_t")]
-                   + [self.recommend_button, self.published_button]]
-        self.box = w.VBox([w.HBox([w.VBox(col) for col in columns[:2]]),
-                           w.HBox([w.VBox(col) for col in columns[2:]]),
-                           self.note, self.status, self.out])
-        self.redraw()
+        rows = [[c[k] for k in ("model", "gpu", "n_gpus", "seq_len", "global_batch_seqs")],
+                [c[k] for k in ("tp", "cp", "pp", "dp", "ep", "virtual_stages")],
+                [c[k] for k in ("zero_stage", "micro_batch", "recompute", "max_bubble_pct")],
+                [c[k] for k in ("mfu_pct", "usd_per_gpu_hour", "tokens_t")],
+                [self.recommend_button, self.published_button]]
+        self.view = View("ch09", rows, extra=[self.note, self.bar])
+        self.status, self.out, self.box = self.view.status, self.view.out, self.view.box
+        self._hold = False
+        self.view.watch(self.redraw, list(self.controls.values()))
+        self.recommend_button.on_click(lambda _: self._guarded(self.recommend))
+        self.published_button.on_click(lambda _: self._guarded(self.load_published))
+
+    def _guarded(self, action: Any) -> None:
+        try:
+            action()
+        except Exception as exc:  # shown on the page, never in the log console
+            self.note.value = f"<p>✘ {html.escape(type(exc).__name__)}: {html.escape(str(exc))}</p>"
 
     def settings(self) -> PlannerSettings:
         return PlannerSettings(**{k: c.value for k, c in self.controls.items()})
@@ -302,11 +337,10 @@ class PlannerExplorer:
         self._hold = True
         try:
             for key, control in self.controls.items():
-                control.value = getattr(s, key)
+                _with_option(control, getattr(s, key))
         finally:
             self._hold = False
         self.redraw()
-
     def recommend(self) -> None:
         s = self.settings()
         cfg = planner.recommend(s.arch, s.n_gpus, s.global_batch_seqs, s.seq_len,
@@ -333,16 +367,21 @@ class PlannerExplorer:
         self.note.value = f"<p>{html.escape(note)}</p>"
         self.apply(s)
 
-    def redraw(self, _: Any = None) -> None:
+    def redraw(self) -> None:
         if self._hold:
             return
-        from IPython.display import display
+        from workbook.explorers.ch09_status import status_bar_html, status_cells
 
         s = self.settings()
-        self.status.value = report_html(planner_messages(s), summary_lines(s, plan_numbers(s)))
-        with self.out:
-            self.out.clear_output(wait=True)
-            display(planner_figure(s))
+        numbers = plan_numbers(s)
+        report = report_html(planner_messages(s), summary_lines(s, numbers))
+        invalid = invalid_reason(s, numbers)
+        self.bar.value = "" if invalid else status_bar_html(
+            status_cells(numbers, s.memory_budget_gb, s.max_bubble_pct, s.mfu_pct))
+        if invalid:
+            self.view.show(report, invalid=invalid)
+        else:
+            self.view.show(report, [planner_figure(s)])
 
 
 def explorer(settings: PlannerSettings | None = None) -> Any:

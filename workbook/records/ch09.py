@@ -358,25 +358,32 @@ EX_9_7 = Exercise(
 
 # -- 9.8 ---------------------------------------------------------------------------------
 
+def _order_9_8(p: Mapping[str, Any]) -> tuple[str, ...]:
+    """The paper's order, innermost first; reversed when the question runs outermost first."""
+    order = tuple(l3.PARALLELISM_ORDER)
+    return order if p["first"] == "innermost" else order[::-1]
+
+
 EX_9_8 = Exercise(
     id="9.8", chapter=9, category="design", title="Order the four parallelism dimensions",
     prompt=("Llama 3 405B combines tensor (TP), context (CP), pipeline (PP) and data (DP) "
-            "parallelism. Order the four from **innermost** (ranks placed on the closest, "
-            "fastest-connected GPUs) to **outermost** (ranks spread furthest apart across the "
-            "network), as the paper does."),
+            "parallelism. Innermost means ranks placed on the closest, fastest-connected "
+            "GPUs; outermost, ranks spread furthest apart across the network. Order the four "
+            "as the paper places them, from **{first}** to **{last}**."),
     notes=("TP exchanges activations several times inside every layer (blocking); CP gathers "
            "keys and values once per layer and can partly overlap; PP sends one activation per "
            "micro-batch to the next stage; DP reduces gradients once per step, overlapped "
            "with the backward pass."),
-    params={},
-    vary=lambda rng: {},
-    answer_kind=Ordering(items=("PP", "DP", "TP", "CP"), first_label="innermost",
-                    last_label="outermost"),
-    reference=lambda p: l3.PARALLELISM_ORDER,
+    params=dict(first="innermost", last="outermost"),
+    vary=lambda rng: dict(first="outermost", last="innermost"),  # the other direction
+    answer_kind=Ordering(items=("PP", "DP", "TP", "CP"), first_label="first", last_label="last"),
+    reference=_order_9_8,
     hints=("Put the most frequent, latency-critical communication on NVLink inside a node.",
            "TP fits inside the 8-GPU node; DP traffic happens once per step.",
            "Between them, CP talks once per layer and PP once per micro-batch."),
-    explanation=("[TP, CP, PP, DP]: TP needs NVLink; CP's per-layer K/V all-gathers come next; "
+    explanation=("Innermost to outermost the paper's order is TP, CP, PP, DP, so from {first} to "
+                 "{last} it is {expected}. TP needs NVLink; CP's per-layer K/V all-gathers come "
+                 "next; "
                  "PP only sends point-to-point activations between stages; DP's gradient "
                  "reduction is the least frequent and overlaps with compute, so it tolerates "
                  "the slowest, furthest links (Llama 3 §3.3.2)."),
@@ -402,8 +409,8 @@ EX_9_9 = Exercise(
             "${usd_per_kwh} per kWh, what does the GPUs' own electricity cost in dollars "
             "(no cooling or facility overhead)?"),
     notes=("H100 SXM TDP is 700 W (Llama 3 §3.3.1). Multiply by a facility PUE for the whole "
-           "data centre; the GPU rental at $2 per GPU-hour would be 16,384 x 77 x 24 x $2 = "
-           "$60.6M, roughly sixty times the electricity."),
+           "data centre. Once you have the answer, set it beside the GPU rental: at $2 per "
+           "GPU-hour, 16,384 GPUs for 77 days cost 16,384 x 77 x 24 x $2 = $60.6M."),
     params=dict(n_gpus=16384, watts=700, days=77, usd_per_kwh=0.05),
     vary=_vary_9_9,
     answer_kind=Numeric(unit="$", rel_tol=0.005),
