@@ -191,7 +191,8 @@ def ring_picture(log: Log, offender: int | None) -> str:
         rows.append([str(step)] + cells)
     if not rows:
         rows.append(["-"] + ["(nothing sent)"] + [""] * (log.n_ranks - 1))
-    return grid(["step"] + [f"rank {r}" for r in range(log.n_ranks)], rows)
+    legend = "each cell: ->destination:elements sent in that step (✘ the first wrong one)"
+    return grid(["step"] + [f"rank {r}" for r in range(log.n_ranks)], rows) + "\n" + legend
 
 
 SPEC = LabSpec(name="ring_allreduce", cases=cases, data=data, verify=verify, collectives=False)

@@ -286,3 +286,73 @@ def solve_a_variant(lab: Lab, card: Card, record: Any) -> None:
     unit = record.answer_kind.unit
     shown = card.check(f"{record.expected(params)!r} {unit}", until="Your variant")
     assert "Correct" in shown and "Not yet" not in shown
+
+
+# -- a lab, end to end ----------------------------------------------------------------
+
+LAB_WRONG = '''import numpy as np
+
+def ring_allreduce(rank):
+    n, me = rank.size, rank.id
+    x = np.array(rank.data, copy=True)
+    parts = np.array_split(np.arange(len(x)), n)
+    for s in range(n - 1):  # the reduce-scatter only: no all-gather yet
+        rank.send((me + 1) % n, x[parts[(me - s) % n]])
+        yield
+        x[parts[(me - s - 1) % n]] += rank.recv((me - 1) % n)
+    return x
+'''
+LAB_RIGHT = LAB_WRONG.replace("    return x\n", '''    for s in range(n - 1):
+        rank.send((me + 1) % n, x[parts[(me + 1 - s) % n]])
+        yield
+        x[parts[(me - s) % n]] = rank.recv((me - 1) % n)
+    return x
+''')
+
+
+def replace_and_run(lab: Lab, cell: Any, source: str) -> None:
+    """Put ``source`` into a code cell as typed text and run the cell in place."""
+    editor = cell.locator(".jp-InputArea-editor")
+    editor.click()
+    lab.page.keyboard.press("Control+A")
+    lab.page.keyboard.press("Delete")
+    lab.page.keyboard.insert_text(source)
+    before = cell.locator(".jp-InputPrompt").text_content()
+    lab.page.keyboard.press("Control+Enter")
+    lab.page.wait_for_function(
+        """([el, before]) => { const p = el.textContent;
+               return p !== before && /\\[\\d+\\]/.test(p); }""",
+        arg=[cell.locator(".jp-InputPrompt").element_handle(), before], timeout=KERNEL_MS)
+
+
+@pytest.mark.slow
+def test_learner_writes_the_ring_lab(chromium: Any, lab_server: Any, artifacts: Path) -> None:
+    """0.7: a reduce-scatter without the all-gather gets "Not yet", the rank and element
+    that are wrong, and the steps grid of the learner's own messages; the full ring passes."""
+    from playwright.sync_api import expect
+
+    page = chromium.new_page(viewport=VIEWPORT)
+    lab = Lab(page, artifacts)
+    try:
+        run_chapter(lab, lab_server, "lab/tree")
+        cells = page.locator(".jp-NotebookPanel .jp-CodeCell")
+        answer = cells.filter(has_text="def ring_allreduce(rank):")
+        check = cells.filter(has_text='wb.check("0.7", ring_allreduce)')
+        replace_and_run(lab, answer, LAB_WRONG)
+        replace_and_run(lab, check, 'wb.check("0.7", ring_allreduce)')
+        output = check.locator(".jp-OutputArea")
+        expect(output).to_contain_text("Not yet", timeout=WIDGET_MS)
+        lab.snap("lab-wrong", output)
+        shown = str(output.text_content())
+        assert "rank 0's sum of all ranks' vectors is wrong at element 0" in shown
+        assert "Your trace, case N=4, M=16, int64:" in shown
+        grid = output.locator("pre").first
+        assert "rank 3" in str(grid.text_content())
+        replace_and_run(lab, answer, LAB_RIGHT)
+        replace_and_run(lab, check, 'wb.check("0.7", ring_allreduce)')
+        expect(output).to_contain_text("Correct", timeout=WIDGET_MS)
+        lab.snap("lab-right", output)
+        assert "passes all 6 cases" in str(output.text_content())
+    except Exception:
+        lab.snap("lab-failure")
+        raise

@@ -59,4 +59,4 @@ def test_a_wrong_ring_shows_the_trace_picture_of_the_failing_case() -> None:
     lines = verdict.picture.splitlines()
     assert lines[0] == "Your trace, case N=4, M=16, int64:"
     assert lines[1].split() == ["step", "rank", "0", "rank", "1", "rank", "2", "rank", "3"]
-    assert len(lines) == 2 + 3  # N-1 = 3 reduce-scatter steps, and no all-gather
+    assert len(lines) == 2 + 3 + 1  # N-1 = 3 reduce-scatter steps, no all-gather; a legend

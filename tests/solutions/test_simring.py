@@ -177,7 +177,7 @@ def test_a_forged_log_is_unreadable_not_a_crash() -> None:
 def test_the_picture_has_a_row_per_step_and_marks_the_offender(n: int) -> None:
     case = dict(n=n, m=2 * n + 1, dtype="int64", seed=1)
     report = ring.verify(case, run_case(ring.SPEC, ring.ring_allreduce, case))
-    assert report.passed and len(report.picture.splitlines()) == 1 + 2 * (n - 1)
+    assert report.passed and len(report.picture.splitlines()) == 1 + 2 * (n - 1) + 1  # legend
 
 
 def test_the_built_in_collective_is_not_available_in_this_lab() -> None:
