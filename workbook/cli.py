@@ -3,6 +3,7 @@
     workbook list                      every exercise, one per line
     workbook show 0.1                  the prompt in the terminal
     workbook check 0.1 "1.75 GB"       check an answer (recorded in your progress)
+    workbook check 0.7 my_ring.py      check the function a .py file defines (build, lab)
     workbook hint 0.1 | solution 0.1   the next hint | the worked solution
     workbook progress [--json]         mastery and streaks
     workbook export-progress           print a code; import-progress CODE merges it
@@ -20,6 +21,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from workbook.outline import CHAPTERS
 
@@ -34,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_parser(name, help=text).add_argument("id")
     check = sub.add_parser("check", help="check an answer")
     check.add_argument("id")
-    check.add_argument("answer", help='e.g. "1.75 GB", 25%%, or B for a choice')
+    check.add_argument("answer", help='e.g. "1.75 GB", 25%%, B for a choice, or a .py file '
+                       "defining the function of a build, debug or lab exercise")
     progress = sub.add_parser("progress", help="mastery and streaks")
     progress.add_argument("--json", action="store_true", help="machine-readable output")
     sub.add_parser("export-progress", help="print a code holding your progress")
@@ -63,9 +66,12 @@ def _parse_answer(text: str) -> object:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     import workbook
+    from workbook.records import all_challenges, all_labs
 
     for record in workbook.exercises():
         print(f"{record.id:>5}  {record.category:<7} {record.title}")
+    for record in (*all_challenges(), *all_labs()):
+        print(f"{record.id:>5}  {record.category:<7} {record.title} (beyond the 58)")
     return 0
 
 
@@ -77,10 +83,33 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _from_file(exercise_id: str, text: str) -> object:
+    """For an answer that names a .py file: run the learner's own file and take what the
+    notebook's check cell would pass (the function, or the bug line and the function)."""
+    import workbook
+
+    record = workbook.exercise(exercise_id)
+    source = Path(text).read_text(encoding="utf-8")
+    namespace: dict[str, object] = {"__name__": "__learner__"}
+    exec(compile(source, text, "exec"), namespace)  # the learner's file, on their machine
+    return eval(record.answer_kind.check_argument(record.names), namespace)  # noqa: S307
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     import workbook
 
-    result = workbook.check(args.id, _parse_answer(args.answer))
+    text = args.answer
+    if text.endswith(".py") and Path(text).is_file():
+        try:
+            answer = _from_file(args.id, text)
+        except Exception as error:  # noqa: BLE001 - the learner's file, reported
+            print(f"workbook check: {text} did not define the answer: "
+                  f"{type(error).__name__}: {error}", file=sys.stderr)
+            return 2
+        result = workbook.check(args.id, answer)
+        print(result)
+        return 0 if result.passed else 1
+    result = workbook.check(args.id, _parse_answer(text))
     print(result)
     return 0 if result.passed else 1
 

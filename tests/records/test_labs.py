@@ -33,7 +33,7 @@ def test_the_reference_passes_and_the_stub_does_not(exercise_id: str) -> None:
     assert verdict.status == "wrong" and verdict.message.startswith("Case ")
 
 
-@pytest.mark.parametrize("exercise_id", ["0.7", "1.7", "6.6"])
+@pytest.mark.parametrize("exercise_id", LAB_IDS)
 def test_a_fresh_variant_draws_new_data_the_reference_still_passes(exercise_id: str) -> None:
     record = lookup(exercise_id)
     params = record.variant("learner-1")

@@ -53,3 +53,62 @@ def test_progress_json_and_transfer(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["import-progress", code]) == 0
     assert "0 new" in capsys.readouterr().out
     assert main(["import-progress", "DTW1:garbage:00000000"]) == 1
+
+
+RING_RS_ONLY = '''
+import numpy as np
+
+def ring_allreduce(rank):
+    n, me = rank.size, rank.id
+    x = np.array(rank.data, copy=True)
+    parts = np.array_split(np.arange(len(x)), n)
+    for s in range(n - 1):
+        rank.send((me + 1) % n, x[parts[(me - s) % n]])
+        yield
+        x[parts[(me - s - 1) % n]] += rank.recv((me - 1) % n)
+    STEPS
+    return x
+'''
+ALL_GATHER = '''for s in range(n - 1):
+        rank.send((me + 1) % n, x[parts[(me + 1 - s) % n]])
+        yield
+        x[parts[(me - s) % n]] = rank.recv((me - 1) % n)'''
+
+
+def test_a_lab_is_checked_from_a_python_file(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    wrong, right, broken = (tmp_path / f"{n}.py" for n in ("wrong", "right", "broken"))
+    wrong.write_text(RING_RS_ONLY.replace("STEPS", "pass"))
+    right.write_text(RING_RS_ONLY.replace("STEPS", ALL_GATHER))
+    broken.write_text("def ring_allreduce(rank):\n    return 1 +\n")
+    assert main(["check", "0.7", str(wrong)]) == 1
+    out = capsys.readouterr().out
+    assert "Not yet" in out and "Your trace, case N=4, M=16, int64:" in out
+    assert main(["check", "0.7", str(right)]) == 0
+    assert "passes all 6 cases" in capsys.readouterr().out
+    assert main(["check", "0.7", str(broken)]) == 2
+    assert "did not define the answer: SyntaxError" in capsys.readouterr().err
+
+
+def test_a_build_exercise_is_checked_from_a_python_file(tmp_path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # 0.5: T = 2(N-1)(S/(N B) + alpha), in ms; ValueError on impossible inputs
+    answer = tmp_path / "time.py"
+    answer.write_text('''
+def ring_allreduce_time_ms(message_gb, n_gpus, link_gb_per_s, latency_us):
+    ok = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v == v \\
+        and abs(v) != float("inf")
+    if not all(ok(v) for v in (message_gb, n_gpus, link_gb_per_s, latency_us)):
+        raise ValueError("numbers only")
+    if message_gb < 0 or link_gb_per_s <= 0 or latency_us < 0 or n_gpus < 1 \\
+            or int(n_gpus) != n_gpus:
+        raise ValueError("impossible input")
+    n = int(n_gpus)
+    return 2 * (n - 1) * (1000.0 * message_gb / n / link_gb_per_s + latency_us / 1000.0)
+''')
+    assert main(["check", "0.5", str(answer)]) == 0, capsys.readouterr().out
+
+
+def test_list_names_the_labs_beyond_the_58(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.split()[0] == "0.7" and line.endswith("(beyond the 58)") for line in lines)

@@ -15,8 +15,15 @@ STUB = '''    # One list per stage, in the order that stage runs its actions:
     return [[] for stage in range(pp)]'''
 
 
-def _no_data_variant(rng: Any) -> dict[str, Any]:
-    return dict(seed=0)  # the cases are the whole exercise; a schedule has no random data
+def _vary_5_7(rng: Any) -> dict[str, Any]:
+    """Fresh shapes: four 1F1B cases (m below, at and above p) and two interleaved ones
+    (m a multiple of p, as Megatron-LM requires)."""
+    plain = [(rng.randint(2, 5), rng.randint(1, 9), 1) for _ in range(4)]
+    interleaved = []
+    for _ in range(2):
+        pp = rng.randint(2, 4)
+        interleaved.append((pp, pp * rng.randint(1, 3), rng.choice([2, 3])))
+    return dict(cases=tuple(plain + interleaved))
 
 
 EX_5_7 = Exercise(
@@ -31,8 +38,9 @@ EX_5_7 = Exercise(
     notes=("A forward of microbatch j on stage s needs the forward of j on stage s-1; a "
            "backward needs the backward of j on stage s+1 (the last stage: its own forward). "
            "With v chunks, chunk c of stage s is virtual stage c x pp + s."),
-    params=dict(seed=0),
-    vary=_no_data_variant,
+    params=dict(cases=((4, 8, 1), (3, 3, 1), (4, 2, 1), (2, 5, 1), (2, 4, 2), (4, 8, 2),
+                       (3, 6, 3))),
+    vary=_vary_5_7,
     answer_kind=lab_kind(simpipeline.SPEC, "(pp, m, v)", STUB),
     reference=lambda p: simpipeline.pipeline_schedule,
     hints=(
