@@ -73,14 +73,26 @@ def run_case(spec: LabSpec, program: Callable[..., Any], case: Case) -> dict[str
     return simwire.run_job(program, spec.job(case))
 
 
-def read_results(log: Log, what: str) -> list[np.ndarray | None]:
-    """Each rank's returned value as an array (None where it returned None)."""
-    out: list[np.ndarray | None] = []
+def read_results(log: Log, what: str) -> list[np.ndarray | None | str]:
+    """Each rank's returned value as an array: None where it returned None, and a short
+    description (a str) where it returned something that is not an array of numbers (a
+    list of numbers counts as an array)."""
+    out: list[np.ndarray | None | str] = []
     for rank, result in enumerate(log.results):
         if result is None:
             out.append(None)
+        elif isinstance(result, dict):
+            try:
+                out.append(array_from_plain(result, f"rank {rank}'s {what}"))
+            except BadTrace as error:
+                out.append(f"something that is not an array ({error})")
+        elif isinstance(result, list):
+            try:
+                out.append(np.asarray(result, dtype=np.float64))
+            except (TypeError, ValueError):
+                out.append("a list that is not an array of numbers")
         else:
-            out.append(array_from_plain(result, f"rank {rank}'s {what}"))
+            out.append(repr(result)[:60])
     return out
 
 
@@ -109,9 +121,11 @@ def first_mismatch(got: np.ndarray, want: np.ndarray, exact: bool) -> int:
     return int(bad[0]) if bad.size else -1
 
 
-def compare_result(rank: int, got: np.ndarray | None, want: np.ndarray, exact: bool,
+def compare_result(rank: int, got: np.ndarray | None | str, want: np.ndarray, exact: bool,
                    what: str) -> str:
     """"" when ``got`` equals ``want`` (exactly, or within rel 1e-9), else what differs."""
+    if isinstance(got, str):
+        return f"rank {rank} returned {got}; expected its {what}, an array of shape {want.shape}"
     if got is None:
         return f"rank {rank} returned None; expected its {what}, an array of shape {want.shape}"
     if got.shape != want.shape:

@@ -107,8 +107,9 @@ def verify(case: Case, tree: Any) -> Report:
         problem = compare_result(rank, got, want, exact, "sum of all ranks' vectors")
         if problem:
             return Report(text, problem, picture=picture)
-    origin = trace_sums(Log(log.n_ranks, log.steps, log.data_bytes, log.messages,
-                            tuple(results)), inputs, exact)
+    arrays = tuple(r if isinstance(r, np.ndarray) else None for r in results)
+    origin = trace_sums(Log(log.n_ranks, log.steps, log.data_bytes, log.messages, arrays),
+                        inputs, exact)
     if origin is not None:
         return Report(text, _origin_text(origin), picture=ring_picture(log, origin.message))
     traffic, offender = traffic_problem(log, int(case["m"]))

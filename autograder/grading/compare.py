@@ -187,6 +187,9 @@ def _lab_logs(ctx: Context, task: Task) -> RecordedLogs:
         elif outcome.kind == "timeout":
             logs.append({"error": f"it did not finish within {ctx.limits.call_timeout_s:g} s "
                                   "(an endless loop?)", "error_type": "timeout"})
+        elif outcome.kind == "raised" and outcome.error_type.endswith(ctx.plan.names.skipped):
+            logs.append({"error": "not run, after an earlier case ran out of time",
+                         "error_type": "timeout"})
         else:
             logs.append({"error": outcome.message or outcome.kind, "error_type": "program"})
     return RecordedLogs(tuple(logs))

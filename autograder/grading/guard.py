@@ -162,6 +162,21 @@ def {p}lab_install(modules, _types=__import__("types"), _sys=__import__("sys")):
     return _sys.modules
 
 
+def {p}lab_harness(function, run, _type=type, _BaseException=BaseException):
+    timed_out = [False]
+
+    def call(job):
+        if timed_out[0]:
+            raise {p}Skipped("not run after an earlier time-out")
+        try:
+            return run(function, job)
+        except _BaseException as error:
+            if _type(error).__name__ == "TimeLimitExceeded":
+                timed_out[0] = True
+            raise
+    return call
+
+
 {p}lab_modules = {p}lab_install({modules!r})
 del {p}lab_install
 '''
@@ -171,14 +186,16 @@ def lab_cell(names: Names, modules: Sequence[tuple[str, str]], harnesses: Sequen
              ) -> str:
     """Load the lab runtime from ``modules`` ((name, source) pairs, shipped by the grader so
     nothing needs reading from disk) and bind, per lab (exercise id, "module:function"), a
-    harness calling ``entry(learner_function, job)`` when the learner's function exists."""
+    harness calling ``entry(learner_function, job)`` when the learner's function exists.
+    After a job runs out of time the harness runs no more (one time limit per lab, as for
+    a build exercise's function)."""
     lines = [LAB_TEMPLATE.format(p=names.prefix, modules=tuple(modules))]
     for exercise, entry in harnesses:
         module, _, function = entry.partition(":")
         snapshot = names.snapshot(exercise, "function")
         lines += ["try:",
-                  f"    {names.harness(exercise)} = (lambda f, run: lambda job: run(f, job))("
-                  f"{snapshot}, getattr({names.prefix}lab_modules[{module!r}], {function!r}))",
+                  f"    {names.harness(exercise)} = {names.prefix}lab_harness({snapshot}, "
+                  f"getattr({names.prefix}lab_modules[{module!r}], {function!r}))",
                   "except NameError:",
                   "    pass"]
     return "\n".join(lines)

@@ -93,6 +93,13 @@ def ring_allreduce(rank):
     yield
     return np.array(rank.recv(0))
 ''',
+    # A rank that never finishes its step.
+    "endless": '''
+def ring_allreduce(rank):
+    while True:
+        pass
+    yield
+''',
     # Chunks of M // N: the last M mod N elements are never reduced.
     "floor": RING.replace("parts = np.array_split(np.arange(len(x)), n)",
                           "k = len(x) // n\n    parts = [np.arange(c * k, c * k + k) "
@@ -120,7 +127,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, dict[str
 def test_only_the_right_ring_earns_the_point(graded: tuple) -> None:
     rows, _ = graded
     assert {s: r["points"] for s, r in rows.items()} == {
-        "right": "1", "stash": "0", "root": "0", "patched": "0", "floor": "0"}
+        "right": "1", "stash": "0", "root": "0", "patched": "0", "floor": "0", "endless": "0"}
     assert rows["right"]["status"] == "correct"
 
 
@@ -145,3 +152,13 @@ def test_the_feedback_page_shows_the_learners_trace(graded: tuple) -> None:
     page = (out / "feedback" / "root" / "ch00.html").read_text(encoding="utf-8")
     assert "Your trace, case N=4, M=16, int64:" in page
     assert "✘-&gt;2:16" in page  # rank 0's second broadcast message, marked
+
+
+def test_an_endless_program_costs_one_time_limit(graded: tuple) -> None:
+    rows, out = graded
+    assert rows["endless"]["status"] == "wrong"
+    assert rows["endless"]["message"].startswith(
+        "Case N=4, M=16, int64: Your program was stopped: it did not finish within")
+    report = json.loads((out / "grades.json").read_text(encoding="utf-8"))
+    seconds = {nb["student"]: nb["seconds"] for nb in report["notebooks"]}
+    assert seconds["endless"] < 15  # one 5 s limit, not one per case (6 x 5 s)
