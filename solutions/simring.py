@@ -133,39 +133,18 @@ def _origin_text(o: Origin) -> str:
 
 
 def traffic_problem(log: Log, m: int) -> tuple[str, int]:
-    """The first way the traffic differs from a ring AllReduce's, and the message at fault."""
+    """The first way the traffic differs from a ring AllReduce's, and the message at fault
+    (-1 when no single message is): per-rank volume, the ring direction, one chunk per rank
+    per step, the step count, the total."""
     n = log.n_ranks
     if n == 1:
         return ("", -1) if not log.messages else ("one rank has nothing to send", 0)
     limit = math.ceil(m / n)
-    budget = 2 * (n - 1) * limit
-    for rank in range(n):
-        mine = [x for x in log.messages if x.src == rank]
-        running = [sum(x.payload.size for x in mine[:k + 1]) for k in range(len(mine))]
-        if running and running[-1] > budget:
-            crossing = next(m for m, total in zip(mine, running, strict=True) if total > budget)
-            return (f"rank {rank} sent {running[-1]} elements ({log.bytes_sent(rank)} bytes) "
-                    f"in all; a ring AllReduce sends 2(N-1)/N x M = {2 * (n - 1) * m / n:g} "
-                    f"per rank (2(N-1) = {2 * (n - 1)} chunks of at most {limit})",
-                    crossing.index)
-    ahead = [msg for msg in log.messages if msg.dst != (msg.src + 1) % n]
-    behind = [msg for msg in log.messages if msg.dst != (msg.src - 1) % n]
-    if ahead and behind:
-        msg = min(ahead, key=lambda x: x.index) if len(ahead) <= len(behind) else \
-            min(behind, key=lambda x: x.index)
-        return (f"rank {msg.src} at step {msg.step} sent to rank {msg.dst}; in a ring every "
-                f"rank sends only to its neighbour (expected rank {(msg.src + 1) % n})",
-                msg.index)
+    for check in (_volume, _direction, _one_chunk_per_step):
+        problem, offender = check(log, m, limit)
+        if problem:
+            return problem, offender
     steps = log.message_steps()
-    for step in steps:
-        for rank in range(n):
-            mine = [x for x in log.messages if x.step == step and x.src == rank]
-            if len(mine) != 1:
-                return (f"rank {rank} at step {step} sent {len(mine)} messages; expected "
-                        "exactly one chunk per rank per step", mine[0].index if mine else -1)
-            if mine[0].payload.size > limit:
-                return (f"rank {rank} at step {step} sent {mine[0].payload.size} elements; "
-                        f"expected one chunk of at most ceil(M/N) = {limit}", mine[0].index)
     if len(steps) != 2 * (n - 1):
         return (f"the messages took {len(steps)} steps; expected 2(N-1) = {2 * (n - 1)} "
                 "(N-1 for the reduce-scatter, N-1 for the all-gather)", -1)
@@ -173,6 +152,51 @@ def traffic_problem(log: Log, m: int) -> tuple[str, int]:
     if total != 2 * (n - 1) * m:
         return (f"{total} elements were sent in all; expected 2(N-1) x M = {2 * (n - 1) * m}",
                 -1)
+    return "", -1
+
+
+def _volume(log: Log, m: int, limit: int) -> tuple[str, int]:
+    """A rank that sends more than 2(N-1) chunks of ceil(M/N): the message crossing it."""
+    n = log.n_ranks
+    budget = 2 * (n - 1) * limit
+    for rank in range(n):
+        mine = [x for x in log.messages if x.src == rank]
+        running = [sum(x.payload.size for x in mine[:k + 1]) for k in range(len(mine))]
+        if running and running[-1] > budget:
+            crossing = next(x for x, total in zip(mine, running, strict=True) if total > budget)
+            return (f"rank {rank} sent {running[-1]} elements ({log.bytes_sent(rank)} bytes) "
+                    f"in all; a ring AllReduce sends 2(N-1)/N x M = {2 * (n - 1) * m / n:g} "
+                    f"per rank (2(N-1) = {2 * (n - 1)} chunks of at most {limit})",
+                    crossing.index)
+    return "", -1
+
+
+def _direction(log: Log, m: int, limit: int) -> tuple[str, int]:
+    """A message that does not go to the sender's ring neighbour, in the direction the
+    first message set (r+1, or r-1 for a ring run the other way)."""
+    n = log.n_ranks
+    if not log.messages:
+        return "", -1
+    first = min(log.messages, key=lambda x: x.index)
+    way = 1 if first.dst == (first.src + 1) % n else -1
+    for msg in sorted(log.messages, key=lambda x: x.index):
+        if msg.dst != (msg.src + way) % n:
+            return (f"rank {msg.src} at step {msg.step} sent to rank {msg.dst}; in a ring every "
+                    f"rank sends only to its neighbour (expected rank {(msg.src + way) % n})",
+                    msg.index)
+    return "", -1
+
+
+def _one_chunk_per_step(log: Log, m: int, limit: int) -> tuple[str, int]:
+    for step in log.message_steps():
+        for rank in range(log.n_ranks):
+            mine = [x for x in log.messages if x.step == step and x.src == rank]
+            if len(mine) != 1:
+                return (f"rank {rank} at step {step} sent {len(mine)} messages; expected "
+                        "exactly one chunk per rank per step", mine[0].index if mine else -1)
+            if mine[0].payload.size > limit:
+                return (f"rank {rank} at step {step} sent {mine[0].payload.size} elements; "
+                        f"expected one chunk of at most ceil(M/N) = {limit}", mine[0].index)
     return "", -1
 
 

@@ -185,3 +185,28 @@ def test_the_built_in_collective_is_not_available_in_this_lab() -> None:
         return (yield from rank.all_reduce(rank.data))
 
     assert "rank.all_reduce() is not available in this lab" in _first_problem(borrowed)
+
+
+def test_a_ring_that_skips_a_neighbour_is_named_with_the_expected_one() -> None:
+    def stride_two(rank: sim.Rank):  # sends to r+1, then to r+2: not a ring any more
+        n, me = rank.size, rank.id
+        x = np.array(rank.data, copy=True)
+        parts = np.array_split(np.arange(len(x)), n)
+        rank.send((me + 1) % n, x[parts[me % n]])
+        yield
+        x[parts[(me - 1) % n]] += rank.recv((me - 1) % n)
+        rank.send((me + 2) % n, x[parts[(me - 1) % n]])
+        yield
+        rank.recv((me - 2) % n)
+        return np.sum(np.stack([x]), axis=0)
+
+    report = ring.verify(dict(n=4, m=8, dtype="int64", seed=3),
+                         run_case(ring.SPEC, stride_two, dict(n=4, m=8, dtype="int64", seed=3)))
+    assert not report.passed
+    # the result is wrong first; the traffic checker names the stride on its own
+    from solutions.simverify import read_log
+    tree = run_case(ring.SPEC, stride_two, dict(n=4, m=8, dtype="int64", seed=3))
+    problem, offender = ring.traffic_problem(read_log(tree), 8)
+    assert problem == ("rank 0 at step 1 sent to rank 2; in a ring every rank sends only to "
+                       "its neighbour (expected rank 1)")
+    assert offender == 4  # messages 0-3 are step 0's; rank 0's step-1 message is the fifth

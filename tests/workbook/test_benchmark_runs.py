@@ -21,10 +21,10 @@ def test_quick_benchmark_reports_both_times_and_agreement(tmp_path: Path) -> Non
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
-    # --quick: 2 students x chapter 0 (6 exercises) = 2 notebooks, 12 scores
+    # --quick: 2 students x chapter 0 (6 exercises and the lab 0.7) = 2 notebooks, 14 scores
     assert "2 students x 1 chapter = 2 notebooks" in out
     assert re.search(r"nbgrader autograde: +\d+\.\d s", out)
     assert re.search(r"workbook grade: +\d+\.\d s", out)
     assert re.search(r"speed-up: \d+\.\d x", out)
-    assert "all 12 per-exercise scores agree (0 disagreements)" in out
+    assert "all 14 per-exercise scores agree (0 disagreements)" in out
     assert len(list((tmp_path / "course" / "submitted").iterdir())) == 2
