@@ -143,3 +143,25 @@ def error_summary(runs: tuple[PublishedRun, ...] = PUBLISHED_RUNS) -> tuple[floa
     """(median |error|, worst |error|) over ``runs``, as fractions."""
     errors = [abs(r.error()) for r in runs]
     return statistics.median(errors), max(errors)
+
+
+def _format(run: PublishedRun, value: float) -> str:
+    return f"{value:.1%}" if run.metric == "mfu" else f"{value:.1f}"
+
+
+def validation_table_markdown(runs: tuple[PublishedRun, ...] = PUBLISHED_RUNS) -> str:
+    """The comparison as a Markdown table, one row per run, then median and worst error."""
+    lines = ["| Run | Source | Metric | Reported | Predicted | Error | Used in fit |",
+             "|---|---|---|---|---|---|---|"]
+    for run in runs:
+        metric = "BF16 MFU" if run.metric == "mfu" else "TFLOP/s per GPU (with recompute)"
+        lines.append(f"| {run.label} | {run.source} | {metric} | {_format(run, run.reported)} "
+                     f"| {_format(run, run.predicted())} | {run.error():+.1%} "
+                     f"| {'yes' if run.fitted else 'no'} |")
+    median, worst = error_summary(runs)
+    held_out = tuple(r for r in runs if not r.fitted)
+    median_out, worst_out = error_summary(held_out)
+    lines += ["", f"Median |error| {median:.1%}, worst {worst:.1%} over {len(runs)} runs; "
+              f"on the {len(held_out)} runs not used in the fit: median {median_out:.1%}, "
+              f"worst {worst_out:.1%}."]
+    return "\n".join(lines)

@@ -150,9 +150,9 @@ def stage_params(arch: models.Architecture, cfg: ParallelConfig, stage: int) -> 
         expert = moe_layers * routed / cfg.ep
     table = arch.vocab_size * arch.d_model
     if stage == 0:
-        dense += table
-    if stage == cfg.pp - 1:
-        dense += table  # the output head (a copy of the table when embeddings are tied)
+        dense += table + arch.learned_positions * arch.d_model
+    if stage == cfg.pp - 1 and not (arch.tied_embeddings and cfg.pp == 1):
+        dense += table  # the output head (a copy of the table when tied and pipelined)
     return StageParams(dense=dense / cfg.tp, expert=expert / cfg.tp)
 
 

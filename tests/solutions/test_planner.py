@@ -13,6 +13,7 @@ import pytest
 from solutions import hardware as hw
 from solutions import models as m
 from solutions import planner as pl
+from solutions import planner_memory as pm
 from solutions.planner_comm import comm_per_step, comm_time_s
 from solutions.planner_memory import ParallelConfig, memory_per_gpu, stage_memory
 
@@ -216,3 +217,14 @@ def test_plan_renders() -> None:
     assert report.problems == ()
     html = report._repr_html_()
     assert "no problems" in html and "TP+SP" in html and "16,384" in html
+
+
+def test_tied_embeddings_are_held_once_without_pipelining() -> None:
+    # GPT-3 ties input and output embeddings: one V x h table when a single stage holds
+    # both ends; with PP > 1 the last stage keeps its own copy (Megatron-LM).
+    one = pm.stage_params(m.GPT3_175B, pm.ParallelConfig(tp=1, pp=1, dp=1), 0).dense
+    two = pm.stage_params(m.GPT3_175B, pm.ParallelConfig(tp=1, pp=2, dp=1), 1).dense
+    table = 50257 * 12288
+    layers = 96 * m.dense_layer_params(m.GPT3_175B)
+    assert one == layers + table + 2048 * 12288
+    assert two == 48 * m.dense_layer_params(m.GPT3_175B) + table
