@@ -155,9 +155,13 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
 
 def _busiest_stage(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
                    stack: Stack, links: Links) -> tuple[int, _Stage]:
+    """The stage with the most work per micro-batch: among the stages with the most layers,
+    the first of each (dense, MoE) mix, and the last stage (it adds the output head)."""
     counts = layers_per_stage(arch.n_layers, cfg.pp)
-    candidates = {i for i, c in enumerate(counts) if c == max(counts)} | {cfg.pp - 1}
-    times = {i: _stage_time(arch, cfg, gpu, stack, links, i) for i in sorted(candidates)}
+    kinds = stage_layer_kinds(arch, cfg.pp)
+    first_of_kind = {kinds[i]: i for i in reversed(range(cfg.pp)) if counts[i] == max(counts)}
+    candidates = sorted(set(first_of_kind.values()) | {cfg.pp - 1})
+    times = {i: _stage_time(arch, cfg, gpu, stack, links, i) for i in candidates}
     best = max(times, key=lambda i: times[i].compute + times[i].recompute + times[i].comm.total)
     return best, times[best]
 

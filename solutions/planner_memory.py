@@ -35,6 +35,7 @@ calculation can reproduce every number:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from solutions import models, zero
@@ -128,7 +129,8 @@ class MemoryBreakdown:
         return f"<table><caption>Memory per GPU (stage {self.stage})</caption>{rows}</table>"
 
 
-def stage_layer_kinds(arch: models.Architecture, pp: int) -> list[tuple[int, int]]:
+@lru_cache(maxsize=4096, typed=True)  # pure, and called for every layout a search judges
+def stage_layer_kinds(arch: models.Architecture, pp: int) -> tuple[tuple[int, int], ...]:
     """(dense layers, MoE layers) on each stage; MoE models put their dense layers first."""
     n_dense_first = arch.n_layers - models.n_moe_layers(arch)
     kinds, start = [], 0
@@ -136,7 +138,7 @@ def stage_layer_kinds(arch: models.Architecture, pp: int) -> list[tuple[int, int
         dense = max(0, min(start + count, n_dense_first) - start)
         kinds.append((dense, count - dense))
         start += count
-    return kinds
+    return tuple(kinds)
 
 
 def stage_params(arch: models.Architecture, cfg: ParallelConfig, stage: int) -> StageParams:

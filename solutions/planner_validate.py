@@ -33,6 +33,10 @@ def _layout_problems(arch: models.Architecture, cfg: ParallelConfig,
     elif min(llama3.layers_per_stage(arch.n_layers, cfg.pp)) < cfg.virtual_stages:
         problems.append(f"With PP={cfg.pp} some stage has fewer than virtual_stages="
                         f"{cfg.virtual_stages} layers to split into interleaved chunks.")
+    if cfg.virtual_stages > 1 and cfg.grad_accum < cfg.pp:
+        problems.append(f"Interleaving (virtual_stages={cfg.virtual_stages}) needs at least "
+                        f"PP={cfg.pp} micro-batches per step to fill the pipeline, but m = "
+                        f"{cfg.grad_accum} (Narayanan et al. 2021, §2.2.2).")
     return problems
 
 
@@ -76,6 +80,14 @@ def _memory_problems(arch: models.Architecture, cfg: ParallelConfig,
             f"{budget_gb:g} GB."]
 
 
+def structural_problems(arch: models.Architecture, cfg: ParallelConfig,
+                        n_gpus: int | None = None, gpus_per_node: int = 8) -> list[str]:
+    """The problems of :func:`validate` that do not depend on memory: GPU count, TP inside
+    a node, stages, even splits of heads, FFN, sequence and experts."""
+    problems = _layout_problems(arch, cfg, n_gpus, gpus_per_node)
+    return problems + _split_problems(arch, cfg) + _expert_problems(arch, cfg)
+
+
 def validate(arch: models.Architecture, cfg: ParallelConfig, n_gpus: int | None = None,
              gpus_per_node: int = 8, memory_budget_gb: float = DEFAULT_BUDGET_GB,
              global_batch_seqs: int | None = None) -> list[str]:
@@ -86,8 +98,7 @@ def validate(arch: models.Architecture, cfg: ParallelConfig, n_gpus: int | None 
     """
     positive_int("gpus_per_node", gpus_per_node)
     positive("memory_budget_gb", memory_budget_gb)
-    problems = _layout_problems(arch, cfg, n_gpus, gpus_per_node)
-    problems += _split_problems(arch, cfg) + _expert_problems(arch, cfg)
+    problems = structural_problems(arch, cfg, n_gpus, gpus_per_node)
     if global_batch_seqs is not None and cfg.global_batch_seqs != global_batch_seqs:
         problems.append(f"DP x micro-batch x grad-accum = {cfg.dp} x {cfg.micro_batch} x "
                         f"{cfg.grad_accum} = {cfg.global_batch_seqs:,} sequences, but the "
