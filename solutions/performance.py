@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 from solutions import hardware, models, overlap
 from solutions import performance_flops as pf
+from solutions._checks import non_negative, positive_int
 from solutions.llama3 import layers_per_stage
 from solutions.performance_comm import LayerComm, Links, layer_comm_s
 from solutions.planner_memory import ParallelConfig, stage_layer_kinds, stage_params
@@ -200,6 +201,34 @@ def _optimizer_seconds(arch: models.Architecture, cfg: ParallelConfig, gpu: hard
     return pf.hbm_seconds(gpu, local * OPTIMIZER_BYTES_PER_PARAM)
 
 
+def pipeline_costs_s(work_s: float, send_s: float, pp: int, m: int, v: int = 1,
+                     ) -> tuple[float, float]:
+    """(bubble, sends) in seconds per step for a pipeline of ``pp`` stages, ``m``
+    micro-batches and ``v`` chunks per GPU, given the busiest stage's ``work_s`` per
+    micro-batch and ``send_s`` per chunk (activation out + gradient back).
+
+    Bubble ``(p - 1)/v x work`` (Narayanan et al. 2021, §2.2: (p-1)/(v m) of the compute);
+    sends ``(m v + p - 1) x send`` on the critical path, none when ``pp = 1``. Interleaving
+    needs at least ``pp`` micro-batches (ValueError otherwise).
+    """
+    non_negative("work_s", work_s)
+    non_negative("send_s", send_s)
+    p, m, v = positive_int("pp", pp), positive_int("m", m), positive_int("v", v)
+    if v > 1 and m < p:
+        raise ValueError(f"interleaving (v={v}) needs at least pp={p} micro-batches, got m={m}")
+    if p == 1:
+        return 0.0, 0.0
+    return (p - 1) / v * work_s, (m * v + p - 1) * send_s
+
+
+def step_time_from_costs(work_s: float, send_s: float, pp: int, m: int, v: int,
+                         dp_exposed_s: float) -> float:
+    """One step from a cost table: ``m x work + bubble + sends + exposed DP`` seconds
+    (:func:`pipeline_costs_s`); the composition :func:`breakdown_s` uses."""
+    bubble, sends = pipeline_costs_s(work_s, send_s, pp, m, v)
+    return m * work_s + bubble + sends + non_negative("dp_exposed_s", dp_exposed_s)
+
+
 def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
                 cluster: hardware.Cluster, stack: Stack = MODERN) -> dict[str, float]:
     """Seconds per step per named cost (see the module docstring); no validation."""
@@ -207,12 +236,12 @@ def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     stage, st = _busiest_stage(arch, cfg, gpu, stack, links)
     m, p, v = cfg.grad_accum, cfg.pp, cfg.virtual_stages
     per_mb = st.compute + st.recompute + st.comm.total
+    bubble, sends = pipeline_costs_s(per_mb, links.pp_send_s(arch), p, m, v)
     dp, gathers = _dp_seconds(arch, cfg, stack, links, stage, st)
     return {
         "compute": m * st.compute, "recompute": m * st.recompute,
         "tp": m * st.comm.tp, "cp": m * st.comm.cp, "ep": m * st.comm.ep,
-        "pp_bubble": (p - 1) / v * per_mb,
-        "pp_send": (m * v + p - 1) * links.pp_send_s(arch) if p > 1 else 0.0,
+        "pp_bubble": bubble, "pp_send": sends,
         "dp_exposed": dp, "fsdp_gather": gathers,
         "optimizer": _optimizer_seconds(arch, cfg, gpu, stage),
     }

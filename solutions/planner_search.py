@@ -64,7 +64,8 @@ class Search:
 
 
 def _grid(arch: models.Architecture, n_gpus: int, batch: int, seq_len: int,
-          gpus_per_node: int, zero_stages: tuple[int, ...]) -> Iterator[ParallelConfig]:
+          gpus_per_node: int, zero_stages: tuple[int, ...],
+          recompute_modes: tuple[str, ...] = RECOMPUTE_MODES) -> Iterator[ParallelConfig]:
     """Every layout whose degrees multiply out and whose batch splits into micro-batches."""
     for tp, cp in itertools.product(TP_CHOICES, CP_CHOICES):
         if tp > gpus_per_node or n_gpus % (tp * cp) or seq_len % (tp * cp * (2 if cp > 1 else 1)):
@@ -75,7 +76,7 @@ def _grid(arch: models.Architecture, n_gpus: int, batch: int, seq_len: int,
             dp = n_gpus // (tp * cp * pp)
             fewest = min(layers_per_stage(arch.n_layers, pp))
             for micro, v, zero, recompute in itertools.product(
-                    MICRO_BATCH_CHOICES, VIRTUAL_CHOICES, zero_stages, RECOMPUTE_MODES):
+                    MICRO_BATCH_CHOICES, VIRTUAL_CHOICES, zero_stages, recompute_modes):
                 if batch % (dp * micro) or v > fewest or (v > 1 and pp == 1):
                     continue
                 mode: Recompute = recompute  # type: ignore[assignment]
@@ -96,7 +97,8 @@ def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, se
               gpu: hardware.GPU = hardware.H100_SXM, cluster: hardware.Cluster | None = None,
               memory_budget_gb: float = DEFAULT_BUDGET_GB,
               zero_stages: tuple[int, ...] = ZERO_CHOICES,
-              top: int = 5, stack: performance.Stack = performance.MODERN) -> Search:
+              top: int = 5, stack: performance.Stack = performance.MODERN,
+              recompute_modes: tuple[str, ...] = RECOMPUTE_MODES) -> Search:
     """The ``top`` fastest valid layouts for ``arch`` on ``n_gpus`` of ``gpu``, by predicted
     step time, with the number of layouts judged. ``best`` is empty when nothing fits."""
     positive_int("n_gpus", n_gpus)
@@ -104,8 +106,11 @@ def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, se
     positive_int("top", top)
     cluster = cluster or hardware.default_cluster(gpu)
     judged, scored = 0, []
+    bad = set(recompute_modes) - set(RECOMPUTE_MODES)
+    if bad:
+        raise ValueError(f"recompute_modes must be among {RECOMPUTE_MODES}, got {sorted(bad)}")
     for cfg in _grid(arch, n_gpus, global_batch_seqs, seq_len, cluster.gpus_per_node,
-                     zero_stages):
+                     zero_stages, recompute_modes):
         judged += 1
         if structural_problems(arch, cfg, None, cluster.gpus_per_node) or not fits_memory(
                 arch, cfg, memory_budget_gb):

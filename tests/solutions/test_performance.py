@@ -168,3 +168,16 @@ def test_out_of_memory_raises_unless_the_check_is_off() -> None:
     with pytest.raises(ValueError, match="Needs"):
         perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM)
     assert perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM, memory_budget_gb=None).mfu > 0
+
+
+def test_step_time_from_a_cost_table_by_hand() -> None:
+    # 16 micro-batches of 0.3 s on 16 stages, v = 2, sends of 5 ms, 0.1 s exposed DP:
+    # 16 x 0.3 + 15/2 x 0.3 + (32 + 15) x 0.005 + 0.1 = 4.8 + 2.25 + 0.235 + 0.1 = 7.385 s
+    assert perf.step_time_from_costs(0.3, 0.005, 16, 16, 2, 0.1) == pytest.approx(7.385)
+    assert perf.step_time_from_costs(0.3, 0.005, 1, 16, 1, 0.0) == pytest.approx(4.8)
+    # m < p: plain 1F1B still works (bubble 15 x work), interleaving cannot fill the pipe
+    assert perf.pipeline_costs_s(0.3, 0.0, 16, 4, 1) == pytest.approx((4.5, 0.0))
+    with pytest.raises(ValueError, match="at least pp=16"):
+        perf.step_time_from_costs(0.3, 0.005, 16, 4, 2, 0.1)
+    with pytest.raises(ValueError):
+        perf.step_time_from_costs(-0.3, 0.005, 16, 16, 2, 0.1)
