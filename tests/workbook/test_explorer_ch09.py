@@ -20,6 +20,7 @@ from workbook.explorers.ch09_planner import (
     published_settings,
     summary_lines,
 )
+from workbook.explorers.ch09_speed import mfu_by_gpu_count
 from workbook.predictions import prediction_for
 
 PAPER = Settings()  # TP 8, CP 1, PP 16, DP 128, FSDP, full recompute, v = 2
@@ -256,3 +257,18 @@ def test_load_published_palm_warns_about_tpus() -> None:
     view.load_published()
     assert "TPU v4 chips" in view.note.value
     assert "TP=12 does not fit inside one 8-GPU node" in view.status.value
+
+
+# -- MFU against GPU count --------------------------------------------------------------
+
+def test_mfu_scaling_keeps_the_layout_and_grows_dp() -> None:
+    rows = mfu_by_gpu_count(PAPER)
+    # TP 8 x CP 1 x PP 16 = 128 GPUs per replica: 128, 256, ..., 128 x 2,048
+    assert [n for n, _, _ in rows] == [128 * 2**k for k in range(12)]
+    # across nodes the ring's latency term grows with DP, the rest stays: MFU never rises
+    mfus = [mfu for _, mfu, _ in rows]
+    assert all(b <= a for a, b in zip(mfus, mfus[1:], strict=False))
+    here = performance.estimate(models.LLAMA3_405B, PAPER.config(), hardware.H100_SXM)
+    assert dict((n, mfu) for n, mfu, _ in rows)[16384] == pytest.approx(here.mfu)
+    fig = ch09.mfu_scaling_figure(PAPER)
+    assert len(fig.axes[0].lines) == 2  # the curve and this layout's marker

@@ -7,6 +7,8 @@
 * :func:`reconstruction`: every figure recomputed with :mod:`solutions.llama3`, beside the
   paper's (Table 4) and the Llama 3.1 model card's 30.84M H100 GPU-hours.
 * :func:`explorer`: the 5D planner (:mod:`workbook.explorers.ch09_planner`).
+* :func:`mfu_scaling_figure`: predicted MFU against GPU count as DP scales out
+  (:mod:`workbook.explorers.ch09_speed`).
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from autograder.prediction import Prediction
 from solutions import hardware, models
 from solutions import llama3 as l3
 from workbook.explorers.ch09_planner import Settings, explorer, planner_figure, planner_messages
+from workbook.explorers.ch09_speed import mfu_scaling_figure
 
-__all__ = ["PREDICTION", "Settings", "Table", "explorer", "grid_figure", "planner_figure",
-           "planner_messages", "rank_coordinates", "real_runs_table", "reconstruction"]
+__all__ = ["PREDICTION", "Settings", "Table", "explorer", "grid_figure", "mfu_scaling_figure",
+           "planner_figure", "planner_messages", "rank_coordinates", "real_runs_table",
+           "reconstruction"]
 
 _LAYER_CHOICES = {"about 2 billion": 2e9, "about 3 billion": 3e9, "about 4 billion": 4e9}
 

@@ -8,6 +8,7 @@ which costs of the step make the difference (:func:`solutions.planner_search.why
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from solutions import performance, planner
@@ -64,3 +65,52 @@ def versus_best(numbers: dict[str, Any], best: Ranked) -> str:
                                                                   numbers["estimate"]))
     return (f"This layout costs ${extra_usd / 1e6:,.1f}M more and takes {extra_days:,.1f} days "
             f"longer than the fastest found, {best.label()}; per step it pays {reasons}.")
+
+
+# -- MFU against GPU count ----------------------------------------------------------------
+
+DP_SWEEP: tuple[int, ...] = tuple(2**k for k in range(12))  # 1 ... 2,048 replicas
+
+
+def mfu_by_gpu_count(s: Any) -> list[tuple[int, float, str]]:
+    """(GPUs, predicted MFU, largest cost after compute) for ``s``'s layout as DP grows and
+    each replica keeps its batch (weak scaling, as a data-parallel scale-out runs): only
+    the data-parallel traffic changes. Layouts the validator rejects are skipped."""
+    base = s.config()
+    rows = []
+    for dp in DP_SWEEP:
+        cfg = replace(base, dp=dp)
+        try:
+            est = performance.estimate(s.arch, cfg, s.gpu_spec,
+                                       memory_budget_gb=s.memory_budget_gb)
+        except ValueError:
+            continue
+        rows.append((cfg.n_gpus, est.mfu, est.biggest_cost))
+    return rows
+
+
+def mfu_scaling_figure(s: Any) -> Any:
+    """MFU against GPU count for the planner's layout, the current GPU count marked."""
+    import matplotlib.pyplot as plt
+
+    rows = mfu_by_gpu_count(s)
+    fig, ax = plt.subplots(figsize=(7, 3.0))
+    if rows:
+        ax.plot([r[0] for r in rows], [100 * r[1] for r in rows], marker="o", color="#4C72B0",
+                label="predicted MFU (batch per replica fixed)")
+        here = [r for r in rows if r[0] == s.config().n_gpus]
+        if here:
+            ax.plot([here[0][0]], [100 * here[0][1]], marker="D", markersize=10,
+                    color="#C44E52", linestyle="none", label="this layout")
+        ax.legend(loc="lower left", fontsize=8, frameon=False)
+    else:
+        ax.text(0.5, 0.5, "no valid layout at any GPU count", ha="center", va="center",
+                transform=ax.transAxes)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("GPUs (TP x CP x PP fixed, DP grows)")
+    ax.set_ylabel("MFU (%)")
+    ax.set_ylim(0, 70)
+    ax.set_title(f"{s.arch.name}: MFU as data parallelism scales out", fontsize=10, loc="left")
+    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.2, top=0.88)
+    plt.close(fig)
+    return fig
