@@ -61,8 +61,11 @@ class Links:
                                              c.latency_s(crosses) * 1e6)
 
     def gather_s(self, message_bytes: float, n: int, crosses: bool) -> float:
-        """Ring all-gather (or reduce-scatter) of a ``message_bytes`` result, seconds."""
-        return 0.0 if n == 1 else (n - 1) * self._ring_step_s(message_bytes, n, crosses)
+        """Ring all-gather (or reduce-scatter) of a ``message_bytes`` result, seconds
+        (nothing to send, e.g. the expert weights of a dense model: no collective at all)."""
+        if n == 1 or message_bytes == 0:
+            return 0.0
+        return (n - 1) * self._ring_step_s(message_bytes, n, crosses)
 
     def dp_reduce_scatter_s(self, n_params: float, n: int, bytes_per_element: float) -> float:
         """Reduce-scatter (or all-gather) of ``n_params`` elements over the DP group."""

@@ -143,19 +143,25 @@ def stage_layer_kinds(arch: models.Architecture, pp: int) -> tuple[tuple[int, in
 
 def stage_params(arch: models.Architecture, cfg: ParallelConfig, stage: int) -> StageParams:
     """Parameters held by one GPU of ``stage`` (0-based), split into dense and expert."""
-    dense_layers, moe_layers = stage_layer_kinds(arch, cfg.pp)[stage]
+    return _stage_params(arch, cfg.pp, cfg.tp, cfg.ep, stage)
+
+
+@lru_cache(maxsize=8192)  # pure in its arguments; a layout search asks the same many times
+def _stage_params(arch: models.Architecture, pp: int, tp: int, ep: int,
+                  stage: int) -> StageParams:
+    dense_layers, moe_layers = stage_layer_kinds(arch, pp)[stage]
     dense = dense_layers * models.dense_layer_params(arch)
     expert = 0.0
     if arch.moe is not None and moe_layers:
         routed = arch.moe.n_routed_experts * models.expert_params(arch)
         dense += moe_layers * (models.moe_layer_params(arch) - routed)
-        expert = moe_layers * routed / cfg.ep
+        expert = moe_layers * routed / ep
     table = arch.vocab_size * arch.d_model
     if stage == 0:
         dense += table + arch.learned_positions * arch.d_model
-    if stage == cfg.pp - 1 and not (arch.tied_embeddings and cfg.pp == 1):
+    if stage == pp - 1 and not (arch.tied_embeddings and pp == 1):
         dense += table  # the output head (a copy of the table when tied and pipelined)
-    return StageParams(dense=dense / cfg.tp, expert=expert / cfg.tp)
+    return StageParams(dense=dense / tp, expert=expert / tp)
 
 
 def activation_bytes_per_layer(arch: models.Architecture, cfg: ParallelConfig) -> float:

@@ -7,7 +7,9 @@ and global batch, drops what cannot be built or does not fit in memory
 :func:`solutions.performance.breakdown_s`, and returns the fastest few with their
 breakdowns. The global batch is fixed, so the fastest step is also the highest throughput.
 
-Speed: checks run cheapest first (divisibility, then memory, then the model). The memory
+Speed: checks run cheapest first (divisibility, then memory, then the model). A layout that
+does not fit rules out, unevaluated, the same layout with larger micro-batches or a
+recomputation mode that keeps more (memory only grows that way). The memory
 check evaluates only the stages that can be the fullest (stage 0 holds the most
 micro-batches in flight and the embedding, stage 1 is the first of the stages with an extra
 layer, the last holds the output head); MoE models, whose stages differ in kind, check
@@ -31,6 +33,7 @@ CP_CHOICES: tuple[int, ...] = (1, 2, 4, 8, 16)
 VIRTUAL_CHOICES: tuple[int, ...] = (1, 2, 4, 8)
 MICRO_BATCH_CHOICES: tuple[int, ...] = (1, 2, 4, 8)
 ZERO_CHOICES: tuple[int, ...] = (1, 3)  # Megatron's distributed optimizer, and FSDP
+_RECOMPUTE_MEMORY_RANK = {"full": 0, "selective": 1, "none": 2}  # least memory first
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,7 @@ def _grid(arch: models.Architecture, n_gpus: int, batch: int, seq_len: int,
           gpus_per_node: int, zero_stages: tuple[int, ...],
           recompute_modes: tuple[str, ...] = RECOMPUTE_MODES) -> Iterator[ParallelConfig]:
     """Every layout whose degrees multiply out and whose batch splits into micro-batches."""
+    modes = sorted(recompute_modes, key=_RECOMPUTE_MEMORY_RANK.__getitem__)  # least memory first
     for tp, cp in itertools.product(TP_CHOICES, CP_CHOICES):
         if tp > gpus_per_node or n_gpus % (tp * cp) or seq_len % (tp * cp * (2 if cp > 1 else 1)):
             continue
@@ -76,7 +80,7 @@ def _grid(arch: models.Architecture, n_gpus: int, batch: int, seq_len: int,
             dp = n_gpus // (tp * cp * pp)
             fewest = min(layers_per_stage(arch.n_layers, pp))
             for micro, v, zero, recompute in itertools.product(
-                    MICRO_BATCH_CHOICES, VIRTUAL_CHOICES, zero_stages, recompute_modes):
+                    MICRO_BATCH_CHOICES, VIRTUAL_CHOICES, zero_stages, modes):
                 if batch % (dp * micro) or v > fewest or (v > 1 and pp == 1):
                     continue
                 mode: Recompute = recompute  # type: ignore[assignment]
@@ -91,6 +95,29 @@ def fits_memory(arch: models.Architecture, cfg: ParallelConfig, budget_gb: float
     fullest (see the module docstring); equal to ``memory_per_gpu(...) <= budget``."""
     stages = range(cfg.pp) if arch.moe is not None else {0, min(1, cfg.pp - 1), cfg.pp - 1}
     return all(stage_memory(arch, cfg, i).total_bytes <= budget_gb * 1e9 for i in stages)
+
+
+class _TooBig:
+    """Layouts already known not to fit. For fixed TP, CP, PP, DP, v and ZeRO stage the
+    fullest GPU never needs less memory with a larger micro-batch (b x min(p - i, m) grows
+    or stays, with m = batch / (DP b)) or a recomputation mode that keeps more; so one
+    failure rules out every layout at least as large in both, without computing it."""
+
+    def __init__(self) -> None:
+        self.failed: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+
+    @staticmethod
+    def _key(cfg: ParallelConfig) -> tuple[int, ...]:
+        return (cfg.tp, cfg.cp, cfg.pp, cfg.dp, cfg.virtual_stages, cfg.zero_stage)
+
+    def rules_out(self, cfg: ParallelConfig) -> bool:
+        rank = _RECOMPUTE_MEMORY_RANK[cfg.activation_recompute]
+        return any(rank >= r and cfg.micro_batch >= b
+                   for r, b in self.failed.get(self._key(cfg), ()))
+
+    def add(self, cfg: ParallelConfig) -> None:
+        rank = _RECOMPUTE_MEMORY_RANK[cfg.activation_recompute]
+        self.failed.setdefault(self._key(cfg), []).append((rank, cfg.micro_batch))
 
 
 def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, seq_len: int,
@@ -109,11 +136,15 @@ def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, se
     bad = set(recompute_modes) - set(RECOMPUTE_MODES)
     if bad:
         raise ValueError(f"recompute_modes must be among {RECOMPUTE_MODES}, got {sorted(bad)}")
+    too_big = _TooBig()
     for cfg in _grid(arch, n_gpus, global_batch_seqs, seq_len, cluster.gpus_per_node,
                      zero_stages, recompute_modes):
         judged += 1
-        if structural_problems(arch, cfg, None, cluster.gpus_per_node) or not fits_memory(
-                arch, cfg, memory_budget_gb):
+        if too_big.rules_out(cfg) or structural_problems(arch, cfg, None,
+                                                         cluster.gpus_per_node):
+            continue
+        if not fits_memory(arch, cfg, memory_budget_gb):
+            too_big.add(cfg)
             continue
         seconds = performance.breakdown_s(arch, cfg, gpu, cluster, stack)
         scored.append((sum(seconds.values()), cfg, seconds))
