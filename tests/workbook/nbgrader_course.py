@@ -114,6 +114,21 @@ def optimal_checkpoint_interval(mtbf_hours, checkpoint_s):
     tau_s = math.sqrt(2.0 * checkpoint_s * mtbf_s)        # Young's interval
     waste = checkpoint_s / tau_s + tau_s / (2.0 * mtbf_s)
     return tau_s / 60.0, 100.0 * waste''',
+    "model_flops_utilisation": '''\
+def model_flops_utilisation(n_params, tokens_per_s_per_gpu, peak_tflops):
+    if n_params <= 0 or peak_tflops <= 0 or tokens_per_s_per_gpu < 0:
+        raise ValueError("parameters and peak must be > 0, throughput >= 0")
+    return 6 * n_params * tokens_per_s_per_gpu / (peak_tflops * 1e12)''',
+    "step_time_from_costs": '''\
+def step_time_from_costs(work_s, send_s, pp, m, v, dp_exposed_s):
+    if min(work_s, send_s, dp_exposed_s) < 0 or min(pp, m, v) < 1:
+        raise ValueError("times must be >= 0 and degrees >= 1")
+    if v > 1 and m < pp:
+        raise ValueError("interleaving needs at least pp micro-batches")
+    if pp == 1:
+        return m * work_s + dp_exposed_s
+    bubble = (pp - 1) / v * work_s
+    return m * work_s + bubble + (m * v + pp - 1) * send_s + dp_exposed_s''',
     "dynamic_loss_scale": '''\
 def dynamic_loss_scale(overflows, init_scale=65536.0, growth_interval=2000):
     if init_scale <= 0:
@@ -157,6 +172,14 @@ def comm_compute_ratio(params_billion, n_gpus, link_gb_per_s, flops_per_step_tfl
 def optimal_checkpoint_interval(mtbf_hours, checkpoint_s):
     tau_s = (2.0 * checkpoint_s * mtbf_hours * 3600.0) ** 0.5
     return tau_s, 100.0 * (2.0 * checkpoint_s / (mtbf_hours * 3600.0)) ** 0.5''',
+    # right formula, no input checks: returns a number where a ValueError is due
+    "model_flops_utilisation": '''\
+def model_flops_utilisation(n_params, tokens_per_s_per_gpu, peak_tflops):
+    return 6 * n_params * tokens_per_s_per_gpu / (max(peak_tflops, 1e-9) * 1e12)''',
+    # forgets the interleaving: the bubble is (p-1)/m of the work whatever v is
+    "step_time_from_costs": '''\
+def step_time_from_costs(work_s, send_s, pp, m, v, dp_exposed_s):
+    return m * work_s + (pp - 1) * work_s + (m * v + pp - 1) * send_s + dp_exposed_s''',
     # grows after every good step, ignoring growth_interval
     "dynamic_loss_scale": '''\
 def dynamic_loss_scale(overflows, init_scale=65536.0, growth_interval=2000):

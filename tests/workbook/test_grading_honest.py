@@ -82,6 +82,21 @@ def optimal_checkpoint_interval(mtbf_hours, checkpoint_s):
     tau = math.sqrt(2 * c * m)
     return tau / 60.0, 100.0 * (c / tau + tau / (2 * m))
 ''',
+    "9.11": '''
+def model_flops_utilisation(n_params, tokens_per_s_per_gpu, peak_tflops):
+    _number(n_params, allow_zero=False); _number(tokens_per_s_per_gpu)
+    return 6 * n_params * tokens_per_s_per_gpu / (_number(peak_tflops, allow_zero=False) * 1e12)
+''',
+    "9.12": '''
+def step_time_from_costs(work_s, send_s, pp, m, v, dp_exposed_s):
+    _number(work_s); _number(send_s); _number(dp_exposed_s)
+    p, m, v = _whole(pp), _whole(m), _whole(v)
+    if v > 1 and m < p:
+        raise ValueError("interleaving needs m >= pp")
+    if p == 1:
+        return m * work_s + dp_exposed_s
+    return m * work_s + (p - 1) / v * work_s + (m * v + p - 1) * send_s + dp_exposed_s
+''',
     "8.6": '''
 def dynamic_loss_scale(overflows, init_scale=65536.0, growth_interval=2000):
     scale = float(_number(init_scale, allow_zero=False))
@@ -248,20 +263,20 @@ def points(rows: dict[tuple[str, str], dict[str, str]], student: str) -> int:
 
 
 def test_every_exercise_of_every_chapter_has_a_row(graded: dict) -> None:
-    # 4 students x 63 exercises (58 + the capstone's challenge 9.10 + 4 labs)
-    assert len(graded) == 4 * 63
+    # 4 students x 66 exercises (58 + the capstone's challenges 9.10-9.13 + 4 labs)
+    assert len(graded) == 4 * 66
 
 
 def test_all_right_earns_every_point(graded: dict) -> None:
     bad = {ex: row["message"] for (who, ex), row in graded.items()
            if who == "ada" and row["status"] != "correct"}
     assert bad == {}
-    assert points(graded, "ada") == 63
+    assert points(graded, "ada") == 66
 
 
 def test_every_third_wrong_loses_exactly_those_points(graded: dict) -> None:
-    # indices 0, 3, ..., 60 of 63 exercises are wrong: 21 of them; 63 - 21 = 42
-    assert points(graded, "bo") == 42
+    # indices 0, 3, ..., 63 of 66 exercises are wrong: 22 of them; 66 - 22 = 44
+    assert points(graded, "bo") == 44
     wrong = sorted(ex for (who, ex), row in graded.items()
                    if who == "bo" and row["status"] == "wrong")
     assert wrong == sorted(ex for ex, how in MIXED.items() if how == "wrong")
@@ -269,15 +284,16 @@ def test_every_third_wrong_loses_exactly_those_points(graded: dict) -> None:
 
 def test_cells_that_raise(graded: dict) -> None:
     rows = {ex: row for (who, ex), row in graded.items() if who == "cy"}
-    # 52 value exercises raise before their answer exists: errors naming the exception
+    # 53 value exercises (9.13 among them) raise before their answer exists: errors naming
+    # the exception
     errors = [ex for ex, row in rows.items() if row["status"] == "error"]
-    assert len(errors) == 52
+    assert len(errors) == 53
     assert "raised ZeroDivisionError: division by zero (line 2)" in rows["0.1"]["message"]
-    # the 7 build/debug and 4 lab cells define a right function and then raise: still full
+    # the 9 build/debug and 4 lab cells define a right function and then raise: still full
     # marks, as in nbgrader, whose check cell runs after the failed cell
     assert {ex for ex, row in rows.items() if row["status"] == "correct"} == {
-        "0.5", "0.6", "2.4", "4.5", "5.5", "7.5", "8.6", *LABS}
-    assert points(graded, "cy") == 11
+        "0.5", "0.6", "2.4", "4.5", "5.5", "7.5", "8.6", "9.11", "9.12", *LABS}
+    assert points(graded, "cy") == 13
 
 
 def test_untouched_notebooks_are_unanswered(graded: dict) -> None:

@@ -7,6 +7,8 @@
 * :func:`reconstruction`: every figure recomputed with :mod:`solutions.llama3`, beside the
   paper's (Table 4) and the Llama 3.1 model card's 30.84M H100 GPU-hours.
 * :func:`explorer`: the 5D planner (:mod:`workbook.explorers.ch09_planner`).
+* :func:`mfu_scaling_figure`: predicted MFU against GPU count as DP scales out
+  (:mod:`workbook.explorers.ch09_speed`).
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ from workbook.explorers.ch09_planner import (
     planner_figure,
     planner_messages,
 )
+from workbook.explorers.ch09_speed import mfu_scaling_figure
 
-__all__ = ["PREDICTION", "PlannerSettings", "Table", "explorer", "grid_figure", "planner_figure",
-           "planner_messages", "rank_coordinates", "real_runs_table", "reconstruction"]
+__all__ = ["PREDICTION", "PlannerSettings", "Table", "explorer", "grid_figure",
+           "mfu_scaling_figure", "planner_figure", "planner_messages", "rank_coordinates",
+           "real_runs_table", "reconstruction"]
 
 _LAYER_CHOICES = {"about 2 billion": 2e9, "about 3 billion": 3e9, "about 4 billion": 4e9}
 

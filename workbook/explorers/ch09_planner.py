@@ -4,8 +4,9 @@ Everything here is a view on :mod:`solutions.planner`, :mod:`solutions.planner_m
 :mod:`solutions.planner_comm`: a :class:`PlannerSettings` record holds what the widgets show,
 :func:`planner_messages` lists what is wrong with it (the validator's problems plus a bubble
 target), :func:`plan_numbers` gathers the memory, traffic, bubble and cost, and
-:func:`planner_figure` draws them. MFU is an input, not a prediction: no formula from the
-layout alone predicts it, so the learner sets it (the Llama 3 paper measured 38-43%, Table 4).
+:func:`planner_figure` draws them. Step time, MFU, days and cost are the step-time model's
+prediction for the layout (:func:`solutions.performance.estimate`); ticking "What-if MFU"
+replaces the prediction by the MFU slider, and the summary says so.
 
 Communication times assume no overlap: TP+SP runs over NVLink at the per-direction rate
 (half the datasheet's two-way total) when TP fits in a node, everything else over one
@@ -21,6 +22,8 @@ from typing import Any
 from solutions import hardware, models, planner
 from solutions.planner_comm import comm_per_step, comm_time_s
 from solutions.planner_memory import RECOMPUTE_MODES, ParallelConfig, Recompute, memory_per_gpu
+from solutions.planner_search import Ranked
+from workbook.explorers.ch09_speed import speed_line, speed_numbers, versus_best
 
 GPU_COUNTS: tuple[int, ...] = (8, 64, 256, 512, 1024, 2048, 4096, 6144, 8192, 16384)
 SEQ_LENS: tuple[int, ...] = (2048, 4096, 8192, 32768, 131072)
@@ -33,7 +36,7 @@ MODEL_LABELS: dict[str, str] = {arch.name: key for key, arch in models.MODELS.it
 @dataclass(frozen=True)
 class PlannerSettings:
     """One state of the planner. Defaults: the paper's 405B layout (Table 4, 16,384 GPUs)
-    with full recomputation and a 2-chunk interleaved schedule."""
+    with FSDP (ZeRO-3, §3.3.2), full recomputation and a 2-chunk interleaved schedule."""
 
     model: str = "llama3-405b"
     gpu: str = "H100"
@@ -43,13 +46,14 @@ class PlannerSettings:
     pp: int = 16
     dp: int = 128
     ep: int = 1
-    zero_stage: int = 1
+    zero_stage: int = 3  # FSDP: Llama 3 shards weights, gradients and optimizer state
     micro_batch: int = 1
     global_batch_seqs: int = 2048
     seq_len: int = 8192
     recompute: Recompute = "full"
     virtual_stages: int = 2
     mfu_pct: float = 41.0
+    what_if_mfu: bool = False
     usd_per_gpu_hour: float = 2.0
     tokens_t: float = 15.6
     max_bubble_pct: float = 50.0
@@ -102,16 +106,10 @@ def plan_numbers(s: PlannerSettings) -> dict[str, Any]:
     than layers, or heads that do not split).
     """
     cfg, gpu = s.config(), s.gpu_spec
-    mfu = s.mfu_pct / 100
-    days = planner.training_days(s.arch, s.tokens_t * 1e12, cfg.n_gpus, gpu, mfu)
     numbers: dict[str, Any] = {
         "bubble": planner.bubble(cfg), "m": cfg.grad_accum, "n_gpus": cfg.n_gpus,
-        "tokens_per_step": cfg.tokens_per_step,
-        "step_s": planner.step_time_s(s.arch, cfg, gpu, mfu), "days": days,
-        "gpu_hours": cfg.n_gpus * days * 24,
-        "cost_usd": planner.training_cost_usd(s.arch, s.tokens_t * 1e12, cfg.n_gpus, gpu, mfu,
-                                              s.usd_per_gpu_hour),
-        "memory": None, "comm_gb": None, "comm_ms": None,
+        "tokens_per_step": cfg.tokens_per_step, "memory": None, "comm_gb": None,
+        "comm_ms": None, **speed_numbers(s, planner_messages(replace(s, max_bubble_pct=1e9))),
     }
     try:
         memory, comm = memory_per_gpu(s.arch, cfg), comm_per_step(s.arch, cfg)
@@ -139,11 +137,12 @@ def summary_lines(s: PlannerSettings, numbers: dict[str, Any]) -> list[str]:
         f"{numbers['tokens_per_step'] / 1e6:,.2f}M tokens per step.",
         f"Bubble (p-1)/(m v) = {b:.1%} of compute: it alone caps the busy share of a step "
         f"at 1/(1+b) = {1 / (1 + b):.0%}.",
-        f"At {s.mfu_pct:g}% MFU on {s.gpu_spec.name}: {numbers['step_s']:,.1f} s per step, "
-        f"{numbers['days']:,.1f} days for {s.tokens_t:g}T tokens, "
-        f"{numbers['gpu_hours'] / 1e6:,.2f}M GPU-hours, ${numbers['cost_usd'] / 1e6:,.1f}M "
-        f"at ${s.usd_per_gpu_hour:g} per GPU-hour (no downtime).",
     ]
+    lines.append(speed_line(s, numbers))
+    if numbers["estimate"] is not None:
+        parts = numbers["estimate"].breakdown
+        lines.append("Where a step goes: " + ", ".join(
+            f"{k} {v:,.2f} s" for k, v in parts.items() if v >= 0.005) + ".")
     if numbers["memory"] is not None:
         mem = numbers["memory"]
         lines.append(f"Busiest GPU: {mem['total']:,.1f} GB of {s.memory_budget_gb:g} GB ("
@@ -295,7 +294,9 @@ class PlannerExplorer:
                                   description="Sequence", style=st),
             "recompute": w.Dropdown(options=list(RECOMPUTE_MODES), value=s.recompute,
                                     description="Recompute", style=st),
-            "virtual_stages": islider("Chunks v", s.virtual_stages, 1, 4),
+            "virtual_stages": islider("Chunks v", s.virtual_stages, 1, 8),
+            "what_if_mfu": w.Checkbox(value=s.what_if_mfu, description="What-if MFU",
+                                      style=st),
             "mfu_pct": w.FloatSlider(value=s.mfu_pct, min=5, max=70, step=0.5,
                                      description="MFU (%)", style=st),
             "usd_per_gpu_hour": w.FloatSlider(value=s.usd_per_gpu_hour, min=0.5, max=8,
@@ -314,11 +315,12 @@ class PlannerExplorer:
         rows = [[c[k] for k in ("model", "gpu", "n_gpus", "seq_len", "global_batch_seqs")],
                 [c[k] for k in ("tp", "cp", "pp", "dp", "ep", "virtual_stages")],
                 [c[k] for k in ("zero_stage", "micro_batch", "recompute", "max_bubble_pct")],
-                [c[k] for k in ("mfu_pct", "usd_per_gpu_hour", "tokens_t")],
+                [c[k] for k in ("what_if_mfu", "mfu_pct", "usd_per_gpu_hour", "tokens_t")],
                 [self.recommend_button, self.published_button]]
         self.view = View("ch09", rows, extra=[self.note, self.bar])
         self.status, self.out, self.box = self.view.status, self.view.out, self.view.box
         self._hold = False
+        self.best: tuple[tuple[Any, ...], Ranked] | None = None  # (search key, fastest)
         self.view.watch(self.redraw, list(self.controls.values()))
         self.recommend_button.on_click(lambda _: self._guarded(self.recommend))
         self.published_button.on_click(lambda _: self._guarded(self.load_published))
@@ -341,18 +343,33 @@ class PlannerExplorer:
         finally:
             self._hold = False
         self.redraw()
+
     def recommend(self) -> None:
+        """Search every layout, load the fastest and keep it to compare against."""
         s = self.settings()
-        cfg = planner.recommend(s.arch, s.n_gpus, s.global_batch_seqs, s.seq_len,
-                                s.gpu_spec.gpus_per_node, s.memory_budget_gb, s.zero_stage,
-                                s.micro_batch, s.recompute)
-        if cfg is None:
-            self.note.value = ("<p>✘ No layout with TP in {1, 2, 4, 8} fits these settings: "
-                               "try ZeRO-3, full recomputation or more GPUs.</p>")
+        found = planner.recommend(s.arch, s.n_gpus, s.global_batch_seqs, s.seq_len,
+                                  s.gpu_spec, memory_budget_gb=s.memory_budget_gb, top=3)
+        if not found.best:
+            self.note.value = (f"<p>✘ None of the {found.candidates:,} layouts searched fits "
+                               "these settings: try more GPUs or a smaller batch.</p>")
             return
-        self.note.value = ("<p>Recommended: the valid layout with the smallest bubble, then "
-                           "the smallest TP x PP (CP 1, EP 1, v 1).</p>")
-        self.apply(replace(s, tp=cfg.tp, pp=cfg.pp, dp=cfg.dp, cp=1, ep=1, virtual_stages=1))
+        top = found.best[0]
+        self.best = (self._search_key(s), top)
+        others = "; ".join(f"{r.label()}: {r.estimate.step_time_s:,.2f} s"
+                           for r in found.best[1:])
+        self.note.value = "<p>" + html.escape(
+            f"Recommended: the fastest of {found.valid:,} valid layouts ({found.candidates:,} "
+            f"searched) by predicted step time, {top.estimate.step_time_s:,.2f} s. Next: "
+            f"{others}.") + "</p>"
+        c = top.config
+        self.apply(replace(s, tp=c.tp, cp=c.cp, pp=c.pp, dp=c.dp, ep=1,
+                           virtual_stages=c.virtual_stages, micro_batch=c.micro_batch,
+                           recompute=c.activation_recompute, zero_stage=c.zero_stage,
+                           what_if_mfu=False))
+
+    @staticmethod
+    def _search_key(s: PlannerSettings) -> tuple[Any, ...]:
+        return (s.model, s.gpu, s.n_gpus, s.global_batch_seqs, s.seq_len, s.memory_budget_gb)
 
     def load_published(self) -> None:
         s = published_settings(self.settings())
@@ -374,10 +391,16 @@ class PlannerExplorer:
 
         s = self.settings()
         numbers = plan_numbers(s)
-        report = report_html(planner_messages(s), summary_lines(s, numbers))
+        lines = summary_lines(s, numbers)
+        if self.best is not None and self.best[0] == self._search_key(s):
+            lines.append(versus_best(numbers, self.best[1]))
+        report = report_html(planner_messages(s), lines)
         invalid = invalid_reason(s, numbers)
-        self.bar.value = "" if invalid else status_bar_html(
-            status_cells(numbers, s.memory_budget_gb, s.max_bubble_pct, s.mfu_pct))
+        if invalid or numbers["days"] is None:
+            self.bar.value = ""
+        else:
+            self.bar.value = status_bar_html(status_cells(
+                numbers, s.memory_budget_gb, s.max_bubble_pct, 100 * numbers["mfu"]))
         if invalid:
             self.view.show(report, invalid=invalid)
         else:

@@ -292,9 +292,11 @@ EX_9_6 = Exercise(
            "Bubble = (p-1)/(m v), as a percentage."),
     explanation=("m = {batch_per_dp} / {micro_batch} micro-batches, so the bubble is "
                  "(p-1)/(m v) = ({pp}-1)/(m x {v}) = {expected}% of the ideal compute time. "
-                 "As a share of the whole step it is (p-1)/(m v + p - 1), smaller. For Llama 3 "
-                 "with v = 2: 15/32 = 46.9% (31.9% of wall time): a large price the paper "
-                 "accepts to fit 16M-token batches and 405B parameters."),
+                 "As a share of the whole step it is (p-1)/(m v + p - 1), smaller. Llama 3 "
+                 "interleaves but does not publish v: with m = 16 on 16 stages the bubble is "
+                 "94% for v = 1, 47% for v = 2 and 23% for v = 4, which is why the choice of v "
+                 "matters so much. With fewer micro-batches than stages (m < p) it exceeds "
+                 "100%, and interleaving no longer helps."),
     misconceptions=(
         Misconception(lambda p: _only_if(p["v"] > 1, 100 * bubble_over_compute(p["pp"], _m(p))),
                       "That is plain 1F1B; interleaving with v = {v} divides the bubble by v."),

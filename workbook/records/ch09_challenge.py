@@ -1,6 +1,7 @@
-"""Chapter 9's open design challenge (record 9.10, beyond the 58): lay out Llama 3 405B.
+"""Chapter 9's challenges beyond the 58: the open design task 9.10 (lay out Llama 3 405B)
+and the step-time records 9.11-9.13 (:mod:`workbook.records.ch09_step_time`).
 
-Graded by constraints: every layout that meets them is right, the paper's among them.
+9.10 is graded by constraints: every layout that meets them is right, the paper's among them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from autograder.exercise import Exercise
 from autograder.kinds import Constraints, Rule
 from solutions import models, planner
 from workbook.records.ch09 import KORTHIKANTI, LLAMA3_PAR, LLAMA3_T4, NARAYANAN, ZERO
+from workbook.records.ch09_step_time import STEP_TIME_CHALLENGES
 
 # -- 9.10 (challenge): design a layout, graded by constraints -----------------------------
 
@@ -120,4 +122,4 @@ EX_9_10 = Exercise(
     sources=(LLAMA3_T4, LLAMA3_PAR, NARAYANAN, KORTHIKANTI, ZERO),
 )
 
-CHALLENGES: tuple[Exercise, ...] = (EX_9_10,)
+CHALLENGES: tuple[Exercise, ...] = (EX_9_10, *STEP_TIME_CHALLENGES)
