@@ -93,6 +93,14 @@ def ring_allreduce(rank):
     yield
     return np.array(rank.recv(0))
 ''',
+    # The library's ring all-reduce, fetched from the loaded modules instead of written.
+    "borrowed": '''
+import sys
+
+def ring_allreduce(rank):
+    ring = sys.modules["solutions.simcollectives"].ring_all_reduce
+    return (yield from ring(rank, rank.data))
+''',
     # A rank that never finishes its step.
     "endless": '''
 def ring_allreduce(rank):
@@ -127,7 +135,8 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, dict[str
 def test_only_the_right_ring_earns_the_point(graded: tuple) -> None:
     rows, _ = graded
     assert {s: r["points"] for s, r in rows.items()} == {
-        "right": "1", "stash": "0", "root": "0", "patched": "0", "floor": "0", "endless": "0"}
+        "right": "1", "stash": "0", "root": "0", "patched": "0", "floor": "0", "endless": "0",
+        "borrowed": "0"}
     assert rows["right"]["status"] == "correct"
 
 
@@ -139,6 +148,8 @@ def test_each_cheat_is_named(graded: tuple) -> None:
     assert "rank 0 sent 48 elements (384 bytes) in all" in rows["root"]["message"]
     # the patched run hid rank 0's broadcast: its receivers hold sums nobody sent them
     assert "could not have built" in rows["patched"]["message"]
+    # the ring lab's sandbox is not given the library's collectives
+    assert "KeyError: 'solutions.simcollectives'" in rows["borrowed"]["message"]
 
 
 def test_off_by_one_chunking_fails_where_n_does_not_divide_m(graded: tuple) -> None:

@@ -25,9 +25,11 @@ SIMULATOR = ("The simulated cluster (solutions/simcluster.py): alpha-beta link m
 
 def lab_kind(spec: LabSpec, signature: str, stub_body: str) -> Lab:
     """The answer kind for ``spec``: the learner writes ``spec.name`` with ``signature``."""
+    modules = RUNTIME_MODULES if spec.collectives else tuple(
+        m for m in RUNTIME_MODULES if m != "solutions.simcollectives")  # a lab that asks for them
     return Lab(function_name=spec.name, signature=signature, cases=spec.cases, job=spec.job,
                run_job=run_job, verify=spec.verify, stub_body=stub_body,
-               sandbox_modules=RUNTIME_MODULES, sandbox_entry=RUNTIME_ENTRY)
+               sandbox_modules=modules, sandbox_entry=RUNTIME_ENTRY)
 
 
 def seed_variant(rng: random.Random) -> dict[str, Any]:
