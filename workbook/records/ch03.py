@@ -204,9 +204,10 @@ EX_3_4 = Exercise(
         "speed. Far above B_crit, S is already close to S_min and E grows in proportion to B: "
         "doubling buys few steps and nearly doubles the compute. The answer here is "
         "{expected}. McCandlish et al. also find that the noise scale grows as the loss "
-        "falls, one argument for raising the batch during a run. Llama 3 405B did so, for "
-        "training stability: 4M tokens per batch (sequence 4096), then 8M (sequence 8192) "
-        "after 252M tokens, then 16M after 2.87T tokens."
+        "falls, one argument for raising the batch during a run. Llama 3 405B did so: 4M "
+        "tokens per batch (sequence 4096), then 8M (sequence 8192) after 252M tokens, then "
+        "16M after 2.87T tokens. The paper keeps the batch small early for training "
+        "stability and grows it later for efficiency."
     ),
     sources=(MCCANDLISH,
              "Llama Team, 'The Llama 3 Herd of Models', arXiv:2407.21783, 2024, §3.4.1 "

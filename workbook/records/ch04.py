@@ -215,7 +215,7 @@ EX_4_4 = Exercise(
                           peak_tflops=rng.choice([312.0, 989.4]),
                           mfu=rng.choice([0.35, 0.4, 0.5]),
                           comm_ms=rng.choice([50.0, 87.5, 175.0, 350.0])),
-    answer=Numeric(unit="", rel_tol=0.01),
+    answer=Numeric(unit="", rel_tol=0.003),
     reference=_ratio_4_4,
     hints=(
         "Compute time = FLOPs / achieved FLOP/s, and achieved = peak x MFU.",

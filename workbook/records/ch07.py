@@ -135,7 +135,7 @@ EX_7_4 = Exercise(
             "average (lost work plus recovery)?"),
     params=dict(n_gpus=512, usd_per_gpu_hour=2.0, interval_min=68, recovery_min=2),
     vary=_vary_7_4,
-    answer=Numeric(unit="$", rel_tol=0.005),
+    answer=Numeric(unit="$", rel_tol=0.002),
     reference=lambda p: ck.cost_per_crash_usd(p["n_gpus"], p["usd_per_gpu_hour"],
                                               p["interval_min"], p["recovery_min"]),
     hints=("On average a crash lands halfway through an interval.",

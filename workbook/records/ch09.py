@@ -406,7 +406,7 @@ EX_9_9 = Exercise(
            "$60.6M, roughly sixty times the electricity."),
     params=dict(n_gpus=16384, watts=700, days=77, usd_per_kwh=0.05),
     vary=_vary_9_9,
-    answer=Numeric(unit="$", rel_tol=0.005),
+    answer=Numeric(unit="$", rel_tol=0.0005),
     reference=_power_cost,
     hints=("Power in kW = GPUs x watts / 1000.",
            "Energy in kWh = kW x days x 24 hours.",
