@@ -274,7 +274,8 @@ EX_2_5 = Exercise(
     hints=(
         "Compute the accumulation steps of each plan first.",
         "Plan time = steps x micro-batch time; for plan 2 the micro-batch time is x 4/3.",
-        "Plan 1: 32 x 200 ms. Plan 2: 16 x 380 x 4/3 ms.",
+        "Plan 1: {target_batch} / ({small_micro} x {dp_degree}) steps x {small_ms} ms. Plan 2: "
+        "{target_batch} / ({large_micro} x {dp_degree}) steps x {large_ms} x 4/3 ms.",
     ),
     explanation=(
         "Plan 1: {target_batch} / ({small_micro} x {dp_degree}) steps x {small_ms} ms. Plan 2: "

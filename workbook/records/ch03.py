@@ -50,7 +50,7 @@ EX_3_1 = Exercise(
         "lr_new = lr_base x B_new / B_base.",
     ),
     explanation=(
-        "k = {new_batch} / {base_batch}; lr = {base_lr:.1e} x k = {expected}. Goyal et al. "
+        "k = {new_batch} / {base_batch}; lr = {base_lr:.1e} x {new_batch} / {base_batch} = {expected}. Goyal et al. "
         "justify it by comparing k small steps at rate lr with one step on a k-times larger "
         "batch at rate k x lr: the two updates match while the gradient changes little over "
         "those k steps. That assumption fails early in training (hence warmup) and at very "
@@ -125,8 +125,9 @@ EX_3_3 = Exercise(
     answer=Numeric(unit="steps", rel_tol=0.0, abs_tol=0.5),
     reference=lambda p: lr.warmup_steps_heuristic(p["base_batch"], p["new_batch"]),
     hints=(
-        "Only the batch growth factor enters the rule.",
-        "k = B_new / B_base; multiply by 1000.",
+        "Only the batch growth factor enters the rule; the run's length does not.",
+        "The growth factor is k = B_new / B_base = {new_batch} / {base_batch}.",
+        "Warmup = k x 1000 steps.",
     ),
     explanation=(
         "k = {new_batch} / {base_batch}, so warmup = k x 1000 = {expected} steps. The total "

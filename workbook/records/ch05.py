@@ -133,8 +133,10 @@ EX_5_3 = Exercise(
     answer=Numeric(unit="%", rel_tol=0.005),
     reference=lambda p: 100 * pl.bubble_over_compute(p["pp"], p["m"], p["v"]),
     hints=(
+        "Start from the plain bubble (p-1)/m: what does interleaving change about the fill "
+        "and drain?",
         "Each chunk is 1/v of a stage, so each fill/drain slot is v times shorter.",
-        "Bubble over compute = (p-1) / (m v).",
+        "Bubble over compute = (p-1) / (m v) = ({pp}-1) / ({m} x {v}), as a percentage.",
     ),
     explanation=(
         "(p-1)/(m v) = ({pp}-1)/({m} x {v}) = {expected} %. The price: p v - 1 chunk "
@@ -270,12 +272,14 @@ EX_5_6 = Exercise(
         "Solve (p-1)/m < target for m.",
         "m > (p-1)/target. Watch the boundary: does m = (p-1)/target itself satisfy a strict "
         "inequality?",
-        "(p-1)/target = 7/0.05 = 140 gives exactly 5%, so the answer is the next integer.",
+        "If (p-1)/target is a whole number, that m gives exactly the target, so the answer is "
+        "the next integer.",
     ),
     explanation=(
         "m > ({pp}-1) / ({target_pct} / 100); the smallest integer strictly above that bound "
-        "is {expected}. With the canonical numbers m = 140 gives exactly 5%, which is not "
-        "below 5%, so m = 141. Interleaving divides the bubble by v: v = 2 needs m = 71 and "
+        "is {expected}. Watch the boundary: with the printed numbers (p = 8, 5 %) m = 140 "
+        "gives exactly 5 %, which is not below 5 %, so the next integer is the answer. "
+        "Interleaving divides the bubble by v: v = 2 needs m = 71 and "
         "v = 4 needs m = 36 (again one more than the exact-5% points 70 and 35); Megatron-LM "
         "also requires m to be a multiple of p = 8 when interleaving, giving 72 and 40."
     ),
