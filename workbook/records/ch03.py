@@ -50,7 +50,8 @@ EX_3_1 = Exercise(
         "lr_new = lr_base x B_new / B_base.",
     ),
     explanation=(
-        "k = {new_batch} / {base_batch}; lr = {base_lr:.1e} x {new_batch} / {base_batch} = {expected}. Goyal et al. "
+        "k = {new_batch} / {base_batch}; lr = {base_lr:.1e} x {new_batch} / {base_batch} = "
+        "{expected}. Goyal et al. "
         "justify it by comparing k small steps at rate lr with one step on a k-times larger "
         "batch at rate k x lr: the two updates match while the gradient changes little over "
         "those k steps. That assumption fails early in training (hence warmup) and at very "

@@ -51,7 +51,8 @@ EX_4_1 = Exercise(
         "T = 2 S (N-1) / (N B); convert seconds to ms.",
     ),
     explanation=(
-        "S = {params_billion} x 10^9 x 2 B. Each GPU sends 2 x ({n_gpus}-1)/{n_gpus} x {params_billion} x 2 GB at "
+        "S = {params_billion} x 10^9 x 2 B. Each GPU sends 2 x ({n_gpus}-1)/{n_gpus} x "
+        "{params_billion} x 2 GB at "
         "{link_gb_per_s} GB/s per direction, so T = {expected} ms. The factor 2(N-1)/N is "
         "almost 2, so the time hardly depends on N; it is set by the gradient size and the "
         "per-direction link speed."
@@ -119,7 +120,8 @@ EX_4_2 = Exercise(
         "ready, so only the last one (c) is exposed; with c > b they queue and "
         "c + (L-1)(c - b) is exposed. Hidden share: 1 - exposed / (L c) = {expected} %. With "
         "the printed numbers only the last 1.5 ms of the 60 ms of communication is exposed: "
-        "1.5 ms added to a 200 ms backward. Bucketing is done by PyTorch DDP (bucket_cap_mb, default 25), "
+        "1.5 ms added to a 200 ms backward. Bucketing is done by PyTorch DDP (bucket_cap_mb, "
+        "default 25), "
         "not by NCCL, which only executes each AllReduce it is given."
     ),
     misconceptions=(
