@@ -61,3 +61,19 @@ def test_the_sweep_finds_shared_numbers() -> None:
              if shared_wrong_numbers(record, dict(record.params) if seed is None
                                      else record.variant(seed))]
     assert len({exercise_id for exercise_id, _ in found}) >= 3
+
+
+@pytest.mark.parametrize("record", NUMERIC, ids=lambda r: r.id)
+def test_no_known_mistake_falls_inside_the_tolerance(record: Exercise) -> None:
+    """A tolerance wide enough to accept a misconception would call that mistake right."""
+    kind = record.answer
+    assert isinstance(kind, Numeric)
+    for seed in SEEDS:
+        params = dict(record.params) if seed is None else record.variant(seed)
+        want = float(record.expected(params))
+        for wrong, feedback in record.wrong_answers(params):
+            value = float(wrong)
+            if close(value, want, 1e-9):
+                continue  # the mistake happens to give the right number here
+            assert not close(value, want, kind.rel_tol, kind.abs_tol), (
+                record.id, seed, value, want, feedback)

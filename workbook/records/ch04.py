@@ -42,7 +42,7 @@ EX_4_1 = Exercise(
     vary=lambda rng: dict(params_billion=rng.choice([1.0, 7.0, 10.0, 13.0, 70.0]),
                           n_gpus=rng.choice([8, 16, 32, 64, 128]),
                           link_gb_per_s=rng.choice([50.0, 100.0, 300.0, 450.0, 600.0])),
-    answer=Numeric(unit="ms", rel_tol=0.01),
+    answer=Numeric(unit="ms", rel_tol=0.0025),
     reference=lambda p: ov.dp_allreduce_time_ms(p["params_billion"], p["n_gpus"],
                                                 p["link_gb_per_s"]),
     hints=(

@@ -337,7 +337,7 @@ EX_9_7 = Exercise(
     params=dict(params_per_layer=3187671040, layers_on_stage=8, tp=8, n_dp=128,
                 bytes_per_grad=2),
     vary=_vary_9_7,
-    answer=Numeric(unit="GB", rel_tol=0.005),
+    answer=Numeric(unit="GB", rel_tol=0.0025),
     reference=_dp_gb,
     hints=("The gradient each GPU reduces is its own shard: layers x params / TP x bytes.",
            "A ring all-reduce is a reduce-scatter plus an all-gather.",
