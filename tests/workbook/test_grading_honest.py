@@ -181,20 +181,20 @@ def points(rows: dict[tuple[str, str], dict[str, str]], student: str) -> int:
 
 
 def test_every_exercise_of_every_chapter_has_a_row(graded: dict) -> None:
-    # 4 students x 59 exercises (58 + the capstone's challenge 9.10)
-    assert len(graded) == 4 * 59
+    # 4 students x 60 exercises (58 + the challenges 5.7 and 9.10)
+    assert len(graded) == 4 * 60
 
 
 def test_all_right_earns_every_point(graded: dict) -> None:
     bad = {ex: row["message"] for (who, ex), row in graded.items()
            if who == "ada" and row["status"] != "correct"}
     assert bad == {}
-    assert points(graded, "ada") == 59
+    assert points(graded, "ada") == 60
 
 
 def test_every_third_wrong_loses_exactly_those_points(graded: dict) -> None:
-    # indices 0, 3, ..., 57 of 59 exercises are wrong: 20 of them; 59 - 20 = 39
-    assert points(graded, "bo") == 39
+    # indices 0, 3, ..., 57 of 60 exercises are wrong: 20 of them; 60 - 20 = 40
+    assert points(graded, "bo") == 40
     wrong = sorted(ex for (who, ex), row in graded.items()
                    if who == "bo" and row["status"] == "wrong")
     assert wrong == sorted(ex for ex, how in MIXED.items() if how == "wrong")
@@ -202,9 +202,9 @@ def test_every_third_wrong_loses_exactly_those_points(graded: dict) -> None:
 
 def test_cells_that_raise(graded: dict) -> None:
     rows = {ex: row for (who, ex), row in graded.items() if who == "cy"}
-    # 52 value exercises raise before their answer exists: errors naming the exception
+    # 53 value exercises raise before their answer exists: errors naming the exception
     errors = [ex for ex, row in rows.items() if row["status"] == "error"]
-    assert len(errors) == 52
+    assert len(errors) == 53
     assert "raised ZeroDivisionError: division by zero (line 2)" in rows["0.1"]["message"]
     # the 7 build/debug cells define a right function and then raise: still full marks,
     # as in nbgrader, whose check cell runs after the failed cell
@@ -273,4 +273,4 @@ def test_nbgraders_student_version_with_the_stub_left_in(tmp_path: Path) -> None
             csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))}
     assert {ex: row["status"] for ex, row in rows.items()} == {
         "5.1": "correct", "5.2": "unanswered", "5.3": "unanswered", "5.4": "unanswered",
-        "5.5": "correct", "5.6": "unanswered"}
+        "5.5": "correct", "5.6": "unanswered", "5.7": "unanswered"}
