@@ -37,7 +37,8 @@ def test_release_cells_carry_roles_and_nbgrader_grade_ids() -> None:
     assert answer is not None
     assert (answer.cell_id, answer.grade_id, answer.tag) == ("ch05-023", "answer_5_1", "answer")
     roles = [c.role for c in release.cells]
-    assert roles.count("answer") == roles.count("check") == len(release.tasks) == 7  # 5.1-5.6 and the challenge 5.7
+    # 5.1-5.6 and the challenge 5.7
+    assert roles.count("answer") == roles.count("check") == len(release.tasks) == 7
     assert release.cells[1].grade_id == "ch05_cell_001"  # the locked setup cell
 
 
