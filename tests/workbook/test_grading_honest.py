@@ -56,9 +56,10 @@ def ring_allreduce_bandwidth_time_s(message_gb, n_gpus, link_gb_per_s):
     return steps * (message_gb / n) / link_gb_per_s
 ''',
     "2.4": '''
-def required_accumulation_steps(target_batch, micro_batch, dp_degree):
+def accumulation_plan(target_batch, micro_batch, dp_degree):
     per_step = _whole(micro_batch) * _whole(dp_degree)
-    return -(-_whole(target_batch) // per_step)
+    steps = -(-_whole(target_batch) // per_step)
+    return steps, steps * per_step
 ''',
     "4.5": '''
 def comm_compute_ratio(params_billion, n_gpus, link_gb_per_s, flops_per_step_tflop,
