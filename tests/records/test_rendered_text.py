@@ -1,4 +1,5 @@
-"""Every prompt, note, hint, explanation and misconception feedback reads as finished prose,
+"""Every prompt, note, hint, explanation, choice option and misconception feedback reads as
+finished prose,
 for the printed numbers and for 20 practice variants of every exercise.
 
 Rejected: a placeholder left unfilled ("{m}"), a formula half filled in ("(16-1)/(m x 2)":
@@ -88,6 +89,8 @@ def texts(record: Exercise, params: Mapping[str, Any]) -> Iterator[tuple[str, st
     full.setdefault("expected", format_number(expected)
                     if isinstance(expected, (int, float)) else expected)
     yield "explanation", record.render_explanation(params), marked(record.explanation, full)
+    for option in getattr(record.answer, "options", ()):  # shown as written
+        yield f"option {option.key}", f"{option.text} {option.feedback}", option.feedback
     for n, m in enumerate(record.misconceptions, start=1):
         try:
             m.answer(params)

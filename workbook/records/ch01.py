@@ -271,7 +271,7 @@ EX_1_6 = Exercise(
         Option("D", "ZeRO stage 3",
                "Stage 3 needs 16/N bytes per parameter. Check whether a lower stage already "
                "fits, and whether stage 3 plus activations is really within the budget."),
-        Option("E", "None: even stage 3 is over the budget",
+        Option("E", "No stage fits: even stage 3 is over the budget",
                "Compute stage 3: 16/N bytes per parameter plus the activations. At least one "
                "stage fits here."),
     )),
