@@ -12,7 +12,9 @@ from workbook.records import all_challenges, all_exercises
 def test_every_record_is_a_task_of_its_chapter_in_order() -> None:
     releases = grading.releases()
     ids = [t.record.id for number in sorted(releases) for t in releases[number].tasks]
-    assert ids == [r.id for r in (*all_exercises(), *all_challenges())]
+    # each chapter's 58-count exercises, then its challenges (5.7, 9.10), chapter by chapter
+    records = (*all_exercises(), *all_challenges())
+    assert ids == [r.id for r in sorted(records, key=lambda r: r.chapter)]
     for number, release in releases.items():
         assert {t.record.chapter for t in release.tasks} == {number}
 
@@ -34,9 +36,10 @@ def test_release_cells_carry_roles_and_nbgrader_grade_ids() -> None:
     release = grading.releases()[5]
     answer = release.answer_cell("5.1")
     assert answer is not None
-    assert (answer.cell_id, answer.grade_id, answer.tag) == ("ch05-019", "answer_5_1", "answer")
+    assert (answer.cell_id, answer.grade_id, answer.tag) == ("ch05-023", "answer_5_1", "answer")
     roles = [c.role for c in release.cells]
-    assert roles.count("answer") == roles.count("check") == len(release.tasks) == 6
+    # 5.1-5.6 and the challenge 5.7
+    assert roles.count("answer") == roles.count("check") == len(release.tasks) == 7
     assert release.cells[1].grade_id == "ch05_cell_001"  # the locked setup cell
 
 

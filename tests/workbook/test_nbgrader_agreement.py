@@ -167,7 +167,7 @@ def test_nbgrader_and_workbook_grade_award_the_same_points(graded_course: Any,
                                                            tmp_path: Path) -> None:
     # One test, so that under pytest-xdist the class is autograded by nbgrader only once.
     theirs = graded_course.nbgrader_points()
-    assert len(theirs) == len(CLASS) * 12  # 6 exercises in chapter 0 + 6 in chapter 5
+    assert len(theirs) == len(CLASS) * 13  # 6 exercises in chapter 0 + 7 in chapter 5 (5.7)
     assert {lookup(exercise).category for _, exercise in theirs} >= {"build", "debug", "derive",
                                                                  "trace"}
     # nbgrader itself awards what each mode earns: the harness fabricates what it claims
