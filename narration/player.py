@@ -1,4 +1,4 @@
-"""The narration player shown in a notebook cell: ``narration.play("ch05/intro")``.
+"""The narration player shown in a notebook cell: ``play("ch05/intro", audio_dir)``.
 
 What it shows
     A ``<details>`` block whose ``<summary>`` reads "Transcript: <title>": the transcript
@@ -9,7 +9,8 @@ What it shows
     In a terminal, ``print(narration.play(key))`` gives the same content as plain text.
 
 How the audio reaches the browser (the design choice)
-    Rendered audio lives outside the notebook tree (see :mod:`narration.store`), and a
+    Rendered audio lives outside the notebook tree, in the folder the caller passes in
+    (the workbook passes the learner's data folder; see :mod:`narration.store`), and a
     browser can only fetch what the front end serves:
 
     * JupyterLab and Notebook 7 resolve a relative ``src`` in HTML output against the
@@ -39,11 +40,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from narration.scripts import Segment, segment, split_key
-from narration.store import MIME_TYPES, default_audio_dir, find_audio, read_manifest
+from narration.store import MIME_TYPES, find_audio, read_manifest
 
 PUBLISH_DIR = "narration_audio"  # not hidden: Jupyter will not serve dot-folders
 EMBED_ENV = "WORKBOOK_NARRATION_EMBED"
 MAX_EMBED_BYTES = 4_000_000  # a 2-minute Ogg is ~0.3-0.5 MB; refuse anything absurd
+NO_AUDIO_DIR_NOTE = "No audio folder was given, so only the transcript is shown."
 
 
 @dataclass(frozen=True)
@@ -105,11 +107,13 @@ def play(
 ) -> Narration:
     """The transcript of ``key`` and, when rendered, an audio player. Never autoplays.
 
-    ``audio_dir`` defaults to :func:`narration.store.default_audio_dir`. Raises KeyError
-    (naming close matches) for an unknown key.
+    ``audio_dir`` is the folder rendered audio is looked up in; without one only the
+    transcript is shown. Raises KeyError (naming close matches) for an unknown key.
     """
     seg = segment(key)
-    directory = Path(audio_dir) if audio_dir is not None else default_audio_dir()
+    if audio_dir is None:
+        return Narration(seg, note=NO_AUDIO_DIR_NOTE, expanded=expanded)
+    directory = Path(audio_dir)
     audio = find_audio(key, directory)
     if audio is None:
         return Narration(seg, note=_render_hint(key), expanded=expanded)
