@@ -36,10 +36,11 @@ import os
 import shutil
 import sys
 import textwrap
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from narration.scripts import Segment, segment, split_key
+from narration.scripts import Segment, segment, segment_title, split_key
 from narration.store import MIME_TYPES, find_audio, read_manifest
 
 PUBLISH_DIR = "narration_audio"  # not hidden: Jupyter will not serve dot-folders
@@ -53,6 +54,7 @@ class Narration:
     """One narrated section as displayed: transcript, and audio when rendered."""
 
     segment: Segment
+    title: str  # the heading: chapter (with its title when known) and section
     audio_file: Path | None = None  # the rendered file on disk
     src: str | None = None  # what the <audio> element points at (relative URL or data URI)
     note: str = ""  # why there is no audio, or that the audio is out of date
@@ -60,7 +62,7 @@ class Narration:
 
     def _repr_html_(self) -> str:
         seg = self.segment
-        title = html.escape(seg.title)
+        title = html.escape(self.title)
         parts = [f'<section class="workbook-narration" aria-label="Narration: {title}">']
         if self.src is not None:
             parts.append(
@@ -84,7 +86,7 @@ class Narration:
 
     def __str__(self) -> str:
         seg = self.segment
-        lines = [f"Narration: {seg.title} ({_duration(seg.estimated_seconds)})", ""]
+        lines = [f"Narration: {self.title} ({_duration(seg.estimated_seconds)})", ""]
         for paragraph in seg.text.split("\n\n"):
             lines.extend(_wrap(paragraph))
             lines.append("")
@@ -102,28 +104,30 @@ def play(
     key: str,
     audio_dir: Path | str | None = None,
     *,
+    chapter_titles: Mapping[int, str] | None = None,
     embed: bool | None = None,
     expanded: bool = False,
 ) -> Narration:
     """The transcript of ``key`` and, when rendered, an audio player. Never autoplays.
 
     ``audio_dir`` is the folder rendered audio is looked up in; without one only the
-    transcript is shown. Raises KeyError (naming close matches) for an unknown key.
+    transcript is shown. ``chapter_titles`` (chapter number -> title) names the chapter
+    in the heading. Raises KeyError (naming close matches) for an unknown key.
     """
     seg = segment(key)
+    shown = Narration(seg, segment_title(key, chapter_titles), expanded=expanded)
     if audio_dir is None:
-        return Narration(seg, note=NO_AUDIO_DIR_NOTE, expanded=expanded)
+        return replace(shown, note=NO_AUDIO_DIR_NOTE)
     directory = Path(audio_dir)
     audio = find_audio(key, directory)
     if audio is None:
-        return Narration(seg, note=_render_hint(key), expanded=expanded)
-    note = _staleness_note(seg, directory)
+        return replace(shown, note=_render_hint(key))
     use_embed = _should_embed() if embed is None else embed
     try:
         src = _embed(audio) if use_embed else _publish(audio, key)
     except (OSError, ValueError) as err:
-        return Narration(seg, audio, None, f"Audio found at {audio} but not shown: {err}")
-    return Narration(seg, audio, src, note, expanded)
+        return replace(shown, audio_file=audio, note=f"Audio found at {audio} but not shown: {err}")
+    return replace(shown, audio_file=audio, src=src, note=_staleness_note(seg, directory))
 
 
 def _render_hint(key: str) -> str:

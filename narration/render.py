@@ -26,7 +26,7 @@ from narration.engines import (
     measure_seconds,
     select_engine,
 )
-from narration.scripts import CHAPTER_TITLES, chapter_keys, keys, segment, text_hash
+from narration.scripts import chapter_keys, chapters, keys, segment, text_hash
 from narration.store import (
     AUDIO_SUFFIXES,
     ManifestEntry,
@@ -195,8 +195,7 @@ def build_parser(prog: str = "workbook narrate") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog, description="Render the narration scripts to audio files, offline."
     )
-    last = len(CHAPTER_TITLES) - 1
-    parser.add_argument("--chapter", type=int, choices=range(last + 1), metavar=f"0..{last}",
+    parser.add_argument("--chapter", type=int, choices=chapters(), metavar="N",
                         help="render one chapter (default: all chapters)")
     parser.add_argument("--key", action="append", help="render one key, e.g. ch05/intro")
     parser.add_argument("--out", type=Path, required=True, help="audio folder to render into")

@@ -1,10 +1,11 @@
 """Narration in the workbook: the player and the renderer, given the learner's data folder.
 
 The narration package knows scripts, players and speech engines but not where a learner's
-files live (it imports nothing from the workbook or the grader). This module passes it the
-one definition of that folder, :func:`autograder.progress.location.data_folder`, so the
-progress log and rendered audio always sit side by side: ``<data folder>/progress.sqlite3``
-and ``<data folder>/narration/``.
+files live, nor the chapters' titles (it imports nothing from the workbook or the grader).
+This module passes it the one definition of each: the folder from
+:func:`autograder.progress.location.data_folder`, so the progress log and rendered audio
+always sit side by side (``<data folder>/progress.sqlite3`` and ``<data folder>/narration/``),
+and the titles from :mod:`workbook.outline`.
 
 Chapter cells call ``wb.narration("ch05/intro")``; ``workbook narrate`` renders audio.
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from autograder.progress.location import data_folder
 from narration.player import Narration, play
+from workbook.outline import CHAPTERS
 
 #: The sub-folder of the learner's data folder that holds rendered audio and its manifest.
 AUDIO_FOLDER = "narration"
@@ -27,7 +29,8 @@ def audio_dir() -> Path:
 
 def narration(key: str, *, embed: bool | None = None, expanded: bool = False) -> Narration:
     """The transcript of ``key`` (e.g. ``"ch05/intro"``) and, once rendered, its audio."""
-    return play(key, audio_dir(), embed=embed, expanded=expanded)
+    titles = {c.number: c.title for c in CHAPTERS}
+    return play(key, audio_dir(), chapter_titles=titles, embed=embed, expanded=expanded)
 
 
 def render_cli(chapter: int | None, out_dir: str | Path | None) -> int:

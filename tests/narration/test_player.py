@@ -128,12 +128,14 @@ def test_expanded_opens_the_transcript(tmp_path: Path) -> None:
 
 
 def test_plain_text_for_terminals(tmp_path: Path) -> None:
-    text = str(play("ch00/recap", audio_dir=tmp_path))
+    titles = {0: "Ring AllReduce"}
+    text = str(play("ch00/recap", audio_dir=tmp_path, chapter_titles=titles))
     assert text.startswith("Narration: Chapter 0, Ring AllReduce: Recap (about ")
     assert "reduce-scatter and then all-gather" in " ".join(text.split())
     assert "workbook narrate --chapter 0" in " ".join(text.split())
     assert all(len(line) <= 88 for line in text.splitlines()[1:])
-    assert repr(play("ch00/recap", audio_dir=tmp_path)) == text
+    assert repr(play("ch00/recap", audio_dir=tmp_path, chapter_titles=titles)) == text
+    assert str(play("ch00/recap", audio_dir=tmp_path)).startswith("Narration: Chapter 0: Recap (")
 
 
 def test_html_escapes_markup() -> None:

@@ -1,5 +1,6 @@
 """Narration in the workbook: audio is looked up and rendered in the learner's data folder,
-the same folder as the progress log, however WORKBOOK_HOME is written."""
+the same folder as the progress log, however WORKBOOK_HOME is written; headings carry the
+outline's chapter titles; every chapter of the outline is narrated."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ import pytest
 import workbook as wb
 from autograder.progress.location import default_store_path
 from narration import render
+from narration.scripts import chapters
 from workbook import narrate
 from workbook.cli import main as workbook_main
+from workbook.outline import CHAPTERS
 
 KEY = "ch05/intro"
 
@@ -73,3 +76,14 @@ def test_workbook_narrate_renders_into_the_data_folder_unless_told_otherwise(
     assert workbook_main(["narrate", "--out", str(tmp_path / "elsewhere")]) == 0
     assert calls == [["--chapter", "3", "--out", str(fresh_home / "narration")],
                      ["--out", str(tmp_path / "elsewhere")]]
+
+
+def test_headings_carry_the_outline_chapter_title(fresh_home: Path) -> None:
+    page = wb.narration("ch09/exercises")._repr_html_()
+    assert "Chapter 9, Capstone: rebuilding the Llama 3 405B run: Pause and try it" in page
+    assert str(wb.narration("ch05/intro")).startswith(
+        "Narration: Chapter 5, Pipeline parallelism: Introduction (about ")
+
+
+def test_every_outline_chapter_has_a_narration_script() -> None:
+    assert chapters() == tuple(c.number for c in CHAPTERS)
