@@ -21,8 +21,6 @@ if TYPE_CHECKING:
     from autograder.kinds.base import Verdict
     from autograder.progress.summary import ProgressSummary
 
-_ANSWER_LIMIT = 2000
-
 
 class _Journal:
     """The open store for this kernel (with its background writer), or the reason it
@@ -71,14 +69,15 @@ def store() -> ProgressStore:
 
 
 def describe_answer(answer: Any) -> str:
-    """The learner's answer as short text for the log (functions by name)."""
+    """The learner's answer as text for the log (functions by name); the event cuts it to
+    :data:`autograder.progress.events.MAX_ANSWER_CHARS`."""
     if callable(answer):
         return f"<function {getattr(answer, '__name__', '?')}>"
     try:
         text = repr(answer)
     except Exception:  # a learner object with a broken __repr__
         text = f"<{type(answer).__name__}>"
-    return text[:_ANSWER_LIMIT]
+    return text
 
 
 def _append(event: Event) -> str:
