@@ -8,6 +8,7 @@ result, and the file is left untouched.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,17 @@ if TYPE_CHECKING:
     from autograder.kinds.base import Verdict
     from autograder.progress.summary import ProgressSummary
 
+_COUNTED_VIEWS = ("hint", "solution")
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the learner has seen of one exercise so far: how many hints, and whether the
+    worked solution."""
+
+    hints: int = 0
+    solution: bool = False
+
 
 class _Journal:
     """The open store for this kernel (with its background writer), or the reason it
@@ -30,6 +42,9 @@ class _Journal:
         self.store: ProgressStore | None = None
         self.writer: WriteBehind | None = None
         self.error = ""
+        # A hint or solution view is queued: counts read for a check must wait for it
+        # (and only then; a check never waits for the previous check's write).
+        self.views_queued = False
         self.path = default_store_path()
         try:
             self.store = ProgressStore(self.path)
@@ -85,18 +100,20 @@ def _append(event: Event) -> str:
     journal = _journal()
     if journal.store is None or journal.writer is None:
         return f"Progress not saved: {journal.error}"
+    if event.action in _COUNTED_VIEWS:
+        journal.views_queued = True
     journal.writer.put(event)
     return " ".join(dict.fromkeys(journal.writer.take_errors()))
 
 
 def record_check(exercise_id: str, params: dict[str, Any] | None, answer: Any,
-                 verdict: Verdict) -> str:
-    """Log one check; returns a note for the learner when it could not be saved."""
-    counts = _action_counts(exercise_id)
+                 verdict: Verdict, seen_before: Seen) -> str:
+    """Log one check, with what the learner had seen before it (read by the caller with
+    :func:`seen`); returns a note for the learner when it could not be saved."""
     event = Event.now(
         "check", exercise_id, variant=params, answer=describe_answer(answer),
         status="correct" if verdict.passed else "wrong", score=verdict.score,
-        hints_used=counts.get("hint", 0), solution_viewed=counts.get("solution", 0) > 0,
+        hints_used=seen_before.hints, solution_viewed=seen_before.solution,
     )
     return _append(event)
 
@@ -117,23 +134,20 @@ def events() -> list[Event]:
         return []
 
 
-def _action_counts(exercise_id: str) -> dict[str, int]:
-    """Hint and solution counts: only a queued hint or solution view is waited for, so
-    a check does not wait for the previous check's write."""
+def seen(exercise_id: str) -> Seen:
+    """What the learner has seen of the exercise, read from the log (one query). Waits
+    only for a queued hint or solution view, not for the previous check's write."""
     journal = _journal()
-    if journal.writer is not None and journal.writer.pending("hint", "solution"):
+    if journal.writer is not None and journal.views_queued:
+        journal.views_queued = False
         journal.writer.flush()
-    found = journal.store
-    if found is None:
-        return {}
+    if journal.store is None:
+        return Seen()
     try:
-        return found.action_counts(exercise_id)
+        counts = journal.store.action_counts(exercise_id)
     except (ProgressFileError, OSError):
-        return {}
-
-
-def hints_seen(exercise_id: str) -> int:
-    return _action_counts(exercise_id).get("hint", 0)
+        return Seen()
+    return Seen(hints=counts.get("hint", 0), solution=counts.get("solution", 0) > 0)
 
 
 def summary(today: date | None = None) -> ProgressSummary:
