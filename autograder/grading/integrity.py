@@ -292,16 +292,14 @@ def blocked_findings(log: Sequence[tuple[CodeCell | None, str, str]],
                      skip_cells: Iterable[int] = ()) -> list[Finding]:
     """Findings for operations the guard blocked: (cell that tried, event, path); one per
     cell and kind of operation. ``skip_cells`` already have a finding that says more (an
-    import of the reference, whose files were what the guard blocked).
-
-    The guard logs the protected path for a blocked file operation and an empty path for
-    anything else, so the path tells them apart: which operations count as file access
-    is decided in the guard alone (:mod:`autograder.grading.guard`)."""
+    import of the reference, whose files were what the guard blocked)."""
     skip = set(skip_cells)
     grouped: dict[tuple[int, str], list[tuple[CodeCell | None, str, str]]] = {}
     for cell, event, path in log:
         if cell is not None and cell.index in skip:
             continue
+        # The guard logs the protected path of a file operation and no path for anything
+        # else; which operations touch files is decided in the guard alone.
         kind = "files" if path else "ctypes" if event.startswith("ctypes") else "programs"
         grouped.setdefault((-1 if cell is None else cell.index, kind), []).append(
             (cell, event, path))

@@ -130,7 +130,6 @@ def test_any_blocked_operation_with_a_path_is_file_access() -> None:
     # Which events are file operations is the guard's decision; it logs a path for those
     # (a future one here) and none for a program it refused.
     log = [(None, "os.rename", "/g/solutions/zero.py"), (None, "os.posix_spawn", "")]
-    assert [f.message for f in blocked_findings(log)] == [
-        "Tried to read the grader's files (/g/solutions/zero.py); blocked.",
-        "Tried to start another program (os.posix_spawn); blocked.",
-    ]
+    first, second = (f.message for f in blocked_findings(log))
+    assert first.startswith("Tried to read the grader's files (/g/solutions/zero.py)")
+    assert second.startswith("Tried to start another program (os.posix_spawn)")
