@@ -40,11 +40,11 @@ class _Journal:
 
     def __init__(self) -> None:
         self.store: ProgressStore | None = None
-        self.writer: WriteBehind | None = None
-        self.error = ""
         # A hint or solution view is queued: counts read for a check must wait for it
         # (and only then; a check never waits for the previous check's write).
         self.views_queued = False
+        self.writer: WriteBehind | None = None
+        self.error = ""
         self.path = default_store_path()
         try:
             self.store = ProgressStore(self.path)
@@ -134,19 +134,25 @@ def events() -> list[Event]:
         return []
 
 
-def seen(exercise_id: str) -> Seen:
-    """What the learner has seen of the exercise, read from the log (one query). Waits
-    only for a queued hint or solution view, not for the previous check's write."""
+def _action_counts(exercise_id: str) -> dict[str, int]:
+    """Hint and solution counts: only a queued hint or solution view is waited for, so
+    a check does not wait for the previous check's write."""
     journal = _journal()
     if journal.writer is not None and journal.views_queued:
         journal.views_queued = False
         journal.writer.flush()
-    if journal.store is None:
-        return Seen()
+    found = journal.store
+    if found is None:
+        return {}
     try:
-        counts = journal.store.action_counts(exercise_id)
+        return found.action_counts(exercise_id)
     except (ProgressFileError, OSError):
-        return Seen()
+        return {}
+
+
+def seen(exercise_id: str) -> Seen:
+    """What the learner has seen of the exercise, read from the log in one query."""
+    counts = _action_counts(exercise_id)
     return Seen(hints=counts.get("hint", 0), solution=counts.get("solution", 0) > 0)
 
 
