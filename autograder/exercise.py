@@ -88,13 +88,15 @@ class Exercise:
     def variant(self, seed: int | str) -> dict[str, Any]:
         """Params for a reproducible fresh variant drawn from ``seed`` whose answer differs
         from the printed one (a "variant" with the same answer could be passed by repeating
-        it). Functions are graded on generated inputs, so any draw is fresh for them.
+        it). Functions (and debug fixes) are graded on generated inputs, so any draw is fresh
+        for them.
         NoVariantError when the exercise has no answer-changing variant."""
         rng = random.Random(f"{self.id}:{seed}")
         printed = self.expected()
         for _ in range(MAX_VARIANT_DRAWS):
             params = dict(self.vary(rng))
-            if callable(printed) or (params and not same_answer(self.expected(params), printed)):
+            fresh_inputs = callable(printed) or self.answer_kind.function_spec() is not None
+            if fresh_inputs or (params and not same_answer(self.expected(params), printed)):
                 return params
         raise NoVariantError(f"exercise {self.id} has no variant with a different answer: "
                              "its question does not depend on numbers")

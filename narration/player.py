@@ -1,4 +1,4 @@
-"""The narration player shown in a notebook cell: ``narration.play("ch05/intro")``.
+"""The narration player shown in a notebook cell: ``play("ch05/intro", audio_dir)``.
 
 What it shows
     A ``<details>`` block whose ``<summary>`` reads "Transcript: <title>": the transcript
@@ -11,7 +11,8 @@ What it shows
     In a terminal, ``print(narration.play(key))`` gives the same content as plain text.
 
 How the audio reaches the browser (the design choice)
-    Rendered audio lives outside the notebook tree (see :mod:`narration.store`), and a
+    Rendered audio lives outside the notebook tree, in the folder the caller passes in
+    (the workbook passes the learner's data folder; see :mod:`narration.store`), and a
     browser can only fetch what the front end serves:
 
     * JupyterLab and Notebook 7 resolve a relative ``src`` in HTML output against the
@@ -37,15 +38,17 @@ import os
 import shutil
 import sys
 import textwrap
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from narration.scripts import Segment, segment, split_key
-from narration.store import MIME_TYPES, default_audio_dir, find_audio, read_manifest
+from narration.scripts import Segment, segment, segment_title, split_key
+from narration.store import MIME_TYPES, find_audio, read_manifest
 
 PUBLISH_DIR = "narration_audio"  # not hidden: Jupyter will not serve dot-folders
 EMBED_ENV = "WORKBOOK_NARRATION_EMBED"
 MAX_EMBED_BYTES = 4_000_000  # a 2-minute Ogg is ~0.3-0.5 MB; refuse anything absurd
+NO_AUDIO_DIR_NOTE = "No audio folder was given, so only the transcript is shown."
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class Narration:
     """One narrated section as displayed: transcript, and audio when rendered."""
 
     segment: Segment
+    title: str  # the heading: chapter (with its title when known) and section
     audio_file: Path | None = None  # the rendered file on disk
     src: str | None = None  # what the <audio> element points at (relative URL or data URI)
     note: str = ""  # why there is no audio, or that the audio is out of date
@@ -60,7 +64,7 @@ class Narration:
 
     def _repr_html_(self) -> str:
         seg = self.segment
-        title = html.escape(seg.title)
+        title = html.escape(self.title)
         parts = [f'<section class="workbook-narration" aria-label="Narration: {title}">']
         if self.src is not None:
             parts.append(
@@ -86,7 +90,7 @@ class Narration:
 
     def __str__(self) -> str:
         seg = self.segment
-        lines = [f"Narration: {seg.title} ({_duration(seg.estimated_seconds)})", ""]
+        lines = [f"Narration: {self.title} ({_duration(seg.estimated_seconds)})", ""]
         for paragraph in seg.text.split("\n\n"):
             lines.extend(_wrap(paragraph))
             lines.append("")
@@ -104,26 +108,30 @@ def play(
     key: str,
     audio_dir: Path | str | None = None,
     *,
+    chapter_titles: Mapping[int, str] | None = None,
     embed: bool | None = None,
     expanded: bool = False,
 ) -> Narration:
     """The transcript of ``key`` and, when rendered, an audio player. Never autoplays.
 
-    ``audio_dir`` defaults to :func:`narration.store.default_audio_dir`. Raises KeyError
-    (naming close matches) for an unknown key.
+    ``audio_dir`` is the folder rendered audio is looked up in; without one only the
+    transcript is shown. ``chapter_titles`` (chapter number -> title) names the chapter
+    in the heading. Raises KeyError (naming close matches) for an unknown key.
     """
     seg = segment(key)
-    directory = Path(audio_dir) if audio_dir is not None else default_audio_dir()
+    shown = Narration(seg, segment_title(key, chapter_titles), expanded=expanded)
+    if audio_dir is None:
+        return replace(shown, note=NO_AUDIO_DIR_NOTE)
+    directory = Path(audio_dir)
     audio = find_audio(key, directory)
     if audio is None:
-        return Narration(seg, note=_render_hint(key), expanded=expanded)
-    note = _staleness_note(seg, directory)
+        return replace(shown, note=_render_hint(key))
     use_embed = _should_embed() if embed is None else embed
     try:
         src = _embed(audio) if use_embed else _publish(audio, key)
     except (OSError, ValueError) as err:
-        return Narration(seg, audio, None, f"Audio found at {audio} but not shown: {err}")
-    return Narration(seg, audio, src, note, expanded)
+        return replace(shown, audio_file=audio, note=f"Audio found at {audio} but not shown: {err}")
+    return replace(shown, audio_file=audio, src=src, note=_staleness_note(seg, directory))
 
 
 def _render_hint(key: str) -> str:

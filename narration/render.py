@@ -26,12 +26,11 @@ from narration.engines import (
     measure_seconds,
     select_engine,
 )
-from narration.scripts import CHAPTER_TITLES, chapter_keys, keys, segment, text_hash
+from narration.scripts import chapter_keys, chapters, keys, segment, text_hash
 from narration.store import (
     AUDIO_SUFFIXES,
     ManifestEntry,
     audio_stem,
-    default_audio_dir,
     find_audio,
     read_manifest,
     write_manifest,
@@ -93,21 +92,21 @@ def resolve_keys(target: Target) -> list[str]:
 
 
 def render(
-    target: Target = None,
-    out_dir: Path | str | None = None,
+    target: Target,
+    out_dir: Path | str,
     engine: str = "auto",
     *,
     voice: str | Path | None = None,
     force: bool = False,
 ) -> RenderReport:
-    """Render the segments named by ``target`` into ``out_dir`` (default audio dir).
+    """Render the segments named by ``target`` into the audio folder ``out_dir``.
 
     Raises NoEngineError, with install instructions, when no speech engine is found.
     Failures of single segments are collected in the report, not raised.
     """
     wanted = resolve_keys(target)
     chosen = select_engine(engine, voice)
-    directory = Path(out_dir) if out_dir is not None else default_audio_dir()
+    directory = Path(out_dir)
     directory.mkdir(parents=True, exist_ok=True)
     encoder = find_encoder()
     report = RenderReport(chosen.name, directory)
@@ -185,23 +184,21 @@ def _synthesize(text: str, stem: Path, engine: Engine, encoder: Encoder | None) 
     return final
 
 
-def render_cli(chapter: int | None = None, out_dir: Path | str | None = None) -> int:
-    """Render one chapter (or all) and print the report; returns a process exit code."""
+def render_cli(chapter: int | None, out_dir: Path | str) -> int:
+    """Render one chapter (or all) into ``out_dir`` and print the report; returns a process
+    exit code."""
     argv = [] if chapter is None else ["--chapter", str(chapter)]
-    if out_dir is not None:
-        argv += ["--out", str(out_dir)]
-    return main(argv)
+    return main([*argv, "--out", str(out_dir)])
 
 
 def build_parser(prog: str = "workbook narrate") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog, description="Render the narration scripts to audio files, offline."
     )
-    last = len(CHAPTER_TITLES) - 1
-    parser.add_argument("--chapter", type=int, choices=range(last + 1), metavar=f"0..{last}",
+    parser.add_argument("--chapter", type=int, choices=chapters(), metavar="N",
                         help="render one chapter (default: all chapters)")
     parser.add_argument("--key", action="append", help="render one key, e.g. ch05/intro")
-    parser.add_argument("--out", type=Path, help="output folder (default: user data dir)")
+    parser.add_argument("--out", type=Path, required=True, help="audio folder to render into")
     parser.add_argument("--engine", default="auto", choices=("auto", "piper", "espeak-ng"))
     parser.add_argument("--voice", help="Piper voice model (.onnx)")
     parser.add_argument("--force", action="store_true", help="re-render unchanged segments")

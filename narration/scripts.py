@@ -1,9 +1,9 @@
 """The narration scripts: one markdown file per chapter, five spoken sections each.
 
-Each file ``narration/scripts/chNN.md`` holds a top-level title line and then five
+Each file ``narration/scripts/chNN.md`` holds a top-level heading line and then five
 sections, each introduced by a second-level heading that is exactly its key::
 
-    # Chapter 5: Pipeline parallelism
+    # Chapter 5
 
     ## ch05/intro
     Spoken text, plain prose, one or more paragraphs ...
@@ -15,6 +15,9 @@ The text under a heading is what a learner reads in the transcript and what the
 offline renderer speaks, so it is written for the ear: numbers and formulas in words
 ("p minus one over m"), no symbols a speech engine would mangle.
 
+The chapters narrated are the script files present; chapter titles are not kept here.
+A caller that knows them (the workbook's outline) passes them to the player.
+
 Files are read with :mod:`importlib.resources`, so they are found the same way from a
 source checkout, an installed wheel or a zip import.
 """
@@ -24,6 +27,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -39,30 +43,18 @@ SECTION_TITLES: dict[str, str] = {
     "recap": "Recap",
 }
 
-CHAPTER_TITLES: tuple[str, ...] = (
-    "Ring AllReduce",
-    "ZeRO stages",
-    "Gradient accumulation",
-    "Learning-rate scaling",
-    "Communication overhead and overlap",
-    "Pipeline parallelism",
-    "Tensor parallelism",
-    "Checkpoint and recovery",
-    "Mixed precision",
-    "Capstone: rebuilding the Llama 3 405B run",
-)
-
 # Spoken pace used for the estimate shown beside a transcript: 150 words a minute is
 # a common figure for narration and audiobooks.
 WORDS_PER_MINUTE = 150.0
 
 _HEADING = re.compile(r"^##\s+(\S+)\s*$")
 _KEY = re.compile(r"^ch(\d{2})/([a-z_]+)$")
+_SCRIPT_FILE = re.compile(r"^ch(\d{2})\.md$")
 
 
 @dataclass(frozen=True)
 class Segment:
-    """One narrated section: its key, display title and spoken text."""
+    """One narrated section: its key, title (chapter number and section) and spoken text."""
 
     key: str
     title: str
@@ -72,11 +64,26 @@ class Segment:
     text_hash: str
 
 
+@lru_cache(maxsize=1)
+def chapters() -> tuple[int, ...]:
+    """The numbers of the chapters that have a script file, in order."""
+    folder = resources.files("narration").joinpath("scripts")
+    found = (_SCRIPT_FILE.match(entry.name) for entry in folder.iterdir())
+    return tuple(sorted(int(match.group(1)) for match in found if match))
+
+
 def chapter_key_prefix(chapter: int) -> str:
-    """``"ch05"`` for chapter 5."""
-    if not 0 <= chapter < len(CHAPTER_TITLES):
-        raise ValueError(f"chapter must be 0..{len(CHAPTER_TITLES) - 1}, got {chapter}")
+    """``"ch05"`` for chapter 5; ValueError for a chapter with no script."""
+    if chapter not in chapters():
+        raise ValueError(f"chapter must be one of {_ranges(chapters())}, got {chapter}")
     return f"ch{chapter:02d}"
+
+
+def _ranges(numbers: tuple[int, ...]) -> str:
+    """``"0..9"`` for consecutive numbers, else the list."""
+    if numbers and list(numbers) == list(range(numbers[0], numbers[-1] + 1)):
+        return f"{numbers[0]}..{numbers[-1]}"
+    return ", ".join(map(str, numbers))
 
 
 def chapter_keys(chapter: int) -> tuple[str, ...]:
@@ -93,11 +100,13 @@ def split_key(key: str) -> tuple[int, str]:
     return int(match.group(1)), match.group(2)
 
 
-def segment_title(key: str) -> str:
-    """``"Chapter 5, Pipeline parallelism: Introduction"``."""
+def segment_title(key: str, chapter_titles: Mapping[int, str] | None = None) -> str:
+    """``"Chapter 5: Introduction"``, or with the chapter's title when ``chapter_titles``
+    (chapter number -> title) has it: ``"Chapter 5, Pipeline parallelism: Introduction"``."""
     chapter, section = split_key(key)
-    name = CHAPTER_TITLES[chapter] if chapter < len(CHAPTER_TITLES) else "?"
-    return f"Chapter {chapter}, {name}: {SECTION_TITLES.get(section, section)}"
+    name = (chapter_titles or {}).get(chapter)
+    where = f"Chapter {chapter}, {name}" if name else f"Chapter {chapter}"
+    return f"{where}: {SECTION_TITLES.get(section, section)}"
 
 
 def text_hash(text: str) -> str:
@@ -171,7 +180,7 @@ def script_source(chapter: int) -> str:
 @lru_cache(maxsize=1)
 def _all_segments() -> dict[str, Segment]:
     segments: dict[str, Segment] = {}
-    for chapter in range(len(CHAPTER_TITLES)):
+    for chapter in chapters():
         segments.update(parse_script(script_source(chapter), chapter))
     return segments
 
@@ -200,3 +209,4 @@ def segments(keys_: tuple[str, ...] | list[str] | None = None) -> list[Segment]:
 def reload() -> None:
     """Forget the parsed scripts (after editing a script file in a running kernel)."""
     _all_segments.cache_clear()
+    chapters.cache_clear()

@@ -1,14 +1,13 @@
-"""Where rendered narration audio lives, and the manifest that records what it was made from.
+"""How rendered narration audio is laid out, and the manifest that records what it was made from.
 
-Layout of an audio directory (the default one, or any folder given to the renderer)::
+Layout of an audio directory (whichever folder the caller gives the player and renderer)::
 
     <audio_dir>/manifest.json        one entry per rendered key (see ``ManifestEntry``)
     <audio_dir>/ch05/intro.ogg       one file per key; .wav when no Ogg encoder was found
 
-The default directory is ``$WORKBOOK_HOME/narration`` when ``WORKBOOK_HOME`` is set,
-otherwise ``<user data dir>/narration`` from platformdirs (for example
-``~/.local/share/distributed-training-workbook/narration`` on Linux). It is never
-inside the repository, so rendered audio is never committed.
+This package does not choose the folder: the workbook passes in ``narration/`` inside the
+learner's data folder (see ``workbook.narrate``), which is never inside the repository,
+so rendered audio is never committed.
 """
 
 from __future__ import annotations
@@ -21,8 +20,6 @@ from pathlib import Path
 
 from narration.scripts import split_key
 
-APP_NAME = "distributed-training-workbook"
-HOME_ENV = "WORKBOOK_HOME"
 MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
 
@@ -32,25 +29,15 @@ AUDIO_SUFFIXES: tuple[str, ...] = (".ogg", ".mp3", ".wav")
 MIME_TYPES: dict[str, str] = {".ogg": "audio/ogg", ".mp3": "audio/mpeg", ".wav": "audio/wav"}
 
 
-def default_audio_dir() -> Path:
-    """``$WORKBOOK_HOME/narration``, else the platform's user data dir + ``/narration``."""
-    home = os.environ.get(HOME_ENV)
-    if home:
-        return Path(home).expanduser() / "narration"
-    import platformdirs  # imported late: only needed when no override is set
-
-    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / "narration"
-
-
 def audio_stem(audio_dir: Path, key: str) -> Path:
     """``<audio_dir>/ch05/intro`` (no suffix) for key ``ch05/intro``."""
     chapter, section = split_key(key)
     return Path(audio_dir) / f"ch{chapter:02d}" / section
 
 
-def find_audio(key: str, audio_dir: Path | str | None = None) -> Path | None:
-    """The rendered file for ``key`` in ``audio_dir`` (default dir when None), if any."""
-    stem = audio_stem(Path(audio_dir) if audio_dir is not None else default_audio_dir(), key)
+def find_audio(key: str, audio_dir: Path | str) -> Path | None:
+    """The rendered file for ``key`` in ``audio_dir``, if any."""
+    stem = audio_stem(Path(audio_dir), key)
     for suffix in AUDIO_SUFFIXES:
         candidate = stem.with_suffix(suffix)
         if candidate.is_file() and candidate.stat().st_size > 0:

@@ -51,6 +51,19 @@ def required_accumulation_steps(target_batch: int, micro_batch: int, dp_degree: 
     return -(-target // per_step)
 
 
+def accumulation_plan(target_batch: int, micro_batch: int, dp_degree: int) -> tuple[int, int]:
+    """(accumulation steps, effective batch in sequences) for reaching ``target_batch``.
+
+    The steps are :func:`required_accumulation_steps` (rounded up); the effective batch is
+    what those steps really give, micro_batch x steps x dp_degree, which exceeds the target
+    when the target is not a multiple of micro_batch x dp_degree (1000 with micro-batch 4
+    on 8 GPUs: (32, 1024)). That batch, not the target, is the one the learning rate must
+    be scaled for. ValueError for inputs that are not whole numbers >= 1.
+    """
+    steps = required_accumulation_steps(target_batch, micro_batch, dp_degree)
+    return steps, effective_batch(micro_batch, steps, dp_degree)
+
+
 def comm_time_saved_ms(accum_steps: int, allreduce_ms: float) -> float:
     """AllReduce time saved per optimizer step by accumulating instead of syncing each micro-batch.
 

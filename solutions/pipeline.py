@@ -15,14 +15,23 @@ so both have their own, explicit function:
 * :func:`bubble_over_total` = bubble / whole iteration time = (p-1) / (m v + p - 1), the
   share of wall-clock (and GPU-hours) that is idle.
 
-Schedule generators (:func:`schedule_gpipe`, :func:`schedule_1f1b`) use unit time for a
-forward *and* for a backward (t_f = t_b = 1 slot). The bubble fractions do not depend on
-that choice, since the bubble (p-1)(t_f + t_b) and the compute m(t_f + t_b) scale
-together; unit slots keep the Gantt chart on an integer grid.
+Beyond 1F1B: zero-bubble schedules (Qi et al., "Zero Bubble (Almost) Pipeline
+Parallelism", ICLR 2024) split the backward into B, the gradient with respect to the
+input (on the critical path), and W, the gradient with respect to the weights (free to
+move), and use W to fill the bubble. DualPipe (DeepSeek-V3 technical report,
+arXiv:2412.19437, §3.2.1, Table 2) feeds microbatches from both ends of the pipeline.
+
+One simulator, :func:`simulate`, plays every schedule: each GPU runs its operations in a
+fixed order, each as soon as its GPU is free and its input has arrived (communication is
+free); W operations, when split off, fill the gaps. Time is in *slots*: by default a
+forward and a whole backward take one slot each (t_f = t_b = 1, t_w = 0). The bubble
+fractions do not depend on that choice, since the bubble (p-1)(t_f + t_b) and the compute
+m(t_f + t_b) scale together.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import Literal
 
@@ -32,6 +41,10 @@ Schedule = Literal["gpipe", "1f1b"]
 Phase = Literal["F", "B"]
 #: one operation on one stage: (start slot, "F" or "B", microbatch index)
 Op = tuple[int, Phase, int]
+#: one simulated operation: (start, duration, "F"/"B"/"W", microbatch, chunk), in slots
+Span = tuple[float, float, str, int, int]
+#: the schedules :func:`schedule_spans` plays
+SCHEDULE_NAMES: tuple[str, ...] = ("gpipe", "1f1b", "interleaved", "zb-h1")
 
 
 def _validate(pp: int, m: int, v: int) -> tuple[int, int, int]:
@@ -127,56 +140,253 @@ def p2p_total_gb_per_step(activation_gb: float, pp: int, m: int, v: int = 1) -> 
     return 2 * (p * v - 1) * m * activation_gb
 
 
-# -- schedules for a Gantt chart ------------------------------------------------------
+# -- memory and bubbles beyond 1F1B -----------------------------------------------------
 
-def _gpipe_order(pp: int, m: int, stage: int) -> list[tuple[Phase, int]]:
+def interleaved_activation_factor(pp: int, v: int) -> float:
+    """Peak activations of interleaved 1F1B's first stage over plain 1F1B's: 1 + (p-1)/(p v).
+
+    Plain 1F1B holds p microbatches of a whole stage on GPU 0; interleaving's deeper
+    warm-up ((p-1) x 2 + (v-1) x p chunk forwards, each 1/v of a stage) makes it
+    p + (p-1)/v. Korthikanti et al., "Reducing Activation Recomputation in Large
+    Transformer Models", MLSys 2023, §4.2.3. A pure number >= 1.
+    """
+    p, _, v = _validate(pp, 1, v)
+    return 1 + (p - 1) / (p * v)
+
+
+def zb_h1_bubble_slots(pp: int, t_f: float, t_b: float, t_w: float) -> float:
+    """Idle time per stage of ZB-H1, (p-1)(t_f + t_b - t_w), in the unit of the times.
+
+    Qi et al. 2024, §3 (handcrafted schedule ZB-H1): the same peak activation memory as
+    1F1B, but W passes fill the drain, so the bubble shrinks from 1F1B's
+    (p-1)(t_f + t_b + t_w). ``t_b`` is the input-gradient pass only, ``t_w`` the weight
+    gradient. With t_f = t_b = t_w it is a third of 1F1B's bubble.
+    """
+    p, _, _ = _validate(pp, 1, 1)
+    for name, value in (("t_f", t_f), ("t_b", t_b), ("t_w", t_w)):
+        non_negative(name, value)
+    return (p - 1) * (t_f + t_b - t_w)
+
+
+def dualpipe_bubble(pp: int, t_f_and_b: float, t_b_full: float, t_w: float) -> float:
+    """DualPipe's bubble, (p/2 - 1)(t_F&B + t_B - 3 t_W), in the unit of the times.
+
+    DeepSeek-V3 report §3.2.1, Table 2, in its notation: ``t_b_full`` is a whole backward
+    chunk (input and weight gradient), ``t_w`` its weight part, ``t_f_and_b`` the time of a
+    forward and a backward chunk run overlapped. DualPipe keeps two copies of the
+    parameters (each GPU holds a stage of both directions) and p + 1 microbatches of
+    activations, and needs an even p.
+    """
+    p, _, _ = _validate(pp, 1, 1)
+    if p % 2:
+        raise ValueError(f"DualPipe needs an even number of stages, got pp = {p}")
+    for name, value in (("t_f_and_b", t_f_and_b), ("t_b_full", t_b_full), ("t_w", t_w)):
+        non_negative(name, value)
+    return (p / 2 - 1) * (t_f_and_b + t_b_full - 3 * t_w)
+
+
+# -- the simulator ---------------------------------------------------------------------
+
+#: one entry of a GPU's order: (phase "F" or "B", chunk, microbatch)
+Step = tuple[str, int, int]
+
+
+def _gpipe_order(pp: int, m: int, stage: int) -> list[Step]:
     """All forwards, then all backwards (GPipe, Huang et al. 2019, Fig. 2c)."""
-    forwards: list[tuple[Phase, int]] = [("F", j) for j in range(m)]
-    backwards: list[tuple[Phase, int]] = [("B", j) for j in range(m)]
-    return forwards + backwards
+    return [("F", 0, j) for j in range(m)] + [("B", 0, j) for j in range(m)]
 
 
-def _one_f_one_b_order(pp: int, m: int, stage: int) -> list[tuple[Phase, int]]:
+def _one_f_one_b_order(pp: int, m: int, stage: int) -> list[Step]:
     """Warmup forwards, then alternate one forward / one backward, then drain backwards.
 
     Stage i warms up with min(p - i - 1, m) forwards (Narayanan et al. 2021, Fig. 4 top;
     Megatron-LM's ``forward_backward_pipelining_without_interleaving``).
     """
     warmup = min(pp - stage - 1, m)
-    order: list[tuple[Phase, int]] = [("F", j) for j in range(warmup)]
+    order: list[Step] = [("F", 0, j) for j in range(warmup)]
     for k in range(m - warmup):
-        order += [("F", warmup + k), ("B", k)]
-    order += [("B", j) for j in range(m - warmup, m)]
-    return order
+        order += [("F", 0, warmup + k), ("B", 0, k)]
+    return order + [("B", 0, j) for j in range(m - warmup, m)]
 
 
-def interleaved_order(pp: int, m: int, v: int, stage: int) -> list[tuple[Phase, int, int]]:
-    """The order in which ``stage`` runs its chunk operations: (phase, chunk, microbatch).
+def interleaved_order(pp: int, m: int, v: int, stage: int) -> list[Step]:
+    """Interleaved 1F1B's order on ``stage`` (Megatron-LM's
+    ``forward_backward_pipelining_with_interleaving``; Narayanan et al. 2021, Fig. 4).
 
-    Interleaved 1F1B (Narayanan et al. 2021, §2.2.2; Megatron-LM's
-    ``forward_backward_pipelining_with_interleaving``): virtual microbatch k (0 <= k < m v)
-    belongs to group k // (p v); inside a group, p consecutive microbatches pass through
-    chunk 0, then the same p through chunk 1, and so on. Backwards visit the chunks in
-    reverse. Stage i warms up with (p - i - 1) x 2 + (v - 1) p forwards.
+    Stage i warms up with (p - i - 1) x 2 + (v - 1) x p chunk forwards, then alternates.
+    Virtual microbatch k belongs to group k // (p v); inside a group, p consecutive
+    microbatches pass through chunk 0, then the same p through chunk 1, and so on;
+    backwards visit the chunks in reverse.
     """
     total = m * v
 
-    def chunk(k: int, forward: bool) -> int:
+    def step(phase: str, k: int) -> Step:
         c = (k % (pp * v)) // pp
-        return c if forward else v - 1 - c
-
-    def microbatch(k: int) -> int:
-        return (k // (pp * v)) * pp + k % pp
+        return (phase, c if phase == "F" else v - 1 - c, (k // (pp * v)) * pp + k % pp)
 
     warmup = min((pp - stage - 1) * 2 + (v - 1) * pp, total)
-    order: list[tuple[Phase, int, int]] = [("F", chunk(k, True), microbatch(k))
-                                           for k in range(warmup)]
+    order = [step("F", k) for k in range(warmup)]
     for i in range(total - warmup):
-        order += [("F", chunk(warmup + i, True), microbatch(warmup + i)),
-                  ("B", chunk(i, False), microbatch(i))]
-    order += [("B", chunk(k, False), microbatch(k)) for k in range(total - warmup, total)]
-    return order
+        order += [step("F", warmup + i), step("B", i)]
+    return order + [step("B", k) for k in range(total - warmup, total)]
 
+
+class Deadlock(RuntimeError):
+    """No operation can run again; ``cursor[s]`` is the index of GPU s's next operation."""
+
+    def __init__(self, cursor: list[int]) -> None:
+        super().__init__("pipeline schedule deadlocked")
+        self.cursor = list(cursor)
+
+
+def simulate(pp: int, v: int, orders: list[list[Step]], t_f: float = 1, t_b: float = 1,
+             t_w: float = 0, split_w: bool = False) -> list[list[Span]]:
+    """Play per-GPU orders; per GPU, its spans in start order. Times in slots.
+
+    Chunk c of GPU s is virtual stage c p + s, and an operation on a chunk lasts 1/v of
+    the stage's time. A forward needs the previous virtual stage's forward of the same
+    microbatch; a backward needs the next one's backward (the last needs its own
+    forward). With ``split_w`` each backward is followed, on its GPU, by a W pass of
+    ``t_w`` that runs whenever the GPU would otherwise wait (Qi et al. 2024, §3);
+    without it the backward lasts t_b + t_w. Raises :class:`Deadlock` (a RuntimeError that
+    knows where each GPU stopped) when no operation can ever run again.
+    """
+    scale = Fraction(1, v)
+    length = {"F": Fraction(str(t_f)) * scale, "W": Fraction(str(t_w)) * scale,
+              "B": Fraction(str(t_b + (0 if split_w else t_w))) * scale}
+    end: dict[tuple[str, int, int], Fraction] = {}
+    spans: list[list[Span]] = [[] for _ in range(pp)]
+    free, cursor = [Fraction(0)] * pp, [0] * pp
+    owed: list[list[tuple[int, int]]] = [[] for _ in range(pp)]
+    now = Fraction(0)
+    while any(cursor[s] < len(orders[s]) or owed[s] for s in range(pp)):
+        for s in range(pp):
+            if free[s] > now:
+                continue
+            phase, c, mb = orders[s][cursor[s]] if cursor[s] < len(orders[s]) else ("", 0, 0)
+            virtual = c * pp + s
+            dep = _dependency(pp, v, s, phase, mb, c) if phase else None
+            if phase and (dep is None or end.get(dep, now + 1) <= now):
+                cursor[s] += 1
+                if phase == "B" and split_w:
+                    owed[s].append((c, mb))
+            elif owed[s]:
+                phase, (c, mb) = "W", owed[s].pop(0)
+                virtual = c * pp + s
+            else:
+                continue
+            spans[s].append((float(now), float(length[phase]), phase, mb, c))
+            end[(phase, virtual, mb)] = free[s] = now + length[phase]
+        later = [t for t in (*free, *end.values()) if t > now]
+        if not later:
+            if any(cursor[s] < len(orders[s]) or owed[s] for s in range(pp)):
+                raise Deadlock(cursor)
+            break
+        now = min(later)
+    return spans
+
+
+def schedule_spans(schedule: str, pp: int, m: int, v: int = 1, t_f: float = 1,
+                   t_b: float = 1, t_w: float = 0) -> list[list[Span]]:
+    """The spans of ``schedule`` (one of :data:`SCHEDULE_NAMES`) for p stages, m microbatches.
+
+    ``v`` counts only for "interleaved" (Megatron-LM needs m to be a multiple of p
+    there). "zb-h1" is 1F1B's order with W split off to fill the gaps; its activations
+    are released at B, as in Qi et al.'s memory accounting (W keeps only its small M_W).
+    """
+    p, m, v = _validate(pp, m, v)
+    for name, value in (("t_f", t_f), ("t_b", t_b), ("t_w", t_w)):
+        non_negative(name, value)
+    if schedule == "interleaved":
+        if m % p:
+            raise ValueError(f"the interleaved schedule needs m to be a multiple of pp: "
+                             f"m = {m} is not a multiple of pp = {p}")
+        return simulate(p, v, [interleaved_order(p, m, v, s) for s in range(p)], t_f, t_b, t_w)
+    orders = {"gpipe": _gpipe_order, "1f1b": _one_f_one_b_order, "zb-h1": _one_f_one_b_order}
+    if schedule not in orders:
+        raise ValueError(f"schedule must be one of {', '.join(SCHEDULE_NAMES)}, "
+                         f"got {schedule!r}")
+    return simulate(p, 1, [orders[schedule](p, m, s) for s in range(p)], t_f, t_b, t_w,
+                    split_w=schedule == "zb-h1")
+
+
+def makespan(spans: list[list[Span]]) -> float:
+    """The end of the last operation, in slots."""
+    return max(start + length for ops in spans for start, length, *_ in ops)
+
+
+def idle_spans(ops: list[Span], span: float) -> list[tuple[float, float]]:
+    """The gaps of one GPU between time 0 and ``span``: (start, length) each: its bubble."""
+    gaps, t = [], 0.0
+    for start, length, *_ in sorted(ops):
+        if start > t + 1e-9:
+            gaps.append((t, start - t))
+        t = max(t, start + length)
+    if span > t + 1e-9:
+        gaps.append((t, span - t))
+    return gaps
+
+
+def peak_activations(ops: list[Span]) -> float:
+    """Most microbatches' worth of a stage's activations one GPU holds at once.
+
+    Held from a forward until its backward (B) ends; a chunk is 1/v of a stage, so it
+    counts 1/v. A split-off W keeps only its small weight-gradient inputs (Qi et al.'s
+    M_W), not counted here.
+    """
+    held = peak = 0.0
+    for _, length, phase, _, _ in sorted(ops):
+        held += {"F": length, "B": -length}.get(phase, 0.0)
+        peak = max(peak, held)
+    return peak
+
+
+# -- whole-stage schedules as slot lists (GPipe, 1F1B) ----------------------------------
+
+def _as_ops(spans: list[list[Span]]) -> list[list[Op]]:
+    return [[(int(start), "F" if phase == "F" else "B", mb) for start, _, phase, mb, _ in ops]
+            for ops in spans]
+
+
+def schedule_gpipe(pp: int, m: int) -> list[list[Op]]:
+    """GPipe schedule: for each stage, its (start slot, "F"/"B", microbatch) in order.
+
+    Unit time per forward and per backward. The iteration lasts 2(m + p - 1) slots, of
+    which each stage is busy 2m and idle 2(p - 1).
+    """
+    return _as_ops(schedule_spans("gpipe", pp, m))
+
+
+def schedule_1f1b(pp: int, m: int) -> list[list[Op]]:
+    """1F1B (PipeDream-Flush) schedule: per stage, (start slot, "F"/"B", microbatch).
+
+    Unit time per forward and per backward. Same length and idle time as GPipe, but
+    stage i never holds more than p - i microbatches' activations.
+    """
+    return _as_ops(schedule_spans("1f1b", pp, m))
+
+
+def makespan_slots(schedule: list[list[Op]]) -> int:
+    """Length of a schedule in slots: the end of its last operation."""
+    return max(start + 1 for ops in schedule for start, _, _ in ops)
+
+
+def idle_slots(schedule: list[list[Op]]) -> list[int]:
+    """Idle slots per stage between time 0 and the end of the whole schedule."""
+    span = makespan_slots(schedule)
+    return [span - len(ops) for ops in schedule]
+
+
+def peak_in_flight(ops: list[Op]) -> int:
+    """Most microbatches one stage holds at once (forward done, backward not yet done)."""
+    held = peak = 0
+    for _, phase, _ in sorted(ops):
+        held += 1 if phase == "F" else -1
+        peak = max(peak, held)
+    return peak
+
+
+# -- learner-written schedules (the chapter 5 lab) --------------------------------------
 
 class ScheduleError(ValueError):
     """A schedule that cannot run; ``stage`` and ``position`` locate the offending action."""
@@ -191,7 +401,7 @@ ChunkOp = tuple[int, Phase, int, int]
 _Key = tuple[Phase, int, int]  # (phase, virtual stage, microbatch)
 
 
-def _dependency(pp: int, v: int, stage: int, phase: Phase, mb: int, chunk: int) -> _Key | None:
+def _dependency(pp: int, v: int, stage: int, phase: str, mb: int, chunk: int) -> _Key | None:
     """What must finish before (phase, mb) of ``chunk`` on ``stage`` starts.
 
     Chunk c of stage s is virtual stage k = c p + s (v = 1: k = s). A forward needs the
@@ -204,12 +414,12 @@ def _dependency(pp: int, v: int, stage: int, phase: Phase, mb: int, chunk: int) 
     return ("B", k + 1, mb) if k < pp * v - 1 else ("F", k, mb)
 
 
-def _check_actions(pp: int, m: int, v: int, orders: list[list[tuple[Phase, int, int]]]) -> None:
+def _check_actions(pp: int, m: int, v: int, orders: Sequence[Sequence[Step]]) -> None:
     """Every stage runs F and B of every (chunk, microbatch) exactly once, nothing else."""
     if len(orders) != pp:
         raise ScheduleError(f"expected one action list per stage ({pp}), got {len(orders)}")
     for s, order in enumerate(orders):
-        seen: set[tuple[Phase, int, int]] = set()
+        seen: set[Step] = set()
         for i, (phase, chunk, mb) in enumerate(order):
             if phase not in ("F", "B") or not 0 <= mb < m or not 0 <= chunk < v:
                 raise ScheduleError(f"stage {s}, action {i}: {(phase, chunk, mb)!r} is not an "
@@ -226,7 +436,7 @@ def _check_actions(pp: int, m: int, v: int, orders: list[list[tuple[Phase, int, 
                                 len(order))
 
 
-def execute(pp: int, m: int, orders: list[list[tuple[Phase, int, int]]],
+def execute(pp: int, m: int, orders: Sequence[Sequence[Step]],
             v: int = 1) -> list[list[ChunkOp]]:
     """Run per-stage action lists, each action (phase, chunk, microbatch) taking 1 slot.
 
@@ -237,28 +447,15 @@ def execute(pp: int, m: int, orders: list[list[tuple[Phase, int, int]]],
     """
     p, m, v = _validate(pp, m, v)
     _check_actions(p, m, v, orders)
-    end: dict[_Key, int] = {}
-    result: list[list[ChunkOp]] = [[] for _ in range(p)]
-    free_at, cursor = [0] * p, [0] * p
-    while any(cursor[s] < len(orders[s]) for s in range(p)):
-        progressed = False
-        for s in range(p):
-            while cursor[s] < len(orders[s]):
-                phase, chunk, mb = orders[s][cursor[s]]
-                dep = _dependency(p, v, s, phase, mb, chunk)
-                if dep is not None and dep not in end:
-                    break
-                start = max(free_at[s], end[dep] if dep is not None else 0)
-                result[s].append((start, phase, mb, chunk))
-                end[(phase, chunk * p + s, mb)] = free_at[s] = start + 1
-                cursor[s] += 1
-                progressed = True
-        if not progressed:
-            raise _stuck(p, v, orders, cursor)
-    return result
+    try:  # a chunk action lasts t/v, so t_f = t_b = v makes each one slot long
+        spans = simulate(p, v, [list(order) for order in orders], t_f=v, t_b=v)
+    except Deadlock as stuck:
+        raise _stuck(p, v, orders, stuck.cursor) from None
+    return [[(int(start), phase, mb, chunk)  # type: ignore[misc]
+             for start, _, phase, mb, chunk in ops] for ops in spans]
 
 
-def _stuck(pp: int, v: int, orders: list[list[tuple[Phase, int, int]]],
+def _stuck(pp: int, v: int, orders: Sequence[Sequence[Step]],
            cursor: list[int]) -> ScheduleError:
     """The error for the action at the root of a deadlock.
 
@@ -283,50 +480,3 @@ def _stuck(pp: int, v: int, orders: list[list[tuple[Phase, int, int]]],
         f" (chunk {k // pp})" if v > 1 else "")
     return ScheduleError(f"stage {s}, action {cursor[s]}: {what} needs {needs} first, which "
                          "cannot run before it: the schedule deadlocks here", s, cursor[s])
-
-
-def _simulate(pp: int, orders: list[list[tuple[Phase, int]]]) -> list[list[Op]]:
-    """Start each operation as early as its stage and its dependency allow (1 slot each)."""
-    m = sum(1 for phase, _ in orders[0] if phase == "F")
-    ran = execute(pp, m, [[(phase, 0, mb) for phase, mb in order] for order in orders])
-    return [[(start, phase, mb) for start, phase, mb, _ in ops] for ops in ran]
-
-
-def schedule_gpipe(pp: int, m: int) -> list[list[Op]]:
-    """GPipe schedule: for each stage, its (start slot, "F"/"B", microbatch) in order.
-
-    Unit time per forward and per backward. The iteration lasts 2(m + p - 1) slots, of
-    which each stage is busy 2m and idle 2(p - 1).
-    """
-    p, m, _ = _validate(pp, m, 1)
-    return _simulate(p, [_gpipe_order(p, m, s) for s in range(p)])
-
-
-def schedule_1f1b(pp: int, m: int) -> list[list[Op]]:
-    """1F1B (PipeDream-Flush) schedule: per stage, (start slot, "F"/"B", microbatch).
-
-    Unit time per forward and per backward. Same length and idle time as GPipe, but
-    stage i never holds more than p - i microbatches' activations.
-    """
-    p, m, _ = _validate(pp, m, 1)
-    return _simulate(p, [_one_f_one_b_order(p, m, s) for s in range(p)])
-
-
-def makespan_slots(schedule: list[list[Op]]) -> int:
-    """Length of a schedule in slots: the end of its last operation."""
-    return max(start + 1 for ops in schedule for start, _, _ in ops)
-
-
-def idle_slots(schedule: list[list[Op]]) -> list[int]:
-    """Idle slots per stage between time 0 and the end of the whole schedule."""
-    span = makespan_slots(schedule)
-    return [span - len(ops) for ops in schedule]
-
-
-def peak_in_flight(ops: list[Op]) -> int:
-    """Most microbatches one stage holds at once (forward done, backward not yet done)."""
-    held = peak = 0
-    for _, phase, _ in sorted(ops):
-        held += 1 if phase == "F" else -1
-        peak = max(peak, held)
-    return peak

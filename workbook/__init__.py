@@ -4,6 +4,7 @@
     wb.check("0.1", "1.75 GB")      # instant feedback, recorded in your progress log
     wb.hint("0.1"); wb.solution("0.1"); wb.practice("0.1")
     wb.progress()                   # mastery and day streak
+    wb.narration("ch00/intro")      # narration: the transcript, and audio once rendered
 
 Importing this package is cheap: matplotlib, ipywidgets and nbformat load only when a
 function that needs them is called.
@@ -27,6 +28,7 @@ _LAZY = {
     "widget": "workbook.widgets",
     "prediction_lock": "workbook.predictions", "reveal": "workbook.predictions",
     "reflection": "workbook.predictions", "ledger": "workbook.predictions",
+    "narration": "workbook.narrate",
 }
 
 __all__ = ["exercise", "exercises", *_LAZY]

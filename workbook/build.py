@@ -40,7 +40,7 @@ def _directive_cells(block: Block, instructor: bool) -> list[NotebookNode]:
     if block.name == "exercise":
         return cells.exercise_cells(lookup(block.arg), instructor)
     if block.name == "narration":
-        return [new_code_cell(f'narration.play("{block.arg}")')]
+        return [new_code_cell(f'wb.narration("{block.arg}")')]
     if block.name == "predict":
         return [new_code_cell(f'wb.prediction_lock("{block.arg}")')]
     if block.name == "reveal":

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.exercise import Exercise
+from autograder.kinds.base import Verdict
 from autograder.result import CheckResult
 from autograder.template import fill
 from workbook import journal
@@ -52,42 +53,50 @@ def check_shown(exercise_id: str, answer: Any, params: dict[str, Any] | None) ->
 def _check(record: Exercise, answer: Any, params: dict[str, Any] | None) -> CheckResult:
     if record.answer_kind.is_untouched(answer):
         result = _unanswered(record)
+    elif grading_mode():  # graded without hints: the log is neither read nor written
+        result = _result(record, record.grade(answer, params), params, hint="")
     else:
-        verdict = record.grade(answer, params)
-        result = CheckResult(
-            exercise_id=record.id, title=record.title, verdict=verdict,
-            hint=_next_hint(record, wrong=not verdict.passed), params=params,
-            attempt_counted=verdict.counts_as_attempt,
-            variant_prompt=fill(record.prompt, params) if params else "",
-        )
-    if grading_mode():
-        if not result.passed:
-            raise AssertionError(f"Exercise {record.id}: {result.status_line}: {result.message}")
-        return result
+        return _check_and_record(record, answer, params)
+    if grading_mode() and not result.passed:
+        raise AssertionError(f"Exercise {record.id}: {result.status_line}: {result.message}")
+    return result
+
+
+def _check_and_record(record: Exercise, answer: Any,
+                      params: dict[str, Any] | None) -> CheckResult:
+    """A learner's check. What they have seen of the exercise is read from the log once,
+    for the hint to offer and for the logged attempt."""
+    verdict = record.grade(answer, params)
+    seen = journal.seen(record.id)
+    result = _result(record, verdict, params, _next_hint(record, verdict.passed, seen.hints))
     if result.attempt_counted:
-        note = journal.record_check(record.id, params, answer, result.verdict)
+        note = journal.record_check(record.id, params, answer, verdict, seen)
         if note:
             result = result.with_note(note)
     return result
 
 
-def _unanswered(record: Exercise) -> CheckResult:
-    from autograder.kinds.base import Verdict
+def _result(record: Exercise, verdict: Verdict, params: dict[str, Any] | None,
+            hint: str) -> CheckResult:
+    return CheckResult(exercise_id=record.id, title=record.title, verdict=verdict, hint=hint,
+                       params=params, attempt_counted=verdict.counts_as_attempt,
+                       variant_prompt=fill(record.prompt, params) if params else "")
 
+
+def _unanswered(record: Exercise) -> CheckResult:
     verdict = Verdict(status="invalid",
                       message=f"Nothing to check yet: expected {record.answer_kind.describe()}.")
     return CheckResult(exercise_id=record.id, title=record.title, verdict=verdict,
                        hint="", params=None, attempt_counted=False, unanswered=True)
 
 
-def _next_hint(record: Exercise, wrong: bool) -> str:
+def _next_hint(record: Exercise, passed: bool, hints_seen: int) -> str:
     """After a wrong answer, offer the next hint the learner has not seen yet."""
-    if not wrong or not record.hints:
+    if passed or not record.hints:
         return ""
-    seen = journal.hints_seen(record.id)
-    if seen >= len(record.hints):
+    if hints_seen >= len(record.hints):
         return "You have seen every hint; the worked solution is next (Show solution)."
-    return f"A hint is waiting: hint {seen + 1} of {len(record.hints)} (press Hint)."
+    return f"A hint is waiting: hint {hints_seen + 1} of {len(record.hints)} (press Hint)."
 
 
 @dataclass(frozen=True)
@@ -116,8 +125,7 @@ def hint(exercise_id: str, params: dict[str, Any] | None = None) -> Text:
     """The next hint of the exercise's ladder (the last one again once all are seen), in
     the numbers of ``params`` (a variant) or the printed ones."""
     record = lookup(exercise_id)
-    seen = journal.hints_seen(record.id)
-    index = min(seen, len(record.hints) - 1)
+    index = min(journal.seen(record.id).hints, len(record.hints) - 1)
     if not grading_mode():
         journal.record_event("hint", record.id, value=str(index + 1))
     return Text(f"Hint {index + 1} of {len(record.hints)} for exercise {record.id}",

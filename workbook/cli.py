@@ -157,7 +157,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_narrate(args: argparse.Namespace) -> int:
-    from narration.render import render_cli
+    from workbook.narrate import render_cli
 
     return render_cli(args.chapter, args.out)
 

@@ -8,6 +8,7 @@ result, and the file is left untouched.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,16 @@ if TYPE_CHECKING:
     from autograder.kinds.base import Verdict
     from autograder.progress.summary import ProgressSummary
 
-_ANSWER_LIMIT = 2000
+_COUNTED_VIEWS = ("hint", "solution")
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the learner has seen of one exercise so far: how many hints, and whether the
+    worked solution."""
+
+    hints: int = 0
+    solution: bool = False
 
 
 class _Journal:
@@ -30,6 +40,9 @@ class _Journal:
 
     def __init__(self) -> None:
         self.store: ProgressStore | None = None
+        # A hint or solution view is queued: counts read for a check must wait for it
+        # (and only then; a check never waits for the previous check's write).
+        self.views_queued = False
         self.writer: WriteBehind | None = None
         self.error = ""
         self.path = default_store_path()
@@ -71,14 +84,15 @@ def store() -> ProgressStore:
 
 
 def describe_answer(answer: Any) -> str:
-    """The learner's answer as short text for the log (functions by name)."""
+    """The learner's answer as text for the log (functions by name); the event cuts it to
+    :data:`autograder.progress.events.MAX_ANSWER_CHARS`."""
     if callable(answer):
         return f"<function {getattr(answer, '__name__', '?')}>"
     try:
         text = repr(answer)
     except Exception:  # a learner object with a broken __repr__
         text = f"<{type(answer).__name__}>"
-    return text[:_ANSWER_LIMIT]
+    return text
 
 
 def _append(event: Event) -> str:
@@ -86,18 +100,20 @@ def _append(event: Event) -> str:
     journal = _journal()
     if journal.store is None or journal.writer is None:
         return f"Progress not saved: {journal.error}"
+    if event.action in _COUNTED_VIEWS:
+        journal.views_queued = True
     journal.writer.put(event)
     return " ".join(dict.fromkeys(journal.writer.take_errors()))
 
 
 def record_check(exercise_id: str, params: dict[str, Any] | None, answer: Any,
-                 verdict: Verdict) -> str:
-    """Log one check; returns a note for the learner when it could not be saved."""
-    counts = _action_counts(exercise_id)
+                 verdict: Verdict, seen_before: Seen) -> str:
+    """Log one check, with what the learner had seen before it (read by the caller with
+    :func:`seen`); returns a note for the learner when it could not be saved."""
     event = Event.now(
         "check", exercise_id, variant=params, answer=describe_answer(answer),
         status="correct" if verdict.passed else "wrong", score=verdict.score,
-        hints_used=counts.get("hint", 0), solution_viewed=counts.get("solution", 0) > 0,
+        hints_used=seen_before.hints, solution_viewed=seen_before.solution,
     )
     return _append(event)
 
@@ -122,7 +138,8 @@ def _action_counts(exercise_id: str) -> dict[str, int]:
     """Hint and solution counts: only a queued hint or solution view is waited for, so
     a check does not wait for the previous check's write."""
     journal = _journal()
-    if journal.writer is not None and journal.writer.pending("hint", "solution"):
+    if journal.writer is not None and journal.views_queued:
+        journal.views_queued = False
         journal.writer.flush()
     found = journal.store
     if found is None:
@@ -133,8 +150,10 @@ def _action_counts(exercise_id: str) -> dict[str, int]:
         return {}
 
 
-def hints_seen(exercise_id: str) -> int:
-    return _action_counts(exercise_id).get("hint", 0)
+def seen(exercise_id: str) -> Seen:
+    """What the learner has seen of the exercise, read from the log in one query."""
+    counts = _action_counts(exercise_id)
+    return Seen(hints=counts.get("hint", 0), solution=counts.get("solution", 0) > 0)
 
 
 def summary(today: date | None = None) -> ProgressSummary:

@@ -29,8 +29,7 @@ SETUP_SOURCE = '''\
 import importlib.util
 if importlib.util.find_spec("workbook") is None:
     get_ipython().run_line_magic("pip", "install --quiet {install_spec}")
-import workbook as wb
-import narration'''
+import workbook as wb'''
 
 
 def prompt_markdown(record: Exercise) -> str:

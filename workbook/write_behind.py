@@ -27,7 +27,6 @@ class WriteBehind:
         # An Event to write, or a threading.Event to set once everything before it is done.
         self._queue: queue.Queue[Event | threading.Event] = queue.Queue()
         self._errors: list[str] = []
-        self._pending: dict[str, int] = {}  # queued, not yet written, by action
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="workbook-progress-writer",
                                         daemon=True)
@@ -35,14 +34,7 @@ class WriteBehind:
         atexit.register(self.flush)
 
     def put(self, event: Event) -> None:
-        with self._lock:
-            self._pending[event.action] = self._pending.get(event.action, 0) + 1
         self._queue.put(event)
-
-    def pending(self, *actions: str) -> int:
-        """How many events of these actions are queued but not yet written."""
-        with self._lock:
-            return sum(self._pending.get(action, 0) for action in actions)
 
     def flush(self) -> None:
         """Wait until every event queued so far is written (or has failed)."""
@@ -68,6 +60,3 @@ class WriteBehind:
             except (ProgressFileError, OSError, ValueError) as exc:
                 with self._lock:
                     self._errors.append(f"Progress not saved: {exc}")
-            finally:
-                with self._lock:
-                    self._pending[item.action] -= 1

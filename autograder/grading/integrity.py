@@ -39,7 +39,6 @@ TIME_TAMPERING = frozenset({"signal.signal", "signal.setitimer", "signal.alarm",
                             "signal.pthread_sigmask", "signal.siginterrupt",
                             "resource.setrlimit", "sys.setrecursionlimit", "sys.settrace",
                             "sys.setprofile", "threading.settrace"})
-FILE_EVENTS = frozenset({"open", "os.listdir", "os.scandir", "os.symlink", "os.link"})
 BUILTIN_VALUE_ERRORS = frozenset(
     name for name, value in vars(builtins).items()
     if isinstance(value, type) and issubclass(value, ValueError))
@@ -299,8 +298,9 @@ def blocked_findings(log: Sequence[tuple[CodeCell | None, str, str]],
     for cell, event, path in log:
         if cell is not None and cell.index in skip:
             continue
-        kind = "files" if event in FILE_EVENTS else "ctypes" if event.startswith("ctypes") \
-            else "programs"
+        # The guard logs the protected path of a file operation and no path for anything
+        # else; which operations touch files is decided in the guard alone.
+        kind = "files" if path else "ctypes" if event.startswith("ctypes") else "programs"
         grouped.setdefault((-1 if cell is None else cell.index, kind), []).append(
             (cell, event, path))
     findings = []

@@ -146,6 +146,12 @@ class Numeric(AnswerKind):
     # -- explaining a wrong answer ----------------------------------------------------------
     def _misconception(self, value: float, want: float,
                        misconceptions: tuple[tuple[Any, str], ...]) -> str:
+        """The feedback of every misconception that gives ``value``, all of them.
+
+        Two different mistakes can lead to the same number for some inputs; picking one
+        would tell half the learners about a mistake they did not make.
+        """
+        found: list[str] = []
         for wrong, feedback in misconceptions:
             try:
                 wrong_value = float(wrong)
@@ -153,9 +159,14 @@ class Numeric(AnswerKind):
                 continue
             if not math.isfinite(wrong_value) or self._close(wrong_value, want):
                 continue  # for these numbers the misconception gives the right answer
-            if self._close(value, wrong_value):
-                return feedback
-        return ""
+            if self._close(value, wrong_value) and feedback not in found:
+                found.append(feedback)
+        if len(found) < 2:
+            return "".join(found)
+        listed = " ".join(f"({n}) {text}" for n, text in enumerate(found, start=1))
+        count = {2: "Two", 3: "Three"}.get(len(found), str(len(found)))
+        return (f"{count} different mistakes lead to this number with these inputs; "
+                f"check which one you made. {listed}")
 
     def _slip(self, value: float, want: float) -> str:
         if want == 0:

@@ -37,20 +37,28 @@ class DriveNotMountedError(RuntimeError):
     """Google Drive is not mounted where the progress log should go."""
 
 
-def default_store_path() -> Path:
-    """The log's path: ``$WORKBOOK_HOME/progress.sqlite3``, else the user data folder.
+def data_folder() -> Path:
+    """The learner's data folder: ``$WORKBOOK_HOME`` (surrounding spaces ignored), else
+    the per-user data folder of this operating system. Not created here.
 
-    The containing folder is created if it does not exist yet.
+    Everything the workbook keeps for a learner lives under it: the progress log here,
+    rendered narration audio in ``narration/`` (the workbook passes it to the narration
+    package, which does not know this folder on its own).
     """
     home = os.environ.get(HOME_ENV, "").strip()
     if home:
-        folder = Path(home).expanduser()
-    else:
-        # Imported here so that importing this package stays quick when the path is
-        # given explicitly. appauthor=False: no vendor sub-folder on Windows.
-        import platformdirs
+        return Path(home).expanduser()
+    # Imported here so that importing this package stays quick when the path is given
+    # explicitly. appauthor=False: no vendor sub-folder on Windows.
+    import platformdirs
 
-        folder = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def default_store_path() -> Path:
+    """The log's path: ``progress.sqlite3`` in :func:`data_folder`, which is created if
+    it does not exist yet."""
+    folder = data_folder()
     folder.mkdir(parents=True, exist_ok=True)
     return folder / FILE_NAME
 

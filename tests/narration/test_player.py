@@ -20,8 +20,7 @@ FAKE_OGG = b"OggS fake audio bytes for the player tests"
 
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test gets its own audio home and notebook folder, and no front-end hints."""
-    monkeypatch.setenv("WORKBOOK_HOME", str(tmp_path / "home"))
+    """Every test gets its own notebook folder, and no front-end hints."""
     for name in ("VSCODE_PID", player.EMBED_ENV):
         monkeypatch.delenv(name, raising=False)
     notebook_dir = tmp_path / "notebooks"
@@ -105,10 +104,11 @@ def test_embed_is_chosen_in_vscode_and_can_be_overridden(
     assert play(KEY, audio_dir=tmp_path / "audio").src == "narration_audio/ch05/intro.ogg"
 
 
-def test_default_audio_dir_follows_workbook_home(tmp_path: Path) -> None:
-    _write_audio(tmp_path / "home" / "narration", suffix=".wav")
+def test_without_an_audio_folder_only_the_transcript_is_shown(tmp_path: Path) -> None:
     shown = play(KEY, embed=False)
-    assert shown.src == "narration_audio/ch05/intro.wav"
+    assert shown.audio_file is None and shown.src is None
+    assert shown.note == player.NO_AUDIO_DIR_NOTE
+    assert "<audio" not in shown._repr_html_()
 
 
 def test_stale_audio_is_flagged(tmp_path: Path) -> None:
@@ -128,12 +128,14 @@ def test_expanded_opens_the_transcript(tmp_path: Path) -> None:
 
 
 def test_plain_text_for_terminals(tmp_path: Path) -> None:
-    text = str(play("ch00/recap", audio_dir=tmp_path))
+    titles = {0: "Ring AllReduce"}
+    text = str(play("ch00/recap", audio_dir=tmp_path, chapter_titles=titles))
     assert text.startswith("Narration: Chapter 0, Ring AllReduce: Recap (about ")
     assert "reduce-scatter and then all-gather" in " ".join(text.split())
     assert "workbook narrate --chapter 0" in " ".join(text.split())
     assert all(len(line) <= 88 for line in text.splitlines()[1:])
-    assert repr(play("ch00/recap", audio_dir=tmp_path)) == text
+    assert repr(play("ch00/recap", audio_dir=tmp_path, chapter_titles=titles)) == text
+    assert str(play("ch00/recap", audio_dir=tmp_path)).startswith("Narration: Chapter 0: Recap (")
 
 
 def test_html_escapes_markup() -> None:

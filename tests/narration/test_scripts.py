@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -60,11 +61,21 @@ def test_segment_text_is_speakable(key: str) -> None:
     assert "\n\n\n" not in text and text == text.strip()
 
 
-def test_titles_name_chapter_and_section() -> None:
-    assert segment("ch05/intro").title == "Chapter 5, Pipeline parallelism: Introduction"
-    assert segment("ch09/exercises").title == (
-        "Chapter 9, Capstone: rebuilding the Llama 3 405B run: Pause and try it"
+def test_titles_name_chapter_and_section_and_the_chapter_title_when_given() -> None:
+    assert segment("ch05/intro").title == "Chapter 5: Introduction"
+    titles = {9: "Capstone: a run"}
+    assert scripts.segment_title("ch09/exercises", titles) == (
+        "Chapter 9, Capstone: a run: Pause and try it"
     )
+    assert scripts.segment_title("ch05/recap", titles) == "Chapter 5: Recap"
+
+
+def test_the_chapters_are_the_script_files() -> None:
+    folder = Path(scripts.__file__).parent / "scripts"
+    on_disk = sorted(int(p.stem[2:]) for p in folder.glob("ch[0-9][0-9].md"))
+    assert scripts.chapters() == tuple(on_disk) == tuple(range(10))
+    with pytest.raises(ValueError, match=r"chapter must be one of 0\.\.9, got 10"):
+        scripts.chapter_key_prefix(10)
 
 
 # Facts the seed got wrong; the narration must say them the corrected way.

@@ -1,7 +1,7 @@
 """Every narration key a chapter source uses exists, and each chapter uses all five of its own.
 
 Chapter sources live in ``workbook/chapters/``; they place a player with a
-``{narration} chNN/section`` directive or a ``narration.play("chNN/section")`` call.
+``{narration} chNN/section`` directive or a ``wb.narration("chNN/section")`` call.
 Chapters whose source does not exist yet are not checked.
 """
 
@@ -15,7 +15,7 @@ import pytest
 from narration.scripts import chapter_keys, keys
 
 CHAPTERS_DIR = Path(__file__).resolve().parents[2] / "workbook" / "chapters"
-USE = re.compile(r"""\{narration\}\s+(\S+)|narration\.play\(\s*["']([^"']+)["']""")
+USE = re.compile(r"""\{narration\}\s+(\S+)|wb\.narration\(\s*["']([^"']+)["']""")
 
 
 def _sources() -> list[Path]:
@@ -27,7 +27,7 @@ def used_keys(text: str) -> list[str]:
 
 
 def test_used_keys_pattern_finds_both_forms() -> None:
-    text = '```{narration} ch05/intro\n```\nnarration.play("ch05/recap")\n'
+    text = '```{narration} ch05/intro\n```\nwb.narration("ch05/recap")\n'
     assert used_keys(text) == ["ch05/intro", "ch05/recap"]
 
 

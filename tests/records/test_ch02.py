@@ -45,10 +45,10 @@ def test_2_3_per_gpu_is_a_misconception() -> None:
 
 def test_2_4_reference_rounds_up() -> None:
     fn = ex("2.4").expected()
-    assert fn.__name__ == "required_accumulation_steps"
-    assert fn(1000, 4, 8) == 32   # 31.25 -> 32 (effective batch 1024)
-    assert fn(2048, 4, 8) == 64
-    assert fn(16, 4, 8) == 1
+    assert fn.__name__ == "accumulation_plan"
+    assert fn(1000, 4, 8) == (32, 1024)   # 31.25 -> 32 steps of 4 x 8 = 32 sequences
+    assert fn(2048, 4, 8) == (64, 2048)
+    assert fn(16, 4, 8) == (1, 32)        # one step already gives 32 >= 16
 
 
 def test_2_4_edge_cases() -> None:

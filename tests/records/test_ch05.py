@@ -101,3 +101,28 @@ def test_5_6_misconceptions() -> None:
     # 140 (not strict), 8/0.05 = 160 -> 161 (p instead of p-1), 7 x 95/5 = 133 -> 134 (over total)
     wrong = [w for w, _ in ex("5.6").wrong_answers()]
     assert wrong == [pytest.approx(140.0), 161, 134]
+
+
+# -- 5.7, beyond the 58 -------------------------------------------------------------------
+
+def test_5_7_is_a_challenge_outside_the_58() -> None:
+    from workbook.records import all_challenges, all_exercises, ch05_challenge, lookup
+
+    assert [r.id for r in ch05_challenge.CHALLENGES] == ["5.7"]
+    assert len(all_exercises()) == 58 and "5.7" not in {r.id for r in all_exercises()}
+    assert "5.7" in {r.id for r in all_challenges()}
+    assert lookup("5.7") is ch05_challenge.EX_5_7
+
+
+def test_5_7_interleaved_peak_activations_by_hand() -> None:
+    from workbook.records.ch05_challenge import EX_5_7
+
+    # p = 4, v = 2: GPU 0 warms up with (p-1) x 2 + (v-1) x p = 6 + 4 = 10 chunk forwards
+    # (fewer than m v = 16), runs one more, and only then frees a chunk: 11 half-stage
+    # chunks = 5.5 microbatches x 2 GB = 11 GB, against plain 1F1B's 4 x 2 = 8 GB, the
+    # factor 1 + 3/8 = 1.375.
+    assert EX_5_7.expected() == pytest.approx(11.0)
+    assert EX_5_7.grade("8 GB").status == "wrong"      # plain 1F1B
+    assert EX_5_7.grade("22 GB").status == "wrong"     # chunks counted as whole stages
+    assert EX_5_7.grade("2.75 GB").status == "wrong"   # the factor without the p
+    assert EX_5_7.grade("11 GB").status == "correct"

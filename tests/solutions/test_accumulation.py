@@ -74,3 +74,14 @@ def test_compute_per_optimizer_step() -> None:
 def test_impossible_times_are_rejected(call: object) -> None:
     with pytest.raises(ValueError):
         call()  # type: ignore[operator]
+
+
+def test_accumulation_plan_returns_the_batch_the_steps_really_give() -> None:
+    from solutions.accumulation import accumulation_plan
+
+    # 1000 / (4 x 8) = 31.25 -> 32 steps; 32 x 4 x 8 = 1024 sequences, not 1000
+    assert accumulation_plan(1000, 4, 8) == (32, 1024)
+    assert accumulation_plan(2048, 4, 8) == (64, 2048)  # divisible: exactly the target
+    assert accumulation_plan(16, 4, 8) == (1, 32)       # one step overshoots
+    with pytest.raises(ValueError):
+        accumulation_plan(1000, 0, 8)

@@ -193,3 +193,78 @@ def test_schedules_respect_dependencies() -> None:
     assert all(sorted((ph, mb) for _, ph, mb in ops)
                == sorted([("F", j) for j in range(8)] + [("B", j) for j in range(8)])
                for ops in schedule)
+
+
+# -- one simulator for every schedule -----------------------------------------------------
+
+@pytest.mark.parametrize(("pp", "m"), [(2, 4), (3, 5), (4, 4), (4, 8), (8, 16), (16, 64)])
+def test_zb_h1_bubble_is_a_third_of_1f1b_with_equal_times(pp: int, m: int) -> None:
+    # Qi et al. 2024, §3: with T_F = T_B = T_W, 1F1B idles (p-1)(F+B+W) = 3(p-1) slots per
+    # stage and ZB-H1 (p-1)(F+B-W) = p-1; every stage computes 3m.
+    one_f_one_b = pl.schedule_spans("1f1b", pp, m, 1, 1, 1, 1)
+    zero_bubble = pl.schedule_spans("zb-h1", pp, m, 1, 1, 1, 1)
+    assert pl.makespan(one_f_one_b) == 3 * m + 3 * (pp - 1)
+    assert pl.makespan(zero_bubble) == 3 * m + (pp - 1)
+    assert pl.zb_h1_bubble_slots(pp, 1, 1, 1) == pp - 1
+    for ops in zero_bubble:
+        idle = sum(length for _, length in pl.idle_spans(ops, pl.makespan(zero_bubble)))
+        assert idle == pytest.approx(pp - 1)
+
+
+@pytest.mark.parametrize(("pp", "m"), [(4, 8), (8, 16)])
+def test_zb_h1_with_a_longer_input_gradient(pp: int, m: int) -> None:
+    # t_f = 1, t_b = 2, t_w = 1: bubble (p-1)(1 + 2 - 1) = 2(p-1); compute 4m
+    spans = pl.schedule_spans("zb-h1", pp, m, 1, 1, 2, 1)
+    assert pl.makespan(spans) == 4 * m + 2 * (pp - 1)
+
+
+def test_zb_h1_keeps_1f1b_memory_and_runs_every_pass_once() -> None:
+    spans = pl.schedule_spans("zb-h1", 4, 8, 1, 1, 1, 1)
+    assert [pl.peak_activations(ops) for ops in spans] == [4, 3, 2, 1]  # min(p - i, m)
+    for ops in spans:
+        assert sorted((phase, mb) for _, _, phase, mb, _ in ops) == sorted(
+            (phase, mb) for phase in "BFW" for mb in range(8))
+        done_b = {mb: start + length for start, length, phase, mb, _ in ops if phase == "B"}
+        assert all(start >= done_b[mb] for start, _, phase, mb, _ in ops if phase == "W")
+
+
+@pytest.mark.parametrize(("pp", "m", "v"), [(2, 4, 3), (4, 8, 2), (4, 8, 4), (8, 16, 2)])
+def test_interleaving_activation_factor_matches_the_simulated_first_stage(
+        pp: int, m: int, v: int) -> None:
+    # Korthikanti et al. 2022, §4.2.3: GPU 0 holds p(1 + (p-1)/(p v)) microbatches' worth
+    spans = pl.schedule_spans("interleaved", pp, m, v)
+    assert pl.peak_activations(spans[0]) == pytest.approx(pp + (pp - 1) / v)
+    assert pl.interleaved_activation_factor(pp, v) == pytest.approx(1 + (pp - 1) / (pp * v))
+
+
+def test_interleaved_activation_factor_by_hand() -> None:
+    assert pl.interleaved_activation_factor(4, 2) == pytest.approx(1.375)  # 1 + 3/8
+    assert pl.interleaved_activation_factor(1, 4) == 1.0
+    with pytest.raises(ValueError):
+        pl.interleaved_activation_factor(4, 0)
+
+
+def test_dualpipe_bubble_from_deepseek_v3_table_2() -> None:
+    # (8/2 - 1) x (F&B + B - 3W) = 3 x (3 + 2 - 3) = 6 slots; 1F1B would idle 7 x 3 = 21
+    assert pl.dualpipe_bubble(8, 3, 2, 1) == 6
+    assert pl.dualpipe_bubble(2, 3, 2, 1) == 0
+    with pytest.raises(ValueError, match="even"):
+        pl.dualpipe_bubble(7, 3, 2, 1)
+    with pytest.raises(ValueError):
+        pl.zb_h1_bubble_slots(4, 1, -1, 1)
+
+
+def test_simulator_reports_a_deadlock() -> None:
+    # stage 0 insists on microbatch 1's forward before 0's, stage 1 on 0's before 1's, and
+    # stage 0 then wants 0's backward first: 1's backward never comes back in time.
+    orders = [[("F", 0, 1), ("B", 0, 0), ("F", 0, 0), ("B", 0, 1)],
+              [("F", 0, 0), ("B", 0, 0), ("F", 0, 1), ("B", 0, 1)]]
+    with pytest.raises(RuntimeError, match="deadlock"):
+        pl.simulate(2, 1, orders)
+
+
+def test_schedule_spans_rejects_unknown_schedules_and_bad_times() -> None:
+    with pytest.raises(ValueError, match="schedule must be one of"):
+        pl.schedule_spans("dualpipe", 4, 8)
+    with pytest.raises(ValueError):
+        pl.schedule_spans("1f1b", 4, 8, t_b=-1)

@@ -80,13 +80,14 @@ def ring_allreduce_bandwidth_time_s(message_gb, n_gpus, link_gb_per_s):
     steps = 2 * (n_gpus - 1)
     chunk_gb = message_gb / n_gpus
     return steps * chunk_gb / link_gb_per_s''',
-    "required_accumulation_steps": '''\
-def required_accumulation_steps(target_batch, micro_batch, dp_degree):
+    "accumulation_plan": '''\
+def accumulation_plan(target_batch, micro_batch, dp_degree):
     for value in (target_batch, micro_batch, dp_degree):
         if isinstance(value, bool) or int(value) != value or value < 1:
             raise ValueError("batch sizes and GPU counts must be whole numbers >= 1")
     per_step = int(micro_batch) * int(dp_degree)
-    return -(-int(target_batch) // per_step)  # ceiling division''',
+    steps = -(-int(target_batch) // per_step)  # ceiling division
+    return steps, steps * per_step''',
     "comm_compute_ratio": '''\
 def comm_compute_ratio(params_billion, n_gpus, link_gb_per_s, flops_per_step_tflop,
                        achieved_tflops):
@@ -158,9 +159,10 @@ def ring_allreduce_time_ms(message_gb, n_gpus, link_gb_per_s, latency_us):
     step_ms = 1000.0 * (message_gb / n_gpus) / link_gb_per_s + latency_us / 1000.0
     return (n_gpus - 1) * step_ms''',
     # rounds down, so the effective batch falls short of the target
-    "required_accumulation_steps": '''\
-def required_accumulation_steps(target_batch, micro_batch, dp_degree):
-    return max(1, target_batch // (micro_batch * dp_degree))''',
+    "accumulation_plan": '''\
+def accumulation_plan(target_batch, micro_batch, dp_degree):
+    steps = max(1, target_batch // (micro_batch * dp_degree))
+    return steps, steps * micro_batch * dp_degree''',
     # forgets the 2 bytes per gradient element
     "comm_compute_ratio": '''\
 def comm_compute_ratio(params_billion, n_gpus, link_gb_per_s, flops_per_step_tflop,

@@ -45,7 +45,7 @@ def test_learner_notebook_shape(chapter) -> None:
     assert "### BEGIN SOLUTION" not in "\n".join(sources)
     assert any("wb.prediction_lock" in s for s in sources)
     assert any("wb.progress()" in s for s in sources)
-    assert sum("narration.play" in s for s in sources) >= 5
+    assert sum("wb.narration(" in s for s in sources) >= 5
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.stem)

@@ -129,3 +129,10 @@ def test_untouched_function_stub_is_not_an_attempt() -> None:
 
     assert wb.check("0.5", ring_allreduce_time_ms).attempt_counted
     assert not wb.check("0.6", (None, ring_allreduce_time_ms)).attempt_counted
+
+
+def test_a_long_answer_is_logged_cut_to_the_event_limit() -> None:
+    answer = " " * 2500 + "1.75 GB"
+    assert wb.check("0.1", answer).passed
+    [event] = checks()
+    assert event.answer == repr(answer)[:2000]  # 2,000 characters, as the log promises

@@ -7,6 +7,7 @@ from typing import Any
 import matplotlib
 import pytest
 
+from solutions import pipeline as pl
 from workbook.explorers import ch05
 
 matplotlib.use("Agg")
@@ -49,7 +50,7 @@ def test_interleaved_two_stages_two_microbatches_by_hand() -> None:
     # p = 2, m = 2, v = 2, in chunk units (1/2 slot). GPU 0 warms up with
     # (2-0-1) x 2 + (2-1) x 2 = 4 = all forwards, at 0, 1, 2, 3; its backwards wait for
     # GPU 1 and start at 5, 7, 8, 9. Makespan 10 units = 5 slots = 2m + 2(p-1)/v.
-    spans = ch05.schedule_interleaved(2, 2, 2)
+    spans = pl.schedule_spans("interleaved", 2, 2, 2)
     assert [start for start, *_ in spans[0]] == [0.0, 0.5, 1.0, 1.5, 2.5, 3.5, 4.0, 4.5]
     assert [phase for _, _, phase, _, _ in spans[0]] == ["F"] * 4 + ["B"] * 4
     assert ch05.makespan(spans) == 5.0
@@ -59,7 +60,7 @@ def test_interleaved_two_stages_two_microbatches_by_hand() -> None:
 
 def test_interleaved_idle_time_is_the_bubble() -> None:
     # p = 4, m = 8, v = 2: busy 2m = 16 slots, idle 2(p-1)/v = 3, makespan 19
-    spans = ch05.schedule_interleaved(4, 8, 2)
+    spans = pl.schedule_spans("interleaved", 4, 8, 2)
     assert ch05.makespan(spans) == 19.0
     assert all(sum(length for _, length in ch05.idle_spans(ops, 19.0)) == pytest.approx(3.0)
                for ops in spans)
@@ -67,7 +68,7 @@ def test_interleaved_idle_time_is_the_bubble() -> None:
 
 def test_interleaved_needs_m_multiple_of_pp() -> None:
     with pytest.raises(ValueError, match="multiple"):
-        ch05.schedule_interleaved(4, 6, 2)
+        pl.schedule_spans("interleaved", 4, 6, 2)
     with pytest.raises(ValueError):
         ch05.stage_spans("zigzag", 4, 8)
 
@@ -170,3 +171,46 @@ def test_explorer_reports_and_redraws(monkeypatch: pytest.MonkeyPatch) -> None:
 
     widgets["Microbatches (m)"].value = 16
     assert drawn[-1] == ("interleaved", 4, 16, 2)
+
+
+# -- beyond 1F1B ------------------------------------------------------------------------------
+
+def test_zero_bubble_summary_and_messages() -> None:
+    lines = ch05.summary_lines("zb-h1", 4, 8, 2)
+    # F, B, W one slot each: compute 3 x 8 = 24, idle p - 1 = 3, makespan 27
+    assert lines[0] == "Step: 27 slots; each stage computes 24 and idles 3."
+    assert "12.5% of ideal compute" in lines[1]  # 3 / 24
+    assert "GPU 0 to 3: 4, 3, 2, 1 " in lines[2]  # the same memory as 1F1B
+    # (p-1)/(3m) < 5% needs m > 20: 21
+    assert "m = 21 microbatches" in ch05.pipeline_messages("zb-h1", 4, 8, 2, 5.0)[0]
+    assert ch05.pipeline_messages("zb-h1", 4, 21, 2, 5.0) == []
+
+
+def test_interleaved_summary_names_the_activation_factor() -> None:
+    # p(1 + (p-1)/(p v)) = 4 x 1.375 = 5.5, the simulated GPU 0 figure
+    assert "p(1 + (p-1)/(p v)) = 5.5" in ch05.summary_lines("interleaved", 4, 8, 2)[2]
+
+
+def test_beyond_1f1b_rows_follow_deepseek_v3_table_2() -> None:
+    rows = {name: value for name, _, value, _, _ in ch05.beyond_1f1b_rows(8)}
+    # F = 1, B = 2, W = 1, F&B = 3: 7 x 3 = 21; 7 x (1 + 2 - 2) = 7; 3 x (3 + 2 - 3) = 6
+    assert rows == {"1F1B": 21, "ZB-H1 (ZB1P)": 7, "DualPipe": 6}
+    assert "DualPipe" not in {r[0] for r in ch05.beyond_1f1b_rows(5)}  # needs an even p
+    assert "<table>" in ch05.beyond_1f1b_table(8).data
+
+
+def test_zero_bubble_figure_marks_w_and_the_bubble() -> None:
+    fig = ch05.zero_bubble_figure(4, 8)
+    top, bottom = fig.axes
+    assert top.get_xlim() == (0.0, 33.0)  # 1F1B: 3 x 8 + 3 x 3
+    labels = [text.get_text() for text in bottom.get_legend().get_texts()]
+    assert labels == ["forward", "backward", "weight gradient (W)", "idle (bubble)"]
+    assert "idle 3 slots per GPU" in bottom.get_title(loc="left")
+
+
+def test_explorer_offers_the_zero_bubble_schedule() -> None:
+    box = ch05.explorer()
+    widgets = controls(box)
+    widgets["Schedule"].value = "Zero bubble (ZB-H1)"
+    assert widgets["Chunks per GPU (v)"].disabled
+    assert "(p-1)(t_F+t_B-t_W)" in status_of(box)

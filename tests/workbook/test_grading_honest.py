@@ -56,9 +56,10 @@ def ring_allreduce_bandwidth_time_s(message_gb, n_gpus, link_gb_per_s):
     return steps * (message_gb / n) / link_gb_per_s
 ''',
     "2.4": '''
-def required_accumulation_steps(target_batch, micro_batch, dp_degree):
+def accumulation_plan(target_batch, micro_batch, dp_degree):
     per_step = _whole(micro_batch) * _whole(dp_degree)
-    return -(-_whole(target_batch) // per_step)
+    steps = -(-_whole(target_batch) // per_step)
+    return steps, steps * per_step
 ''',
     "4.5": '''
 def comm_compute_ratio(params_billion, n_gpus, link_gb_per_s, flops_per_step_tflop,
@@ -147,7 +148,7 @@ def zero3_forward(rank):
         rank.free(*parts)
     return x
 '''
-FUNCTIONS["5.7"] = '''
+FUNCTIONS["5.8"] = '''
 def pipeline_schedule(pp, m, v):
     if v == 1:
         orders = []
@@ -180,7 +181,7 @@ def tp_mlp_forward(rank):
     partial = np.maximum(d["x"] @ d["a"], 0.0) @ d["b"]
     return (yield from rank.all_reduce(partial))
 '''
-LABS = ("0.7", "1.7", "5.7", "6.6")
+LABS = ("0.7", "1.7", "5.8", "6.6")
 
 
 def right_answer(task: grading.Task) -> str:
@@ -263,19 +264,19 @@ def points(rows: dict[tuple[str, str], dict[str, str]], student: str) -> int:
 
 
 def test_every_exercise_of_every_chapter_has_a_row(graded: dict) -> None:
-    # 4 students x 66 exercises (58 + the capstone's challenges 9.10-9.13 + 4 labs)
-    assert len(graded) == 4 * 66
+    # 4 students x 67 exercises (58 + the challenges 5.7 and 9.10-9.13 + 4 labs)
+    assert len(graded) == 4 * 67
 
 
 def test_all_right_earns_every_point(graded: dict) -> None:
     bad = {ex: row["message"] for (who, ex), row in graded.items()
            if who == "ada" and row["status"] != "correct"}
     assert bad == {}
-    assert points(graded, "ada") == 66
+    assert points(graded, "ada") == 67
 
 
 def test_every_third_wrong_loses_exactly_those_points(graded: dict) -> None:
-    # indices 0, 3, ..., 63 of 66 exercises are wrong: 22 of them; 66 - 22 = 44
+    # indices 0, 3, ..., 66 of 67 exercises are wrong: 23 of them; 67 - 23 = 44
     assert points(graded, "bo") == 44
     wrong = sorted(ex for (who, ex), row in graded.items()
                    if who == "bo" and row["status"] == "wrong")
@@ -284,10 +285,10 @@ def test_every_third_wrong_loses_exactly_those_points(graded: dict) -> None:
 
 def test_cells_that_raise(graded: dict) -> None:
     rows = {ex: row for (who, ex), row in graded.items() if who == "cy"}
-    # 53 value exercises (9.13 among them) raise before their answer exists: errors naming
+    # 54 value exercises (5.7 and 9.13 among them) raise before their answer exists: errors naming
     # the exception
     errors = [ex for ex, row in rows.items() if row["status"] == "error"]
-    assert len(errors) == 53
+    assert len(errors) == 54
     assert "raised ZeroDivisionError: division by zero (line 2)" in rows["0.1"]["message"]
     # the 9 build/debug and 4 lab cells define a right function and then raise: still full
     # marks, as in nbgrader, whose check cell runs after the failed cell
@@ -357,4 +358,5 @@ def test_nbgraders_student_version_with_the_stub_left_in(tmp_path: Path) -> None
             csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))}
     assert {ex: row["status"] for ex, row in rows.items()} == {
         "5.1": "correct", "5.2": "unanswered", "5.3": "unanswered", "5.4": "unanswered",
-        "5.5": "correct", "5.6": "unanswered", "5.7": "unanswered"}
+        "5.5": "correct", "5.6": "unanswered", "5.7": "unanswered",
+        "5.8": "unanswered"}

@@ -128,8 +128,8 @@ def test_a_notebook_in_the_wrong_assignment_folder(graded: tuple) -> None:
     assert len(chapter3) == 5
     assert all("suggests chapter 5; it was graded as chapter 3" in r["message"]
                for r in chapter3)
-    # ... and chapter 5 (6 exercises) is reported missing from its folder
-    assert len(chapter5) == 7 and {r["status"] for r in chapter5} == {"error"}
+    # ... and chapter 5 (5.1-5.6, the challenge 5.7 and the lab 5.8) is reported missing
+    assert len(chapter5) == 8 and {r["status"] for r in chapter5} == {"error"}
     assert "no chapter 5 notebook in this assignment folder" in chapter5[0]["message"]
 
 

@@ -12,6 +12,7 @@ from workbook.records import all_challenges, all_exercises, all_labs
 def test_every_record_is_a_task_of_its_chapter_in_order() -> None:
     releases = grading.releases()
     ids = [t.record.id for number in sorted(releases) for t in releases[number].tasks]
+    # each chapter's 58-count exercises, then the challenges (5.7, 9.10-9.13), then the labs
     records = (*all_exercises(), *all_challenges(), *all_labs())
     assert ids == [r.id for r in sorted(records, key=lambda r: r.chapter)]
     for number, release in releases.items():
@@ -36,9 +37,10 @@ def test_release_cells_carry_roles_and_nbgrader_grade_ids() -> None:
     release = grading.releases()[5]
     answer = release.answer_cell("5.1")
     assert answer is not None
-    assert (answer.cell_id, answer.grade_id, answer.tag) == ("ch05-019", "answer_5_1", "answer")
+    assert (answer.cell_id, answer.grade_id, answer.tag) == ("ch05-023", "answer_5_1", "answer")
     roles = [c.role for c in release.cells]
-    assert roles.count("answer") == roles.count("check") == len(release.tasks) == 6 + 1  # lab 5.7
+    # 5.1-5.6, the challenge 5.7 and the lab 5.8
+    assert roles.count("answer") == roles.count("check") == len(release.tasks) == 8
     assert release.cells[1].grade_id == "ch05_cell_001"  # the locked setup cell
 
 

@@ -169,9 +169,10 @@ def test_nbgrader_and_workbook_grade_award_the_same_points(graded_course: Any,
                                                            tmp_path: Path) -> None:
     # One test, so that under pytest-xdist the class is autograded by nbgrader only once.
     theirs = graded_course.nbgrader_points()
-    # 6 exercises and the lab 0.7 in chapter 0, 6 exercises and the lab 5.7 in chapter 5
-    assert len(theirs) == len(CLASS) * 14
-    assert {("right_rosa", "0.7"), ("right_rosa", "5.7")} <= set(theirs)
+    # 6 exercises and the lab 0.7 in chapter 0; 6 exercises, the challenge 5.7 and the lab
+    # 5.8 in chapter 5
+    assert len(theirs) == len(CLASS) * 15
+    assert {("right_rosa", "0.7"), ("right_rosa", "5.8")} <= set(theirs)
     assert {lookup(exercise).category for _, exercise in theirs} >= {"build", "debug", "derive",
                                                                  "trace"}
     # nbgrader itself awards what each mode earns: the harness fabricates what it claims

@@ -41,3 +41,39 @@ def test_a_failed_write_is_reported_on_the_next_check(monkeypatch: pytest.Monkey
     journal.store()  # waits for the writer
     result = wb.check("0.1", 1.75)
     assert "Progress not saved: disk full" in str(result)
+
+
+def _count_calls(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list[int]:
+    calls: list[int] = []
+    original = getattr(owner, name)
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+def test_a_check_reads_the_log_once_and_waits_only_for_views(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    wb.check("0.1", 1.75)  # opens the store and its writer
+    reads = _count_calls(monkeypatch, journal.store(), "action_counts")
+    flushes = _count_calls(monkeypatch, journal._journal().writer, "flush")
+    result = wb.check("0.1", "2 GB")  # wrong: offers a hint and logs the attempt
+    assert "hint 1 of" in str(result)
+    assert (len(reads), len(flushes)) == (1, 0)  # the earlier check's write is not awaited
+    wb.hint("0.1")  # one read for the hint's number, then the view is queued
+    wb.check("0.1", "2 GB")
+    assert (len(reads), len(flushes)) == (3, 1)  # the queued view is awaited, once
+    assert [e.hints_used for e in journal.events() if e.action == "check"] == [0, 0, 1]
+
+
+def test_grading_mode_neither_reads_nor_writes_the_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    wb.check("0.1", 1.75)
+    reads = _count_calls(monkeypatch, journal.store(), "action_counts")
+    monkeypatch.setenv("WORKBOOK_GRADING", "1")
+    with pytest.raises(AssertionError, match="0.1"):
+        wb.check("0.1", "2 GB")
+    assert wb.check("0.1", 1.75).passed
+    assert reads == []

@@ -1,15 +1,11 @@
-"""Chapter 5 explorer: GPipe, 1F1B and interleaved 1F1B as Gantt charts, with the bubble marked.
+"""Chapter 5 explorer: GPipe, 1F1B, interleaved 1F1B and zero-bubble ZB-H1 as Gantt charts,
+with the bubble marked, and DualPipe's bubble beside them.
 
-Time is counted in *slots*: one slot is one forward (or one backward) of a whole stage,
-as in :mod:`solutions.pipeline` (t_f = t_b = 1). The bubble fractions do not depend on that
-choice. With v chunks per GPU, each chunk's forward or backward lasts 1/v slot.
-
-:mod:`solutions.pipeline` generates and runs all three schedules. The interleaved order
-(:func:`solutions.pipeline.interleaved_order`) follows Megatron-LM's
-``forward_backward_pipelining_with_interleaving`` (megatron/core/pipeline_parallel/
-schedules.py): stage i first runs (p - i - 1) x 2 + (v - 1) x p chunk forwards, then
-alternates one forward and one backward, then drains; microbatches go through the chunks
-in groups of p. Narayanan et al., SC21, §2.2.2 and Fig. 4 (bottom).
+Every schedule is played by the one simulator in :mod:`solutions.pipeline`
+(:func:`~solutions.pipeline.schedule_spans`); this module only draws and explains. Time is
+counted in *slots*: one slot is one forward (or one backward) of a whole stage
+(t_f = t_b = 1); for ZB-H1 the backward is split into an input-gradient pass B and a
+weight-gradient pass W of one slot each (t_f = t_b = t_w = 1, Qi et al., ICLR 2024).
 """
 
 from __future__ import annotations
@@ -20,11 +16,13 @@ from typing import Any
 
 from autograder.prediction import Prediction
 from solutions import pipeline as pl
+from solutions.pipeline import Span, idle_spans, makespan, peak_activations
 
 #: dropdown label -> schedule name
-SCHEDULES: dict[str, str] = {"GPipe": "gpipe", "1F1B": "1f1b", "Interleaved 1F1B": "interleaved"}
-#: one drawn operation: (start slot, duration in slots, "F" or "B", microbatch, chunk)
-Span = tuple[float, float, str, int, int]
+SCHEDULES: dict[str, str] = {"GPipe": "gpipe", "1F1B": "1f1b", "Interleaved 1F1B": "interleaved",
+                             "Zero bubble (ZB-H1)": "zb-h1"}
+#: (t_f, t_b, t_w) in slots: ZB-H1 splits the backward, the others run it whole
+TIMES: dict[str, tuple[float, float, float]] = {"zb-h1": (1, 1, 1)}
 
 _CHOICES = {"about 5%": 0.05, "about a quarter": 0.25, "about half": 0.5}
 
@@ -58,65 +56,19 @@ PREDICTION = Prediction(
 )
 
 
-# -- the interleaved schedule ---------------------------------------------------------
-
-interleaved_order = pl.interleaved_order
-
-
-def schedule_interleaved(pp: int, m: int, v: int) -> list[list[Span]]:
-    """Interleaved 1F1B, run by :func:`solutions.pipeline.execute`: per stage, its spans in
-    start order (slots of 1/v). Megatron-LM requires m to be a multiple of p; the order
-    deadlocks otherwise.
-    """
-    pl.bubble_over_compute(pp, m, v)  # validates pp, m, v
-    if m % pp:
-        raise ValueError(f"the interleaved schedule needs m to be a multiple of pp: "
-                         f"m = {m} is not a multiple of pp = {pp}")
-    orders = [interleaved_order(pp, m, v, s) for s in range(pp)]
-    ran = pl.execute(pp, m, orders, v)
-    return [[(start / v, 1 / v, phase, mb, c) for start, phase, mb, c in ops] for ops in ran]
-
+# -- the schedules, from the simulator -------------------------------------------------
 
 def stage_spans(schedule: str, pp: int, m: int, v: int = 1) -> list[list[Span]]:
-    """Per stage, the spans of ``schedule`` ("gpipe", "1f1b" or "interleaved")."""
-    if schedule == "interleaved":
-        return schedule_interleaved(pp, m, v)
-    generators = {"gpipe": pl.schedule_gpipe, "1f1b": pl.schedule_1f1b}
-    if schedule not in generators:
-        raise ValueError(f"schedule must be one of {', '.join(SCHEDULES.values())}, "
-                         f"got {schedule!r}")
-    return [[(float(t), 1.0, phase, mb, 0) for t, phase, mb in ops]
-            for ops in generators[schedule](pp, m)]
+    """Per GPU, the spans of ``schedule`` as :func:`solutions.pipeline.schedule_spans` plays it."""
+    return pl.schedule_spans(schedule, pp, m, v, *TIMES.get(schedule, (1, 1, 0)))
 
 
-def makespan(spans: list[list[Span]]) -> float:
-    """The end of the last operation, in slots."""
-    return max(start + length for ops in spans for start, length, *_ in ops)
-
-
-def idle_spans(ops: list[Span], span: float) -> list[tuple[float, float]]:
-    """The gaps of one stage between time 0 and ``span``: (start, length) each."""
-    gaps, t = [], 0.0
-    for start, length, *_ in sorted(ops):
-        if start > t + 1e-9:
-            gaps.append((t, start - t))
-        t = max(t, start + length)
-    if span > t + 1e-9:
-        gaps.append((t, span - t))
-    return gaps
-
-
-def peak_activations(ops: list[Span]) -> float:
-    """Most microbatches' worth of activations one stage holds at once.
-
-    A chunk holds 1/v of a stage's layers, so each chunk forward not yet matched by its
-    backward counts as ``length`` (1/v) of a microbatch.
-    """
-    held = peak = 0.0
-    for _, length, phase, _, _ in sorted(ops):
-        held += length if phase == "F" else -length
-        peak = max(peak, held)
-    return peak
+def bubble_fraction(schedule: str, pp: int, m: int, v: int = 1) -> Fraction:
+    """Idle time over ideal compute time: (p-1)/(m v), or (p-1)/(3m) for ZB-H1 with
+    t_f = t_b = t_w (its bubble (p-1)(t_f + t_b - t_w) over m (t_f + t_b + t_w))."""
+    if schedule == "zb-h1":
+        return Fraction(pp - 1, 3 * m)
+    return Fraction(pp - 1, m * (v if schedule == "interleaved" else 1))
 
 
 # -- failure states in words -----------------------------------------------------------
@@ -135,10 +87,11 @@ def pipeline_messages(schedule: str, pp: int, m: int, v: int, target_pct: float)
     if m < pp:
         messages.append(f"✘ Only {m} microbatch{'es' if m > 1 else ''} for {pp} stages: the "
                         "pipeline never fills, so no moment has every stage busy.")
-    bubble = Fraction(pp - 1, m * chunks)
+    bubble = bubble_fraction(schedule, pp, m, v)
     target = Fraction(str(target_pct)) / 100
     if bubble >= target:
-        fix = pl.min_microbatches(pp, float(target), chunks,
+        # ZB-H1's (p-1)/(3m) has the form of an interleaved bubble with v = 3
+        fix = pl.min_microbatches(pp, float(target), 3 if schedule == "zb-h1" else chunks,
                                   multiple_of=pp if schedule == "interleaved" else 1)
         where = "above" if bubble > target else "exactly at, not below,"
         messages.append(f"✘ Bubble {float(bubble):.1%} of ideal compute is {where} your "
@@ -150,20 +103,51 @@ def summary_lines(schedule: str, pp: int, m: int, v: int) -> list[str]:
     """The numbers the explorer reports beside the chart, as sentences."""
     chunks = v if schedule == "interleaved" else 1
     spans = stage_spans(schedule, pp, m, chunks)
-    idle = makespan(spans) - 2 * m
+    busy = m * sum(TIMES.get(schedule, (1, 1, 0)))
+    idle = makespan(spans) - busy
     held = ", ".join(f"{peak_activations(ops):g}" for ops in spans)
+    interleaved_peak = pp * pl.interleaved_activation_factor(pp, v)
+    bubble = bubble_fraction(schedule, pp, m, v)
+    formula = ("(p-1)(t_F+t_B-t_W)/(m(t_F+t_B+t_W))" if schedule == "zb-h1" else "(p-1)/(m·v)")
     return [
-        f"Step: {makespan(spans):g} slots; each stage computes {2 * m} and idles {idle:g}.",
-        f"Bubble: (p-1)/(m·v) = {pl.bubble_over_compute(pp, m, chunks):.1%} of ideal compute, "
-        f"{pl.bubble_over_total(pp, m, chunks):.1%} of the step.",
+        f"Step: {makespan(spans):g} slots; each stage computes {busy:g} and idles {idle:g}.",
+        f"Bubble: {formula} = {float(bubble):.1%} of ideal compute, "
+        f"{float(bubble / (1 + bubble)):.1%} of the step.",
         f"Activations held at the peak, in microbatches, GPU 0 to {pp - 1}: {held} "
-        f"(GPipe: m = {m} on every GPU; 1F1B: min(p - i, m) on GPU i).",
+        f"(GPipe: m = {m} on every GPU; 1F1B and ZB-H1: min(p - i, m) on GPU i; "
+        f"interleaved GPU 0: p(1 + (p-1)/(p v)) = {interleaved_peak:g}).",
     ]
+
+
+def beyond_1f1b_rows(pp: int) -> list[tuple[str, str, float, str, str]]:
+    """DeepSeek-V3's Table 2 for ``pp`` stages with t_F = 1, a whole backward t_B = 2 and
+    its weight part t_W = 1, and no overlap (t_F&B = t_F + t_B = 3, DualPipe's worst
+    case): (schedule, bubble formula, bubble in slots, parameters, activations)."""
+    rows = [
+        ("1F1B", "(p-1)(F+B)", (pp - 1) * 3.0, "1x", "p"),
+        ("ZB-H1 (ZB1P)", "(p-1)(F+B-2W)", pl.zb_h1_bubble_slots(pp, 1, 1, 1), "1x", "p"),
+    ]
+    if pp % 2 == 0:
+        rows.append(("DualPipe", "(p/2-1)(F&B+B-3W)", pl.dualpipe_bubble(pp, 3, 2, 1), "2x",
+                     "p + 1"))
+    return rows
+
+
+def beyond_1f1b_table(pp: int = 8) -> Any:
+    """The rows of :func:`beyond_1f1b_rows` as an HTML table for the notebook."""
+    from IPython.display import HTML
+
+    cells = "".join(f"<tr><td>{name}</td><td><code>{formula}</code></td><td>{value:g}</td>"
+                    f"<td>{params}</td><td>{acts}</td></tr>"
+                    for name, formula, value, params, acts in beyond_1f1b_rows(pp))
+    return HTML(f"<table><caption>p = {pp}; F = 1, B = 2 (whole backward), W = 1 slot"
+                "</caption><tr><th>schedule</th><th>bubble</th><th>slots</th>"
+                f"<th>parameters</th><th>activations</th></tr>{cells}</table>")
 
 
 # -- plots --------------------------------------------------------------------------
 
-_COLOURS = {"F": "#4C72B0", "B": "#DD8452", "idle": "#EEEEEE"}
+_COLOURS = {"F": "#4C72B0", "B": "#DD8452", "W": "#55A868", "idle": "#EEEEEE"}
 
 
 def _shade(colour: str, chunk: int) -> Any:
@@ -182,8 +166,10 @@ def _draw_gantt(ax: Any, spans: list[list[Span]], title: str) -> None:
     label = sum(len(ops) for ops in spans) <= 64 and min(
         length for ops in spans for _, length, *_ in ops) >= 1
     for s, ops in enumerate(spans):
-        for phase, hatch in (("F", ""), ("B", "//")):
+        for phase, hatch in (("F", ""), ("B", "//"), ("W", "..")):
             mine = [op for op in ops if op[2] == phase]
+            if not mine and phase == "W":
+                continue
             ax.broken_barh([(start, length) for start, length, *_ in mine], (s - 0.4, 0.8),
                            facecolors=[_shade(_COLOURS[phase], op[4]) for op in mine],
                            edgecolor="white", hatch=hatch)
@@ -196,10 +182,12 @@ def _draw_gantt(ax: Any, spans: list[list[Span]], title: str) -> None:
     ax.set_ylim(len(spans) - 0.5, -0.5)
     ax.set_xlim(0, span)
     ax.set_title(title, fontsize=10, loc="left")
-    ax.legend(handles=[Patch(facecolor=_COLOURS["F"], label="forward"),
-                       Patch(facecolor=_COLOURS["B"], hatch="//", label="backward"),
-                       Patch(facecolor=_COLOURS["idle"], hatch="xx", edgecolor="#999999",
-                             label="idle (bubble)")],
+    handles = [Patch(facecolor=_COLOURS["F"], label="forward"),
+               Patch(facecolor=_COLOURS["B"], hatch="//", label="backward")]
+    if any(op[2] == "W" for ops in spans for op in ops):
+        handles += [Patch(facecolor=_COLOURS["W"], hatch="..", label="weight gradient (W)")]
+    ax.legend(handles=[*handles, Patch(facecolor=_COLOURS["idle"], hatch="xx",
+                                       edgecolor="#999999", label="idle (bubble)")],
               loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
 
 
@@ -207,9 +195,9 @@ def _title(schedule: str, pp: int, m: int, v: int) -> str:
     name = {value: key for key, value in SCHEDULES.items()}[schedule]
     chunks = v if schedule == "interleaved" else 1
     extra = f", v = {v}" if schedule == "interleaved" else ""
+    bubble = bubble_fraction(schedule, pp, m, chunks)
     return (f"{name}, p = {pp}, m = {m}{extra}: bubble "
-            f"{pl.bubble_over_compute(pp, m, chunks):.1%} of compute, "
-            f"{pl.bubble_over_total(pp, m, chunks):.1%} of the step")
+            f"{float(bubble):.1%} of compute, {float(bubble / (1 + bubble)):.1%} of the step")
 
 
 def gantt_figure(schedule: str = "1f1b", pp: int = 4, m: int = 8, v: int = 2) -> Any:
@@ -231,12 +219,29 @@ def compare_figure(pp: int = 4, m: int = 8, v: int = 2) -> Any:
 
     fig, axes = plt.subplots(3, 1, figsize=(10, 1.35 * pp + 3), sharex=True)
     longest = 0.0
-    for ax, schedule in zip(axes, SCHEDULES.values(), strict=True):
+    for ax, schedule in zip(axes, ("gpipe", "1f1b", "interleaved"), strict=True):
         spans = stage_spans(schedule, pp, m, v if schedule == "interleaved" else 1)
         _draw_gantt(ax, spans, _title(schedule, pp, m, v))
         longest = max(longest, makespan(spans))
     axes[0].set_xlim(0, longest)  # shared: the shorter interleaved step shows as white space
     axes[-1].set_xlabel("time (slots: one forward or one backward of a whole stage)")
+    plt.close(fig)
+    return fig
+
+
+def zero_bubble_figure(pp: int = 4, m: int = 8) -> Any:
+    """1F1B and ZB-H1 with t_f = t_b = t_w = 1 slot on one time axis: W fills the drain."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 1, figsize=(10, 0.9 * pp + 2.4), sharex=True)
+    split = pl.schedule_spans("zb-h1", pp, m, 1, 1, 1, 1)
+    whole = pl.schedule_spans("1f1b", pp, m, 1, 1, 1, 1)
+    _draw_gantt(axes[0], whole, f"1F1B, p = {pp}, m = {m}, backward = B + W = 2 slots: "
+                f"idle {(pp - 1) * 3} slots per GPU")
+    _draw_gantt(axes[1], split, f"ZB-H1: W fills the gaps, idle "
+                f"{pl.zb_h1_bubble_slots(pp, 1, 1, 1):g} slots per GPU, same peak memory")
+    axes[0].set_xlim(0, makespan(whole))
+    axes[-1].set_xlabel("time (slots: F, B and W one slot each)")
     plt.close(fig)
     return fig
 

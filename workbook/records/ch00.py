@@ -216,7 +216,9 @@ EX_0_4 = Exercise(
     hints=(
         "Write both formulas with the numbers and compare the bandwidth terms first.",
         "Ring bandwidth term: 2(N-1) x M/(N B), about 2M/B. Tree: 2 ceil(log2 N) x M/B.",
-        "With N = 8: ring 14 x M/(8B) = 1.75 M/B, tree 6 x M/B.",
+        "With N = {n_gpus}: the ring's bandwidth term is 2({n_gpus}-1)/{n_gpus} x {message_gb} GB "
+        "/ {link_gb_per_s} GB/s, the tree's 2 ceil(log2 {n_gpus}) x {message_gb} GB / "
+        "{link_gb_per_s} GB/s; then compare the latency terms.",
     ),
     explanation=(
         "Ring: 2({n_gpus}-1) x ({latency_us} us + {message_gb} GB / ({n_gpus} x "

@@ -64,8 +64,9 @@ EX_1_1 = Exercise(
     explanation=(
         "2 (FP16 weights) + 2 (FP16 gradients) + 12 (FP32 master, momentum, variance) = 16 "
         "bytes per parameter; 16 x {n_params_b} x 10^9 = {expected} GB on every GPU, because "
-        "plain data parallelism replicates everything. For 7B that is 112 GB: more than an "
-        "80 GB GPU holds before a single activation is stored."
+        "plain data parallelism replicates everything. An 80 GB GPU cannot even hold the "
+        "model states of a model above 5B parameters this way, before a single activation "
+        "is stored."
     ),
     misconceptions=(
         Misconception(lambda p: _bytes(p, 2), "That is the FP16 weights only; add the "
@@ -208,8 +209,9 @@ EX_1_5 = Exercise(
         "3 collectives x S x (N-1)/N, with S = 2 bytes x the number of parameters.",
     ),
     explanation=(
-        "The FP16 tensor is 2 x {n_params_b} = S GB. Each of the three ring collectives sends "
-        "S(N-1)/N per GPU, so each GPU sends 3 x S x ({n_gpus}-1)/{n_gpus} = {expected} GB. "
+        "The FP16 tensor is S = 2 x {n_params_b} GB. Each of the three ring collectives sends "
+        "S(N-1)/N per GPU, so each GPU sends 3 x 2 x {n_params_b} GB x ({n_gpus}-1)/{n_gpus} "
+        "= {expected} GB. "
         "Plain data parallelism (and ZeRO-1/2) sends 2 x S(N-1)/N for its gradient "
         "AllReduce, so ZeRO-3 moves 1.5x as much, in return for dividing all model states "
         "by N."
@@ -269,7 +271,7 @@ EX_1_6 = Exercise(
         Option("D", "ZeRO stage 3",
                "Stage 3 needs 16/N bytes per parameter. Check whether a lower stage already "
                "fits, and whether stage 3 plus activations is really within the budget."),
-        Option("E", "None: even stage 3 is over the budget",
+        Option("E", "No stage fits: even stage 3 is over the budget",
                "Compute stage 3: 16/N bytes per parameter plus the activations. At least one "
                "stage fits here."),
     )),
@@ -277,7 +279,8 @@ EX_1_6 = Exercise(
     hints=(
         "Work out model states per GPU for stages 0, 1, 2, 3 in turn and add the activations.",
         "Bytes per parameter: 16, 4 + 12/N, 2 + 14/N, 16/N.",
-        "For 30B on 8 GPUs: 480, 165, 112.5 and 60 GB of model states, plus 20 GB each.",
+        "Multiply each by {n_params_b} (billions of parameters) with N = {n_gpus} for GB of model "
+        "states, add {activations_gb} GB, and compare with {budget_gb} GB.",
     ),
     explanation=(
         "Model states per GPU are {n_params_b} x (16, 4 + 12/N, 2 + 14/N, 16/N) GB for stages "

@@ -174,44 +174,49 @@ def _cases_2_4(rng: random.Random) -> tuple[int, int, int]:
 
 
 EX_2_4 = Exercise(
-    id="2.4", chapter=2, category="build", title="Write required_accumulation_steps",
-    prompt=("Write `required_accumulation_steps(target_batch, micro_batch, dp_degree)`: the "
-            "number of gradient accumulation steps needed to reach an effective batch of "
-            "`target_batch` sequences with `micro_batch` sequences per GPU per step on "
-            "`dp_degree` data-parallel GPUs. When the target is not a multiple of "
+    id="2.4", chapter=2, category="build", title="Write accumulation_plan",
+    prompt=("Write `accumulation_plan(target_batch, micro_batch, dp_degree)`, returning the "
+            "pair `(steps, effective_batch)`: the number of gradient accumulation steps needed "
+            "to reach an effective batch of `target_batch` sequences with `micro_batch` "
+            "sequences per GPU per step on `dp_degree` data-parallel GPUs, and the effective "
+            "batch those steps actually give. When the target is not a multiple of "
             "`micro_batch * dp_degree`, **round up** (the fewest steps whose effective batch "
             "is at least the target). For example, a target of 1,000 with micro-batch 4 on 8 "
-            "GPUs needs 32 steps (effective batch 1,024)."),
+            "GPUs gives `(32, 1024)`."),
     notes=(BATCH_NOTE + " All three arguments are integers. Raise `ValueError` if any of them "
            "is < 1."),
     params={},
     vary=lambda rng: {},
     answer_kind=Function(
-        function_name="required_accumulation_steps",
+        function_name="accumulation_plan",
         signature="(target_batch, micro_batch, dp_degree)",
         cases=_cases_2_4,
         edge_cases=(
-            (2048, 4, 8),    # divisible: 64
-            (1000, 4, 8),    # not divisible: 31.25 rounds up to 32
-            (16, 4, 8),      # target below one step's worth: 1
-            (1, 1, 1),       # the smallest valid input: 1
-            (2049, 4, 8),    # one sequence over a multiple: 65
+            (2048, 4, 8),    # divisible: (64, 2048)
+            (1000, 4, 8),    # not divisible: 31.25 rounds up to 32, (32, 1024)
+            (16, 4, 8),      # target below one step's worth: (1, 32)
+            (1, 1, 1),       # the smallest valid input: (1, 1)
+            (2049, 4, 8),    # one sequence over a multiple: (65, 2080)
             (0, 4, 8),       # no target: ValueError
             (2048, 0, 8),    # empty micro-batch: ValueError
             (2048, 4, 0),    # no GPUs: ValueError
             (-2048, 4, 8),   # negative target: ValueError
         ),
     ),
-    reference=lambda p: acc.required_accumulation_steps,
+    reference=lambda p: acc.accumulation_plan,
     hints=(
         "One accumulation step covers micro_batch * dp_degree sequences.",
-        "Divide and round up; check the inputs before dividing.",
-        "Integer ceiling without floats: -(-a // b).",
+        "Steps: divide and round up (check the inputs before dividing). Effective batch: "
+        "steps * micro_batch * dp_degree, not the target.",
+        "Integer ceiling without floats: -(-a // b); return (steps, steps * micro_batch * "
+        "dp_degree).",
     ),
     explanation=(
-        "steps = ceil(target / (micro x dp)). Rounding up guarantees the effective batch is "
-        "at least the target; rounding down would fall short (31 steps = 992 sequences for "
-        "the example). Frameworks differ: DeepSpeed refuses a configuration whose "
+        "steps = ceil(target / (micro x dp)) and effective batch = steps x micro x dp. "
+        "Rounding up guarantees the effective batch is at least the target; rounding down "
+        "would fall short (31 steps = 992 sequences for the example). The effective batch, "
+        "1,024 and not 1,000 in the example, is the batch the learning rate must be scaled "
+        "for (chapter 3). Frameworks differ: DeepSpeed refuses a configuration whose "
         "train_batch_size is not exactly micro-batch x steps x GPUs, so in practice you pick "
         "a target that divides evenly. `-(-a // b)` is an exact integer ceiling; "
         "`math.ceil(a / b)` goes through a float."
@@ -274,7 +279,8 @@ EX_2_5 = Exercise(
     hints=(
         "Compute the accumulation steps of each plan first.",
         "Plan time = steps x micro-batch time; for plan 2 the micro-batch time is x 4/3.",
-        "Plan 1: 32 x 200 ms. Plan 2: 16 x 380 x 4/3 ms.",
+        "Plan 1: {target_batch} / ({small_micro} x {dp_degree}) steps x {small_ms} ms. Plan 2: "
+        "{target_batch} / ({large_micro} x {dp_degree}) steps x {large_ms} x 4/3 ms.",
     ),
     explanation=(
         "Plan 1: {target_batch} / ({small_micro} x {dp_degree}) steps x {small_ms} ms. Plan 2: "

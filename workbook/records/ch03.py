@@ -50,7 +50,8 @@ EX_3_1 = Exercise(
         "lr_new = lr_base x B_new / B_base.",
     ),
     explanation=(
-        "k = {new_batch} / {base_batch}; lr = {base_lr:.1e} x k = {expected}. Goyal et al. "
+        "k = {new_batch} / {base_batch}; lr = {base_lr:.1e} x {new_batch} / {base_batch} = "
+        "{expected}. Goyal et al. "
         "justify it by comparing k small steps at rate lr with one step on a k-times larger "
         "batch at rate k x lr: the two updates match while the gradient changes little over "
         "those k steps. That assumption fails early in training (hence warmup) and at very "
@@ -125,8 +126,9 @@ EX_3_3 = Exercise(
     answer_kind=Numeric(unit="steps", rel_tol=0.0, abs_tol=0.5),
     reference=lambda p: lr.warmup_steps_heuristic(p["base_batch"], p["new_batch"]),
     hints=(
-        "Only the batch growth factor enters the rule.",
-        "k = B_new / B_base; multiply by 1000.",
+        "Only the batch growth factor enters the rule; the run's length does not.",
+        "The growth factor is k = B_new / B_base = {new_batch} / {base_batch}.",
+        "Warmup = k x 1000 steps.",
     ),
     explanation=(
         "k = {new_batch} / {base_batch}, so warmup = k x 1000 = {expected} steps. The total "
@@ -204,9 +206,10 @@ EX_3_4 = Exercise(
         "speed. Far above B_crit, S is already close to S_min and E grows in proportion to B: "
         "doubling buys few steps and nearly doubles the compute. The answer here is "
         "{expected}. McCandlish et al. also find that the noise scale grows as the loss "
-        "falls, one argument for raising the batch during a run. Llama 3 405B did so, for "
-        "training stability: 4M tokens per batch (sequence 4096), then 8M (sequence 8192) "
-        "after 252M tokens, then 16M after 2.87T tokens."
+        "falls, one argument for raising the batch during a run. Llama 3 405B did so: 4M "
+        "tokens per batch (sequence 4096), then 8M (sequence 8192) after 252M tokens, then "
+        "16M after 2.87T tokens. The paper keeps the batch small early for training "
+        "stability and grows it later for efficiency."
     ),
     sources=(MCCANDLISH,
              "Llama Team, 'The Llama 3 Herd of Models', arXiv:2407.21783, 2024, §3.4.1 "

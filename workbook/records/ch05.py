@@ -16,7 +16,7 @@ NARAYANAN = ("Narayanan et al., 'Efficient Large-Scale Language Model Training o
 NARAYANAN_MEM = ("Narayanan et al. 2021 (SC21), §2.2.1: 1F1B limits in-flight microbatches to "
                  "the pipeline depth p")
 NARAYANAN_INT = ("Narayanan et al. 2021 (SC21), §2.2.2: interleaving multiplies the "
-                 "point-to-point communication by v")
+                 "point-to-point communication by about v (exactly (p v - 1)/(p - 1))")
 GPIPE = ("Huang et al., 'GPipe: Efficient Training of Giant Neural Networks using Pipeline "
          "Parallelism', NeurIPS 2019 (all forwards, then all backwards)")
 PIPEDREAM = ("Harlap et al., 'PipeDream: Fast and Efficient Pipeline Parallel DNN Training', "
@@ -133,12 +133,15 @@ EX_5_3 = Exercise(
     answer_kind=Numeric(unit="%", rel_tol=0.005),
     reference=lambda p: 100 * pl.bubble_over_compute(p["pp"], p["m"], p["v"]),
     hints=(
+        "Start from the plain bubble (p-1)/m: what does interleaving change about the fill "
+        "and drain?",
         "Each chunk is 1/v of a stage, so each fill/drain slot is v times shorter.",
-        "Bubble over compute = (p-1) / (m v).",
+        "Bubble over compute = (p-1) / (m v) = ({pp}-1) / ({m} x {v}), as a percentage.",
     ),
     explanation=(
-        "(p-1)/(m v) = ({pp}-1)/({m} x {v}) = {expected} %. The price: v times more "
-        "point-to-point transfers (exercise 5.4), and Megatron-LM's implementation needs m to "
+        "(p-1)/(m v) = ({pp}-1)/({m} x {v}) = {expected} %. The price: p v - 1 chunk "
+        "boundaries instead of p - 1, so (p v - 1)/(p - 1) times the point-to-point traffic, "
+        "a little more than v (exercise 5.4), and Megatron-LM's implementation needs m to "
         "be a multiple of p. Over the whole iteration time the same bubble is "
         "(p-1)/(m v + p - 1)."
     ),
@@ -183,10 +186,13 @@ EX_5_4 = Exercise(
     ),
     explanation=(
         "Boundaries: {pp} x {v} - 1; per microbatch and boundary, {activation_gb} GB forward "
-        "+ {activation_gb} GB backward; times {m} microbatches: {expected} GB. Canonical: "
-        "15 x 12 x 1 GB = 180 GB, against 3 x 12 x 1 = 36 GB without interleaving. The 180 GB "
-        "is spread over the 4 GPUs' links, which run in parallel and mostly overlap with "
-        "compute; dividing it by one link's bandwidth overstates the cost."
+        "+ {activation_gb} GB backward; times {m} microbatches: {expected} GB. Without "
+        "interleaving there are only p - 1 boundaries, so interleaving multiplies the traffic "
+        "by (p v - 1)/(p - 1), a little more than v. With the printed numbers (p = 4, v = 4, "
+        "m = 12, 0.5 GB): 2 x 15 x 12 x 0.5 GB = 180 GB against 2 x 3 x 12 x 0.5 GB = 36 GB, "
+        "15/3 = 5 times as much. The total is spread over the GPUs' links, which run in "
+        "parallel and mostly overlap with compute; dividing it by one link's bandwidth "
+        "overstates the cost."
     ),
     misconceptions=(
         Misconception(lambda p: p["activation_gb"] * (p["pp"] * p["v"] - 1) * p["m"],
@@ -267,12 +273,14 @@ EX_5_6 = Exercise(
         "Solve (p-1)/m < target for m.",
         "m > (p-1)/target. Watch the boundary: does m = (p-1)/target itself satisfy a strict "
         "inequality?",
-        "(p-1)/target = 7/0.05 = 140 gives exactly 5%, so the answer is the next integer.",
+        "If (p-1)/target is a whole number, that m gives exactly the target, so the answer is "
+        "the next integer.",
     ),
     explanation=(
         "m > ({pp}-1) / ({target_pct} / 100); the smallest integer strictly above that bound "
-        "is {expected}. With the canonical numbers m = 140 gives exactly 5%, which is not "
-        "below 5%, so m = 141. Interleaving divides the bubble by v: v = 2 needs m = 71 and "
+        "is {expected}. Watch the boundary: with the printed numbers (p = 8, 5 %) m = 140 "
+        "gives exactly 5 %, which is not below 5 %, so the next integer is the answer. "
+        "Interleaving divides the bubble by v: v = 2 needs m = 71 and "
         "v = 4 needs m = 36 (again one more than the exact-5% points 70 and 35); Megatron-LM "
         "also requires m to be a multiple of p = 8 when interleaving, giving 72 and 40."
     ),

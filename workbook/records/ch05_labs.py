@@ -1,4 +1,4 @@
-"""Chapter 5's lab (record 5.7, beyond the 58): write the 1F1B and interleaved schedules."""
+"""Chapter 5's lab (record 5.8, beyond the 58): write the 1F1B and interleaved schedules."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ STUB = '''    # One list per stage, in the order that stage runs its actions:
     return [[] for stage in range(pp)]'''
 
 
-def _vary_5_7(rng: Any) -> dict[str, Any]:
+def _vary_5_8(rng: Any) -> dict[str, Any]:
     """Fresh shapes: four 1F1B cases (m below, at and above p) and two interleaved ones
     (m a multiple of p, as Megatron-LM requires)."""
     plain = [(rng.randint(2, 5), rng.randint(1, 9), 1) for _ in range(4)]
@@ -26,8 +26,8 @@ def _vary_5_7(rng: Any) -> dict[str, Any]:
     return dict(cases=tuple(plain + interleaved))
 
 
-EX_5_7 = Exercise(
-    id="5.7", chapter=5, category="build", title="Lab: write the 1F1B and interleaved schedules",
+EX_5_8 = Exercise(
+    id="5.8", chapter=5, category="build", title="Lab: write the 1F1B and interleaved schedules",
     prompt=("Write `pipeline_schedule(pp, m, v)`: for each of the pp stages, the list of "
             "actions it runs, in order, for m microbatches and v model chunks per stage. Each "
             "action takes one slot; the simulator starts it as soon as its stage is free and "
@@ -40,7 +40,7 @@ EX_5_7 = Exercise(
            "With v chunks, chunk c of stage s is virtual stage c x pp + s."),
     params=dict(cases=((4, 8, 1), (3, 3, 1), (4, 2, 1), (2, 5, 1), (2, 4, 2), (4, 8, 2),
                        (3, 6, 3))),
-    vary=_vary_5_7,
+    vary=_vary_5_8,
     answer_kind=lab_kind(simpipeline.SPEC, "(pp, m, v)", STUB),
     reference=lambda p: simpipeline.pipeline_schedule,
     hints=(
@@ -58,4 +58,4 @@ EX_5_7 = Exercise(
     tags=(LAB_TAG,),
 )
 
-LABS: tuple[Exercise, ...] = (EX_5_7,)
+LABS: tuple[Exercise, ...] = (EX_5_8,)

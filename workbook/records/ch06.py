@@ -165,7 +165,7 @@ EX_6_4 = Exercise(
             "key/value heads. Attention is split over TP = {tp} GPUs by whole heads. How many "
             "distinct K/V heads does each GPU hold? (If there are fewer K/V heads than GPUs, "
             "a K/V head is copied to several GPUs; count the copy a GPU holds.)"),
-    params=dict(n_heads=64, n_kv_heads=8, tp=8),
+    params=dict(n_heads=128, n_kv_heads=8, tp=8),  # Llama 3 405B (Table 3)
     vary=_vary_6_4,
     answer_kind=Numeric(unit="heads", rel_tol=0.0, abs_tol=0.01),
     reference=lambda p: tp.kv_heads_per_gpu(p["n_kv_heads"], p["tp"]),

@@ -66,7 +66,9 @@ EX_7_2 = Exercise(
     vary=_vary_7_2,
     answer_kind=Numeric(unit="s", rel_tol=0.005),
     reference=lambda p: ck.checkpoint_write_time_s(p["size_gb"], p["write_gb_per_s"]),
-    hints=("Time = size / bandwidth.", "Both are in GB; the answer comes out in seconds."),
+    hints=("Which limits the write: the GPUs, or the file system they all write to?",
+           "Time = size / aggregate bandwidth: more writers cannot beat the aggregate.",
+           "{size_gb} GB / {write_gb_per_s} GB/s; both are in GB, so the answer is in seconds."),
     explanation=("{size_gb} GB / {write_gb_per_s} GB/s = {expected} s. Writing shards from "
                  "many ranks at once helps only up to the file system's aggregate bandwidth, "
                  "which is the figure given here; asynchronous checkpointing (copy to host "
@@ -135,7 +137,7 @@ EX_7_4 = Exercise(
             "average (lost work plus recovery)?"),
     params=dict(n_gpus=512, usd_per_gpu_hour=2.0, interval_min=68, recovery_min=2),
     vary=_vary_7_4,
-    answer_kind=Numeric(unit="$", rel_tol=0.005),
+    answer_kind=Numeric(unit="$", rel_tol=0.002),
     reference=lambda p: ck.cost_per_crash_usd(p["n_gpus"], p["usd_per_gpu_hour"],
                                               p["interval_min"], p["recovery_min"]),
     hints=("On average a crash lands halfway through an interval.",

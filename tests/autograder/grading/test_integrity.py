@@ -124,3 +124,12 @@ def test_blocked_operations_one_finding_per_cell_and_kind() -> None:
         ("", False, "Tried to load C code through ctypes (ctypes.dlopen); blocked."),
     ]
     assert blocked_findings(log, skip_cells={3, 5}) == found[2:]
+
+
+def test_any_blocked_operation_with_a_path_is_file_access() -> None:
+    # Which events are file operations is the guard's decision; it logs a path for those
+    # (a future one here) and none for a program it refused.
+    log = [(None, "os.rename", "/g/solutions/zero.py"), (None, "os.posix_spawn", "")]
+    first, second = (f.message for f in blocked_findings(log))
+    assert first.startswith("Tried to read the grader's files (/g/solutions/zero.py)")
+    assert second.startswith("Tried to start another program (os.posix_spawn)")
