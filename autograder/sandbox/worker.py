@@ -194,7 +194,23 @@ def start_job(job: Job, limits: Limits, scratch: str) -> tuple[int, int, int]:
     return pid, report_r, output_r
 
 
-def run_job(job: Job, limits: Limits, scratch_root: str) -> JobResult:
+def empty_private_tmp(keep: str) -> None:
+    """Inside bubblewrap /tmp is this worker's own: remove whatever a job left there (the
+    next job, of another student, must not find it)."""
+    for entry in os.listdir("/tmp"):
+        path = os.path.join("/tmp", entry)
+        if path == keep:
+            continue
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
+        except OSError:
+            pass
+
+
+def run_job(job: Job, limits: Limits, scratch_root: str, contained: bool = False) -> JobResult:
     """Run one job in a fresh confined process and describe what happened."""
     scratch = make_scratch(scratch_root)
     started = time.monotonic()
@@ -208,6 +224,8 @@ def run_job(job: Job, limits: Limits, scratch_root: str) -> JobResult:
             os.close(output_fd)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+        if contained:
+            empty_private_tmp(scratch_root)
     wall_s = time.monotonic() - started
     return describe_job(job, limits, watch.observed(status, cpu_s, wall_s))
 
@@ -219,7 +237,7 @@ def _reply(tree: dict[str, Any]) -> None:
         view = view[os.write(1, view):]
 
 
-def serve_one(line: bytes, scratch_root: str) -> None:
+def serve_one(line: bytes, scratch_root: str, contained: bool = False) -> None:
     """Answer one request line; every failure becomes a ``crashed`` result."""
     message: Any = None
     try:
@@ -233,7 +251,7 @@ def serve_one(line: bytes, scratch_root: str) -> None:
                                     message=f"bad request to the worker: {error}").to_wire()})
         return
     try:
-        result = run_job(job, limits, scratch_root)
+        result = run_job(job, limits, scratch_root, contained)
     except Exception as error:  # noqa: BLE001 - the worker must outlive its own bugs
         result = unavailable_outcomes(job, f"the sandbox worker failed: {error!r}")
     _reply({"result": result.to_wire()})
@@ -241,7 +259,8 @@ def serve_one(line: bytes, scratch_root: str) -> None:
 
 def main() -> None:
     """Isolate, warm up, say hello, then serve jobs until stdin closes."""
-    isolation = oslimits.isolate_worker()
+    contained = "--contained" in sys.argv[2:]
+    isolation = oslimits.contained_worker() if contained else oslimits.isolate_worker()
     for name in WARM_MODULES:
         __import__(name)
     # Everything imported so far is immortal for the collector, so a job's first garbage
@@ -252,7 +271,7 @@ def main() -> None:
     try:
         for line in sys.stdin.buffer:
             if line.strip():
-                serve_one(line, scratch_root)
+                serve_one(line, scratch_root, contained)
     finally:
         shutil.rmtree(scratch_root, ignore_errors=True)
 
