@@ -44,10 +44,19 @@ def _parser() -> argparse.ArgumentParser:
     narrate.add_argument("--chapter", type=int, choices=range(10), metavar="N")
     narrate.add_argument("--out", help="output folder (default: your data directory)")
     grade = sub.add_parser("grade", help="grade submitted notebooks")
-    grade.add_argument("submissions")
+    grade.add_argument("submissions", nargs="?", help="the folder of student folders")
+    grade.add_argument("--nbgrader-course", metavar="COURSE",
+                       help="grade COURSE/submitted of an nbgrader course instead")
     grade.add_argument("--out", required=True)
     grade.add_argument("--workers", type=int, default=None)
-    grade.add_argument("--timeout", type=float, default=10.0, help="seconds per exercise")
+    grade.add_argument("--timeout", type=float, default=10.0,
+                       help="seconds per cell and per call (at most 600)")
+    grade.add_argument("--batch-timeout", type=float, default=None,
+                       help="seconds for the whole batch; files not started by then get "
+                            "error rows")
+    grade.add_argument("--unsafe-no-sandbox", action="store_true",
+                       help="grade even where bubblewrap is unavailable (learner code can "
+                            "then read what your user can; the report says so)")
     return parser
 
 
@@ -134,7 +143,9 @@ def _cmd_narrate(args: argparse.Namespace) -> int:
 def _cmd_grade(args: argparse.Namespace) -> int:
     from workbook.grading import grade_cli
 
-    return grade_cli(args.submissions, args.out, workers=args.workers, timeout_s=args.timeout)
+    return grade_cli(args.submissions, args.out, workers=args.workers, timeout_s=args.timeout,
+                     unsafe_no_sandbox=args.unsafe_no_sandbox,
+                     nbgrader_course=args.nbgrader_course, batch_timeout_s=args.batch_timeout)
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
