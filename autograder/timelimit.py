@@ -6,7 +6,10 @@ Two mechanisms, chosen per call:
   an interval timer (``signal.setitimer(ITIMER_REAL)``) delivers SIGALRM, whose handler
   raises ``TimeLimitExceeded`` inside the learner's code. The learner's code really
   stops. Python runs signal handlers between bytecodes, so one long call into C (a
-  huge ``10 ** 10 ** 8``) finishes before the limit is noticed.
+  huge ``10 ** 10 ** 8``) finishes before the limit is noticed. The learner's code can
+  disarm that timer (``signal.setitimer(ITIMER_REAL, 0)``) or replace the handler, so a
+  watchdog thread backs it up: shortly after the limit it raises ``TimeLimitExceeded``
+  in the main thread itself (as below), again and again until the call is over.
 * Elsewhere (a worker thread, Windows) the call runs in a daemon thread and we wait
   ``join(timeout)``. Python cannot kill a thread: on a timeout we ask it to stop by
   raising ``TimeLimitExceeded`` in it (``PyThreadState_SetAsyncExc``, CPython only),
@@ -71,7 +74,9 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...]) -> Outcome:
         value = fn(*args)
     except TimeLimitExceeded:
         return Outcome(timed_out=True, seconds=time.perf_counter() - start)
-    except (Exception, SystemExit) as exc:
+    except KeyboardInterrupt:  # the person at the keyboard stopped the kernel
+        raise
+    except BaseException as exc:  # noqa: B036 - SystemExit, GeneratorExit, the learner's own
         return Outcome(error=exc, seconds=time.perf_counter() - start)
     return Outcome(value=value, seconds=time.perf_counter() - start)
 
@@ -80,16 +85,70 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
     raise TimeLimitExceeded
 
 
+WATCHDOG_GRACE_S = 0.05   # after the limit, before the watchdog steps in
+WATCHDOG_REPEAT_S = 0.05  # how often it raises again in code that swallows the first
+
+
+class _Watchdog:
+    """Raises TimeLimitExceeded in one thread once ``limit_s`` is over, until stopped."""
+
+    def __init__(self, limit_s: float) -> None:
+        self.target = threading.get_ident()
+        self.stopped = threading.Event()
+        self.lock = threading.Lock()
+        self.fired = False
+        self.thread = threading.Thread(target=self._watch, args=(limit_s,), daemon=True,
+                                       name="learner-watchdog")
+
+    def start(self) -> bool:
+        try:
+            self.thread.start()
+        except RuntimeError:  # no threads here: the interval timer alone
+            return False
+        return True
+
+    def _watch(self, limit_s: float) -> None:
+        if self.stopped.wait(limit_s + WATCHDOG_GRACE_S):
+            return
+        while True:
+            with self.lock:
+                if self.stopped.is_set():
+                    return
+                self.fired = _raise_in(self.target, TimeLimitExceeded) or self.fired
+            if self.stopped.wait(WATCHDOG_REPEAT_S):
+                return
+
+    def stop(self) -> bool:
+        """Stop; True if it had fired (a pending exception is withdrawn). Safe against the
+        watchdog's own exception arriving while it runs."""
+        while True:
+            try:
+                with self.lock:
+                    self.stopped.set()
+                    if self.fired:
+                        _raise_in(self.target, None)  # withdraw a pending one
+                    return self.fired
+            except TimeLimitExceeded:
+                continue
+
+
 def _call_with_alarm(fn: Callable[..., Any], args: tuple[Any, ...], limit_s: float) -> Outcome:
     started = time.monotonic()
+    watchdog = _Watchdog(limit_s)
+    watching = watchdog.start()  # before the timer is armed: starting a thread waits
     previous_handler = signal.signal(signal.SIGALRM, _on_alarm)
     previous_delay, previous_interval = signal.setitimer(signal.ITIMER_REAL, limit_s)
     try:
         try:
-            return _call(fn, args)
+            outcome = _call(fn, args)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
+            if watching and watchdog.stop():
+                outcome = Outcome(timed_out=True, seconds=time.monotonic() - started)
+        return outcome
     except TimeLimitExceeded:  # the alarm fired just after fn returned
+        if watching:
+            watchdog.stop()
         return Outcome(timed_out=True, seconds=time.monotonic() - started)
     finally:
         signal.signal(signal.SIGALRM, previous_handler)
@@ -115,11 +174,19 @@ def _call_in_thread(fn: Callable[..., Any], args: tuple[Any, ...], limit_s: floa
 
 def _ask_to_stop(worker: threading.Thread) -> None:
     """Best effort: raise TimeLimitExceeded in the runaway thread (CPython only)."""
+    if worker.ident is not None:
+        _raise_in(worker.ident, TimeLimitExceeded)
+
+
+def _raise_in(thread_id: int, error: type[BaseException] | None) -> bool:
+    """Raise ``error`` in another thread at its next bytecode (None: withdraw a pending
+    one); False where CPython's ``PyThreadState_SetAsyncExc`` is not available."""
     try:
         import ctypes
     except ImportError:  # some browser builds of Python have no ctypes
-        return
+        return False
     set_async_exc = getattr(getattr(ctypes, "pythonapi", None), "PyThreadState_SetAsyncExc", None)
-    if set_async_exc is None or worker.ident is None:
-        return
-    set_async_exc(ctypes.c_ulong(worker.ident), ctypes.py_object(TimeLimitExceeded))
+    if set_async_exc is None:
+        return False
+    what = ctypes.py_object(error) if error is not None else None
+    return bool(set_async_exc(ctypes.c_ulong(thread_id), what))

@@ -64,7 +64,7 @@ def _parse_answer(text: str) -> object:
     """A command-line answer: JSON when it parses (lists, dicts), else the raw text."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deeply to be an answer
         return text
 
 
@@ -166,6 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"workbook: {exc}", file=sys.stderr)
         return 1
+    except RecursionError:
+        print("workbook: the answer is nested too deeply to be read", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -32,7 +32,14 @@ from autograder.grading.integrity import (
 )
 from autograder.grading.jobs import Plan, plan_job
 from autograder.grading.match import Match, match_cells
-from autograder.grading.model import Batch, ExerciseResult, Finding, NotebookResult, Release
+from autograder.grading.model import (
+    Batch,
+    ExerciseResult,
+    Finding,
+    NotebookResult,
+    Release,
+    Task,
+)
 from autograder.grading.private_files import make_private_dir
 from autograder.grading.progress import Progress
 from autograder.grading.read import Notebook, Unreadable, read_notebook
@@ -150,11 +157,21 @@ def _finish(prepared: _Prepared, result: JobResult, settings: Settings,
                   prepared.findings + _audit_log(prepared, result), limits, settings.blank)
     # Notes about the file itself (filed under another chapter's folder) go on every row,
     # so that they reach the gradebook too.
-    rows = tuple(_with_notes(grade_task(ctx, task), prepared.notes)
+    rows = tuple(_with_notes(_grade_one(ctx, task), prepared.notes)
                  for task in prepared.release.tasks)
     notes = tuple(prepared.notes) + notebook_notes(ctx)
     return NotebookResult(prepared.found.student, prepared.found.rel, prepared.release.chapter,
                           prepared.release.title, rows, notes, seconds=result.wall_s)
+
+
+def _grade_one(ctx: Context, task: Task) -> ExerciseResult:
+    """One exercise's row; a failure while judging one answer costs only that row."""
+    try:
+        return grade_task(ctx, task)
+    except Exception as error:  # noqa: BLE001 - one answer never voids the notebook
+        record = task.record
+        return ExerciseResult(record.id, record.title, record.kind, 0, record.points,
+                              "error", _internal(error))
 
 
 def _internal(error: Exception) -> str:

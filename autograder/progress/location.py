@@ -33,6 +33,21 @@ MOUNT_HELP = (
 )
 
 
+class ProgressFolderError(OSError):
+    """The folder for the progress log cannot be created; the message says what to do."""
+
+
+def make_folder(folder: Path) -> None:
+    """Create the log's folder, or raise :class:`ProgressFolderError` saying why not."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        why = err.strerror or type(err).__name__
+        raise ProgressFolderError(
+            f"cannot create the progress folder {folder} ({why}); set {HOME_ENV} to a "
+            "folder you may write to. Checking still works; progress is not saved.") from None
+
+
 class DriveNotMountedError(RuntimeError):
     """Google Drive is not mounted where the progress log should go."""
 
@@ -51,7 +66,7 @@ def default_store_path() -> Path:
         import platformdirs
 
         folder = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder)
     return folder / FILE_NAME
 
 

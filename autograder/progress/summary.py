@@ -52,6 +52,7 @@ class ProgressSummary:
     best_streak: int
     chapters: tuple[ChapterProgress, ...]
     levels: dict[str, Level] = field(default_factory=dict, repr=False)
+    warnings: tuple[str, ...] = ()  # why the figures may be incomplete (unreadable log rows)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON output; ``counts`` gives the number at each exact level."""
@@ -65,6 +66,7 @@ class ProgressSummary:
             "counts": counts,
             "chapters": [asdict(chapter) for chapter in self.chapters],
             "levels": dict(self.levels),
+            "warnings": list(self.warnings),
         }
 
     def __str__(self) -> str:
@@ -81,6 +83,7 @@ class ProgressSummary:
             lines.append(_text_row(
                 str(ch.chapter), ch.title, f"{ch.mastered} / {ch.total}",
                 f"{ch.proficient} / {ch.total}", f"{ch.attempted} / {ch.total}"))
+        lines += [f"Warning: {warning}" for warning in self.warnings]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -93,10 +96,12 @@ class ProgressSummary:
             f'<p><span aria-hidden="true">&#x1F525;</span> Day streak: '
             f"{html.escape(streak_words(self.streak_days, self.best_streak))}</p>"
         )
+        warned = "".join(f'<p role="alert"><strong>Warning:</strong> {html.escape(w)}</p>'
+                         for w in self.warnings)
         return (
             '<section class="dtw-progress" aria-label="Workbook progress" '
             'style="font-family: system-ui, sans-serif; line-height: 1.4">'
-            f"{overall}{self._html_table()}</section>"
+            f"{warned}{overall}{self._html_table()}</section>"
         )
 
     def _html_table(self) -> str:
@@ -111,7 +116,7 @@ class ProgressSummary:
 
 
 def summarize(events: Iterable[Event], chapters: Sequence[ChapterSpec],
-              today: date) -> ProgressSummary:
+              today: date, warnings: Sequence[str] = ()) -> ProgressSummary:
     """The dashboard for ``chapters`` (number, title, exercise ids) as of ``today``.
 
     ``today`` is the learner's local date. Events for ids not listed in ``chapters``
@@ -129,7 +134,7 @@ def summarize(events: Iterable[Event], chapters: Sequence[ChapterSpec],
         best_streak=best_streak(log),
         chapters=tuple(_chapter(number, title, ids, level_of)
                        for number, title, ids in chapters),
-        levels=level_of,
+        levels=level_of, warnings=tuple(warnings),
     )
 
 
