@@ -9,7 +9,10 @@ Two mechanisms, chosen per call:
   huge ``10 ** 10 ** 8``) finishes before the limit is noticed. The learner's code can
   disarm that timer (``signal.setitimer(ITIMER_REAL, 0)``) or replace the handler, so a
   watchdog thread backs it up: shortly after the limit it raises ``TimeLimitExceeded``
-  in the main thread itself (as below), again and again until the call is over.
+  in the main thread itself (as below), again and again until the call is over. Code
+  that catches BaseException in a loop can still outlast both: in one process nothing
+  can stop it but the person at the keyboard; the grader runs such code in its sandbox,
+  where the worker kills the job at its wall clock.
 * Elsewhere (a worker thread, Windows) the call runs in a daemon thread and we wait
   ``join(timeout)``. Python cannot kill a thread: on a timeout we ask it to stop by
   raising ``TimeLimitExceeded`` in it (``PyThreadState_SetAsyncExc``, CPython only),
