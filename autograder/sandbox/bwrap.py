@@ -93,7 +93,8 @@ def _parents(targets: Iterable[str]) -> list[str]:
         for parent in reversed([str(p) for p in parts if str(p) != "/"]):
             if parent not in made:
                 made.append(parent)
-    return [arg for folder in made for arg in ("--perms", "0755", "--dir", folder)]
+    perms = ["--perms", "0755"] if supports("--perms") else []  # --dir alone is 0755
+    return [arg for folder in made for arg in (*perms, "--dir", folder)]
 
 
 def _hide(hidden: Iterable[str], roots: Iterable[str]) -> list[str]:
@@ -118,6 +119,19 @@ ROOT_CAPABILITIES = ("CAP_SETUID", "CAP_SETGID", "CAP_CHOWN", "CAP_FOWNER",
                      "CAP_DAC_OVERRIDE", "CAP_KILL")
 
 
+@cache
+def supports(option: str, bwrap: str | None = None) -> bool:
+    """Whether this bubblewrap knows ``option`` (``--size`` and ``--disable-userns`` came
+    with 0.8.0; older ones still isolate, with an unbounded /tmp and nested namespaces
+    allowed)."""
+    try:
+        done = subprocess.run([bwrap or bwrap_path() or "bwrap", "--help"],
+                              capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return option.encode() in done.stdout + done.stderr
+
+
 def _namespaces() -> list[str]:
     common = ["--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
               "--unshare-cgroup-try"]
@@ -125,7 +139,8 @@ def _namespaces() -> list[str]:
         caps = [arg for cap in ROOT_CAPABILITIES for arg in ("--cap-add", cap)]
         return [*common, "--cap-drop", "ALL", *caps]
     # Not root: a user namespace (the grader's own uid inside), no nested ones.
-    return [*common, "--unshare-user", "--disable-userns"]
+    nested = ["--disable-userns"] if supports("--disable-userns") else []
+    return [*common, "--unshare-user", *nested]
 
 
 def command(python: str, code_dir: str, hidden: Iterable[str] = (),
@@ -139,7 +154,8 @@ def command(python: str, code_dir: str, hidden: Iterable[str] = (),
     args += _hide(hidden, roots)
     return [*args, "--ro-bind", code_dir, SANDBOX_CODE,
             "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
-            "--size", str(TMP_BYTES), "--tmpfs", "/tmp", "--remount-ro", "/",
+            *(["--size", str(TMP_BYTES)] if supports("--size") else []),
+            "--tmpfs", "/tmp", "--remount-ro", "/",
             *_namespaces(), "--die-with-parent", "--new-session", "--as-pid-1",
             "--clearenv", "--chdir", "/tmp", "--", python]
 
