@@ -93,52 +93,66 @@ WATCHDOG_REPEAT_S = 0.05  # how often it raises again in code that swallows the 
 
 
 class _Watchdog:
-    """Raises TimeLimitExceeded in one thread once ``limit_s`` is over, until stopped."""
+    """One daemon thread per process that raises TimeLimitExceeded in the armed thread once
+    its deadline is past, and again every WATCHDOG_REPEAT_S until disarmed. Arming costs
+    a lock and a notify, not a thread start."""
 
-    def __init__(self, limit_s: float) -> None:
-        self.target = threading.get_ident()
-        self.stopped = threading.Event()
-        self.lock = threading.Lock()
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.deadline: float | None = None
+        self.target = 0
         self.fired = False
-        self.thread = threading.Thread(target=self._watch, args=(limit_s,), daemon=True,
-                                       name="learner-watchdog")
+        self.thread: threading.Thread | None = None
 
-    def start(self) -> bool:
-        try:
-            self.thread.start()
-        except RuntimeError:  # no threads here: the interval timer alone
-            return False
+    def arm(self, limit_s: float) -> bool:
+        with self.cond:
+            if self.thread is None or not self.thread.is_alive():  # first use, or a fork
+                thread = threading.Thread(target=self._watch, daemon=True,
+                                          name="learner-watchdog")
+                try:
+                    thread.start()
+                except RuntimeError:  # no threads here: the interval timer alone
+                    return False
+                self.thread = thread
+            self.target, self.fired = threading.get_ident(), False
+            self.deadline = time.monotonic() + limit_s + WATCHDOG_GRACE_S
+            self.cond.notify()
         return True
 
-    def _watch(self, limit_s: float) -> None:
-        if self.stopped.wait(limit_s + WATCHDOG_GRACE_S):
-            return
-        while True:
-            with self.lock:
-                if self.stopped.is_set():
-                    return
-                self.fired = _raise_in(self.target, TimeLimitExceeded) or self.fired
-            if self.stopped.wait(WATCHDOG_REPEAT_S):
-                return
-
-    def stop(self) -> bool:
-        """Stop; True if it had fired (a pending exception is withdrawn). Safe against the
-        watchdog's own exception arriving while it runs."""
+    def disarm(self) -> bool:
+        """True if it had fired (a pending exception is withdrawn); safe against its own
+        exception arriving meanwhile."""
         while True:
             try:
-                with self.lock:
-                    self.stopped.set()
-                    if self.fired:
-                        _raise_in(self.target, None)  # withdraw a pending one
-                    return self.fired
+                with self.cond:
+                    self.deadline = None
+                    fired, self.fired = self.fired, False
+                    if fired:
+                        _raise_in(self.target, None)
+                    return fired
             except TimeLimitExceeded:
                 continue
+
+    def _watch(self) -> None:
+        with self.cond:
+            while True:
+                if self.deadline is None:
+                    self.cond.wait()
+                    continue
+                left = self.deadline - time.monotonic()
+                if left > 0:
+                    self.cond.wait(left)
+                    continue
+                self.fired = _raise_in(self.target, TimeLimitExceeded) or self.fired
+                self.deadline = time.monotonic() + WATCHDOG_REPEAT_S
+
+
+_WATCHDOG = _Watchdog()
 
 
 def _call_with_alarm(fn: Callable[..., Any], args: tuple[Any, ...], limit_s: float) -> Outcome:
     started = time.monotonic()
-    watchdog = _Watchdog(limit_s)
-    watching = watchdog.start()  # before the timer is armed: starting a thread waits
+    watching = _WATCHDOG.arm(limit_s)  # before the timer: starting its thread waits
     previous_handler = signal.signal(signal.SIGALRM, _on_alarm)
     previous_delay, previous_interval = signal.setitimer(signal.ITIMER_REAL, limit_s)
     try:
@@ -146,12 +160,12 @@ def _call_with_alarm(fn: Callable[..., Any], args: tuple[Any, ...], limit_s: flo
             outcome = _call(fn, args)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
-            if watching and watchdog.stop():
+            if watching and _WATCHDOG.disarm():
                 outcome = Outcome(timed_out=True, seconds=time.monotonic() - started)
         return outcome
     except TimeLimitExceeded:  # the alarm fired just after fn returned
         if watching:
-            watchdog.stop()
+            _WATCHDOG.disarm()
         return Outcome(timed_out=True, seconds=time.monotonic() - started)
     finally:
         signal.signal(signal.SIGALRM, previous_handler)

@@ -2,8 +2,9 @@
 
 Grades and feedback pages hold every student's answers and, for a wrong one, the expected
 value, so folders are created 0700 and files 0600 whatever the umask. Each file is written
-under a temporary name in its own folder and renamed into place, so a crash or a full
-disk leaves the previous version (or nothing), never half a gradebook.
+under a temporary name in its own folder and renamed into place, so an interrupted run
+or a full disk leaves the previous version (or nothing), never half a gradebook. (No
+fsync per file: a power cut may lose a run, which is simply run again.)
 """
 
 from __future__ import annotations
@@ -34,8 +35,6 @@ def write_private(path: Path, text: str) -> None:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as file:
             os.fchmod(file.fileno(), FILE_MODE)
             file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
