@@ -6,47 +6,34 @@ tracker all read these records; nothing about an exercise is written twice.
 
 from __future__ import annotations
 
+import math
 import random
-import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from autograder.kinds.base import AnswerKind, Misconception, Params, Verdict
+from autograder.kinds.base import AnswerKind, CellNames, Misconception, Params, Verdict
+from autograder.template import fill
 
-Kind = Literal["derive", "trace", "build", "debug", "design"]
-KINDS: tuple[str, ...] = ("derive", "trace", "build", "debug", "design")
-
-
-def format_number(value: Any) -> str:
-    """Show a parameter the way a person writes it: 1.0 -> "1", 2048 -> "2,048"."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return str(value)
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        value = int(value)
-    if isinstance(value, int):
-        return f"{value:,}" if abs(value) >= 10_000 else str(value)
-    if abs(value) != 0 and (abs(value) < 1e-3 or abs(value) >= 1e7):
-        return f"{value:.4g}"
-    return f"{value:.6g}"
+# What the learner does (see DESIGN.md); not to be confused with the answer kind.
+Category = Literal["derive", "trace", "build", "debug", "design"]
+CATEGORIES: tuple[str, ...] = ("derive", "trace", "build", "debug", "design")
 
 
-class _ParamFormatter(string.Formatter):
-    """str.format with friendly number rendering when no format spec is given."""
-
-    def format_field(self, value: Any, format_spec: str) -> str:
-        if format_spec:
-            return super().format_field(value, format_spec)
-        return format_number(value)
+MAX_VARIANT_DRAWS = 64
 
 
-_FORMATTER = _ParamFormatter()
+class NoVariantError(ValueError):
+    """The exercise has no variant whose answer differs from the printed question's."""
 
 
-def render(template: str, params: Params) -> str:
-    """Fill a prompt/explanation template with ``params``."""
-    return _FORMATTER.vformat(template, (), dict(params))
+def same_answer(a: Any, b: Any) -> bool:
+    """True when two expected answers are the same (numbers to 0.1%, anything else equal)."""
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool):
+        return math.isclose(float(a), float(b), rel_tol=1e-3, abs_tol=1e-300)
+    return bool(a == b)
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,12 +49,12 @@ class Exercise:
 
     id: str
     chapter: int
-    kind: Kind
+    category: Category
     title: str
     prompt: str
     params: Mapping[str, Any]
     vary: Callable[[random.Random], dict[str, Any]]
-    answer: AnswerKind
+    answer_kind: AnswerKind
     reference: Callable[[Params], Any]
     hints: tuple[str, ...]
     explanation: str
@@ -80,17 +67,37 @@ class Exercise:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
-        if self.kind not in KINDS:
-            raise ValueError(f"exercise {self.id}: kind must be one of {KINDS}, not {self.kind!r}")
+        if self.category not in CATEGORIES:
+            raise ValueError(f"exercise {self.id}: category must be one of {CATEGORIES}, "
+                             f"not {self.category!r}")
+
+    @property
+    def names(self) -> CellNames:
+        """The names this exercise's answer cell assigns: ``answer_5_1``, ``bug_line_5_5``."""
+        return CellNames.for_exercise(self.id)
 
     # -- the answer ---------------------------------------------------------------
     def expected(self, params: Params | None = None) -> Any:
         """The right answer for ``params`` (canonical params when omitted)."""
         return self.reference(self.params if params is None else params)
 
-    def variant(self, seed: int | str) -> dict[str, Any]:
-        """Params for a reproducible fresh variant drawn from ``seed``."""
+    def draw(self, seed: int | str) -> dict[str, Any]:
+        """Params drawn by ``vary`` from ``seed``, whether or not they change the answer."""
         return dict(self.vary(random.Random(f"{self.id}:{seed}")))
+
+    def variant(self, seed: int | str) -> dict[str, Any]:
+        """Params for a reproducible fresh variant drawn from ``seed`` whose answer differs
+        from the printed one (a "variant" with the same answer could be passed by repeating
+        it). Functions are graded on generated inputs, so any draw is fresh for them.
+        NoVariantError when the exercise has no answer-changing variant."""
+        rng = random.Random(f"{self.id}:{seed}")
+        printed = self.expected()
+        for _ in range(MAX_VARIANT_DRAWS):
+            params = dict(self.vary(rng))
+            if callable(printed) or (params and not same_answer(self.expected(params), printed)):
+                return params
+        raise NoVariantError(f"exercise {self.id} has no variant with a different answer: "
+                             "its question does not depend on numbers")
 
     def wrong_answers(self, params: Params | None = None) -> tuple[tuple[Any, str], ...]:
         """The misconceptions evaluated for ``params``: (wrong answer, feedback) pairs."""
@@ -98,7 +105,7 @@ class Exercise:
         pairs = []
         for m in self.misconceptions:
             try:
-                pairs.append((m.answer(p), render(m.feedback, p)))
+                pairs.append((m.answer(p), fill(m.feedback, p)))
             except (ArithmeticError, ValueError):
                 continue  # a misconception that makes no sense for these params
         return tuple(pairs)
@@ -106,15 +113,13 @@ class Exercise:
     def grade(self, answer: Any, params: Params | None = None) -> Verdict:
         """Compare a learner's answer with the reference for ``params``."""
         p = self.params if params is None else params
-        return self.answer.grade(answer, self.expected(p), p, self.wrong_answers(p))
+        return self.answer_kind.grade(answer, self.expected(p), p, self.wrong_answers(p))
 
     # -- text -----------------------------------------------------------------
     def render_prompt(self, params: Params | None = None) -> str:
-        return render(self.prompt, self.params if params is None else params)
+        return fill(self.prompt, self.params if params is None else params)
 
     def render_explanation(self, params: Params | None = None) -> str:
         p = dict(self.params if params is None else params)
-        expected = self.expected(p)
-        p.setdefault("expected", format_number(expected) if isinstance(expected, (int, float))
-                     else expected)
-        return render(self.explanation, p)
+        p.setdefault("expected", self.expected(p))
+        return fill(self.explanation, p)

@@ -19,4 +19,22 @@ def inline_markdown(text: str) -> str:
     out = html.escape(text)
     for pattern, replacement in _INLINE_MARKDOWN:
         out = pattern.sub(replacement, out)
-    return out.replace("\n", "<br>")
+    return f'<span class="{NO_MATH_CLASS}">' + out.replace("\n", "<br>") + "</span>"
+
+
+# Front ends typeset $...$ as LaTeX in markdown and in HTML outputs, so money ("$2 per
+# GPU-hour ... $60.6M") would turn into garbled math. Markdown takes a backslash escape;
+# HTML is wrapped in the classes MathJax 3 (JupyterLab 4) and MathJax 2 (Colab) skip.
+NO_MATH_CLASS = "mathjax_ignore tex2jax_ignore"
+
+
+def escape_dollars(markdown: str) -> str:
+    """Markdown in which every "$" is a literal dollar sign, never a math delimiter."""
+    return re.sub(r"(?<!\\)\$", r"\\$", markdown)
+
+
+def no_math(html_text: str) -> str:
+    """HTML that the math typesetter leaves alone."""
+    if NO_MATH_CLASS in html_text[:200]:
+        return html_text
+    return f'<div class="{NO_MATH_CLASS}">{html_text}</div>'

@@ -1,24 +1,36 @@
 """Prediction locks: commit a guess before the explorer and derivations, compare it later.
 
-Committing to a number before seeing the answer is what makes the reveal stick. The
+Committing to a number before seeing the answer is what makes the reveal stick, so
+nothing about the answer is on the page until a guess is locked: the reveal says "lock in
+a guess first" and the explorer's verdicts stay covered. The moment the guess is locked,
+every reveal and cover registered for that prediction updates (no re-run needed). The
 lock records the guess through a callback (the caller decides where: the workbook keeps
-it in the progress log as the "design ledger"), and ``reveal`` shows how far off it was.
+it in the progress log as the "design ledger").
 """
 
 from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
+
+from autograder.units import format_quantity, format_value
+
+WAITING = ("Lock in a guess in the \u201cPredict first\u201d cell above; the answer appears "
+           "here the moment you do.")
+COVERED = "The verdicts appear once you lock in your prediction above."
 
 
 @dataclass(frozen=True)
 class Prediction:
     """One prediction question. Exactly one of ``unit``-number or ``options`` is used:
     with ``options`` the guess is one of them; otherwise it is a number in ``unit``.
-    ``actual()`` computes the true value (from ``solutions``)."""
+    ``actual()`` computes the true value (from ``solutions``). ``feedback`` maps each
+    option to what choosing it shows about the learner's model; ``reflection`` is the
+    question asked at the end of the chapter."""
 
     key: str
     question: str
@@ -26,6 +38,8 @@ class Prediction:
     unit: str = ""
     options: tuple[str, ...] = ()
     explanation: str = ""
+    feedback: Mapping[str, str] = field(default_factory=dict)
+    reflection: str = ""
 
     @property
     def is_choice(self) -> bool:
@@ -35,9 +49,9 @@ class Prediction:
 def parse_guess(prediction: Prediction, text: Any) -> Any:
     """The guess as a number in the prediction's unit (or an option); ValueError if unreadable."""
     if prediction.is_choice:
-        value = str(text).strip()
+        value = str(text).strip() if text is not None else ""
         if value not in prediction.options:
-            raise ValueError(f"choose one of: {', '.join(prediction.options)}")
+            raise ValueError("choose one of the options first")
         return value
     from autograder.units import UnitError, parse_quantity
 
@@ -47,76 +61,158 @@ def parse_guess(prediction: Prediction, text: Any) -> Any:
         raise ValueError(str(exc)) from None
 
 
+def shown(prediction: Prediction, value: Any) -> str:
+    """A guess or an actual value as the learner reads it: an option, or "1.75 GB"."""
+    if prediction.is_choice or isinstance(value, str):
+        return f"\u201c{value}\u201d"
+    return format_quantity(float(f"{float(value):.3g}"), prediction.unit)  # 3 significant figures
+
+
+def _ratio_words(guess: float, actual: float) -> str:
+    ratio = guess / actual
+    if 0.9 <= ratio <= 1.1:
+        return "within 10%: well judged"
+    if ratio > 1:
+        return f"{format_value(round(ratio, 1))} times too high"
+    return f"{format_value(round(1 / ratio, 1))} times too low" if ratio > 0 else "the wrong sign"
+
+
 def comparison(prediction: Prediction, guess: Any) -> str:
-    """A sentence comparing the guess with the actual value (plain text)."""
+    """A sentence comparing the guess with the actual value, and what that guess suggests."""
     actual = prediction.actual()
+    yours, truth = shown(prediction, guess), shown(prediction, actual)
     if prediction.is_choice:
         verdict = "right" if guess == actual else "not it"
-        return f"You predicted {guess!r}; the answer is {actual!r} ({verdict})."
-    unit = f" {prediction.unit}" if prediction.unit else ""
+        note = prediction.feedback.get(str(guess), "")
+        return f"You predicted {yours}; the answer is {truth} ({verdict}). {note}".rstrip()
     if actual == 0 or not math.isfinite(float(guess)):
-        return f"You predicted {guess:g}{unit}; the computed value is {actual:g}{unit}."
-    ratio = float(guess) / float(actual)
-    if 0.9 <= ratio <= 1.1:
-        how = "within 10%: well judged"
-    elif ratio > 1:
-        how = f"{ratio:.1f}x too high"
-    else:
-        how = f"{1 / ratio:.1f}x too low" if ratio > 0 else "the wrong sign"
-    return f"You predicted {guess:g}{unit}; the computed value is {actual:.4g}{unit} ({how})."
+        return f"You predicted {yours}; the computed value is {truth}."
+    return (f"You predicted {yours}; the computed value is {truth} "
+            f"({_ratio_words(float(guess), float(actual))}).")
+
+
+def truth_text(prediction: Prediction) -> str:
+    """The true answer, as shown in the ledger."""
+    return shown(prediction, prediction.actual())
 
 
 @dataclass
 class Reveal:
-    """The reveal shown later in the chapter; renders in a notebook and a terminal."""
+    """The reveal shown later in the chapter; renders in a notebook and a terminal.
+
+    With no guess locked it shows only an invitation to lock one: never the answer.
+    """
 
     prediction: Prediction
     guess: Any  # None when nothing was locked in
 
     def __str__(self) -> str:
         if self.guess is None:
-            return (f"No prediction locked in for {self.prediction.key}. "
-                    f"The answer: {self.prediction.actual()!r}. {self.prediction.explanation}")
+            return WAITING
         return comparison(self.prediction, self.guess) + " " + self.prediction.explanation
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        return (f'<div role="status"><strong>Your prediction, revealed.</strong> '
-                f"{html.escape(str(self))}</div>")
+        if self.guess is None:
+            return f'<div role="status" class="dtw-reveal"><em>{html.escape(WAITING)}</em></div>'
+        return (f'<div role="status" class="dtw-reveal"><strong>Your prediction, revealed.'
+                f"</strong> {html.escape(str(self))}</div>")
+
+
+class LiveReveal:
+    """A reveal that redraws itself when the guess is locked (``update``)."""
+
+    def __init__(self, prediction: Prediction, guess: Any) -> None:
+        import ipywidgets as w
+
+        self.reveal = Reveal(prediction, guess)
+        self.html = w.HTML(self.reveal._repr_html_())
+
+    def update(self, guess: Any) -> None:
+        self.reveal = Reveal(self.reveal.prediction, guess)
+        self.html.value = self.reveal._repr_html_()
+
+    def __str__(self) -> str:
+        return str(self.reveal)
+
+    __repr__ = __str__
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.html)
+
+
+class Cover:
+    """Hides widgets (an explorer's verdicts) behind a note until ``uncover`` is called."""
+
+    def __init__(self, *widgets: Any) -> None:
+        import ipywidgets as w
+
+        self.widgets = widgets
+        self.note = w.HTML(f'<p class="dtw-covered"><em>🔒 {html.escape(COVERED)}</em></p>')
+        self.box = w.VBox([self.note, *widgets])
+        for widget in widgets:
+            widget.layout.display = "none"
+
+    @property
+    def covered(self) -> bool:
+        return self.note.layout.display != "none"
+
+    def uncover(self, _guess: Any = None) -> None:
+        self.note.layout.display = "none"
+        for widget in self.widgets:
+            widget.layout.display = None
 
 
 class PredictionLock:
-    """A question, an input, and a "Lock in" button; the input is disabled once locked."""
+    """A question, an input, and a "Lock in" button; the input is disabled once locked.
+
+    ``record(guess)`` stores the guess and returns a note; ``on_lock(guess)`` is called
+    after it, so that reveals and covers elsewhere on the page update at once.
+    """
 
     def __init__(self, prediction: Prediction, record: Callable[[Any], str],
-                 previous: Any = None) -> None:
+                 previous: Any = None, on_lock: Callable[[Any], None] | None = None) -> None:
         import ipywidgets as w
 
         self.prediction = prediction
         self._record = record
+        self._on_lock = on_lock
+        wide = w.Layout(width="auto", max_width="100%")
         if prediction.is_choice:
-            self.input: Any = w.RadioButtons(options=list(prediction.options), value=None)
+            self.input: Any = w.RadioButtons(options=list(prediction.options), value=None,
+                                             layout=wide)
         else:
             self.input = w.Text(placeholder=f"your guess in {prediction.unit}".strip(),
-                                description="Guess:")
-        self.button = w.Button(description="Lock in my prediction")
+                                description="Your guess:", style={"description_width": "initial"})
+            with warnings.catch_warnings():  # on_submit: the Enter key, in ipywidgets 7 and 8
+                warnings.simplefilter("ignore", DeprecationWarning)
+                self.input.on_submit(lambda _: self.lock())
+        self.button = w.Button(description="Lock in my prediction", layout=wide,
+                               button_style="primary")
         self.status = w.HTML()
         self.button.on_click(lambda _: self.lock())
         question = w.HTML(f"<p><strong>Predict first.</strong> {html.escape(prediction.question)}"
                           "</p>")
-        self.box = w.VBox([question, self.input, self.button, self.status])
+        self.box = w.VBox([question, self.input, self.button, self.status],
+                          layout=w.Layout(width="100%"))
         if previous is not None:
-            self._locked(f"Locked in earlier: {previous!r}. Scroll on to test it.")
+            self._locked(f"Locked in earlier: {shown(prediction, previous)}. Scroll on to test it.")
 
     def lock(self) -> None:
+        if self.button.disabled:
+            return
         try:
             guess = parse_guess(self.prediction, self.input.value)
         except ValueError as exc:
             self.status.value = f"<p>⚠ Could not read the guess: {html.escape(str(exc))}</p>"
             return
         note = self._record(guess)
-        self._locked(f"🔒 Locked in: {guess!r}. {note}")
+        self._locked(f"🔒 Locked in: {shown(self.prediction, guess)}. {note}")
+        if self._on_lock is not None:
+            self._on_lock(guess)
 
     def _locked(self, message: str) -> None:
         self.input.disabled = True

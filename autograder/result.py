@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from autograder.kinds.base import Verdict
+from autograder.markup import NO_MATH_CLASS
 from autograder.units import format_value
 
 # status -> (symbol, word, accent colour: decoration only, the word carries the meaning)
@@ -53,6 +54,7 @@ class CheckResult:
     attempt_counted: bool
     note: str = ""
     unanswered: bool = False
+    variant_prompt: str = ""  # the variant's question in words, shown instead of its params
 
     @property
     def passed(self) -> bool:
@@ -71,6 +73,9 @@ class CheckResult:
         symbol, word, _ = _STATUS[self._status_key]
         return f"{symbol} {word}"
 
+    def _variant_words(self) -> str:
+        return self.variant_prompt or _params_text(self.params or {})
+
     def with_note(self, note: str) -> CheckResult:
         """The same result with a remark about the check added."""
         joined = f"{self.note} {note}".strip() if self.note else note
@@ -81,7 +86,7 @@ class CheckResult:
         v = self.verdict
         lines = [f"{self.status_line} -- exercise {self.exercise_id}: {self.title}"]
         if self.params:
-            lines.append(f"Your variant: {_params_text(self.params)}")
+            lines.append(f"Your variant: {self._variant_words()}")
         if v.yours:
             lines.append(f"Yours:    {v.yours}")
         if v.expected:
@@ -103,13 +108,14 @@ class CheckResult:
         symbol, word, colour = _STATUS[self._status_key]
         e = html.escape
         parts = [
-            f'<div class="dtw-result dtw-{v.status}" role="status" aria-live="polite" '
+            f'<div class="dtw-result dtw-{v.status} {NO_MATH_CLASS}" role="status" '
+            'aria-live="polite" '
             f'style="border-left:4px solid {colour};padding:0.4em 0.8em;margin:0.4em 0">',
             f'<p style="margin:0"><strong><span aria-hidden="true">{symbol}</span> {e(word)}'
             f"</strong> <span>exercise {e(self.exercise_id)}: {e(self.title)}</span></p>",
         ]
         if self.params:
-            parts.append(f"<p style=\"margin:0.2em 0\">Your variant: {e(_params_text(self.params))}"
+            parts.append(f"<p style=\"margin:0.2em 0\">Your variant: {e(self._variant_words())}"
                          "</p>")
         parts.append(self._comparison_html())
         parts.append(f'<p style="margin:0.2em 0">{e(v.message)}</p>')

@@ -172,14 +172,20 @@ def _phrase(unit: Unit) -> str:
 
 
 def expectation(unit: str) -> str:
-    """What a reader of ``unit`` accepts: "a size such as '1.75 GB'"."""
+    """What a reader of ``unit`` accepts, in words: "a size: a number in GB, or text with
+    its unit such as '<number> GB'". No example number: an example could be the very
+    answer the learner is looking for."""
     target = target_unit(unit)
     if target.family.startswith(COUNT_PREFIX):
-        return f"a number of {unit.strip()} such as '64' or '64 {unit.strip()}'"
+        return f"a number of {unit.strip()}, with or without the word '{unit.strip()}'"
     if target.family == RATIO:
-        example = {"%": 6.25, "x": 2.0}.get(target.symbol, 0.75)
-        return f"{_phrase(target)} such as '{format_quantity(example, target.symbol)}'"
-    return f"{_phrase(target)} such as '{format_quantity(_EXAMPLES[target.family], unit)}'"
+        if target.symbol == "%":
+            return "a percentage: a number, or text such as '<number>%'"
+        return f"{_phrase(target)}"
+    if target.family == MONEY:
+        return f"{_phrase(target)}: a number of dollars, or text such as '$<number>'"
+    return f"{_phrase(target)}: a number in {unit}, or text with its unit such as " \
+           f"'<number> {unit}'"
 
 
 def _shown(text: str, limit: int = 40) -> str:

@@ -7,49 +7,78 @@ and wrong are announced in words and symbols, never by colour alone.
 
 from __future__ import annotations
 
+import ast
 import html
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from autograder.exercise import Exercise
 from autograder.kinds import Choice, Constraints, Debug, Function, Numeric, Ordering, Trace
+from autograder.kinds.base import AnswerKind
 from autograder.markup import inline_markdown
 
 ReadAnswer = Callable[[], Any]
 WriteAnswer = Callable[[Any], None]
 Input = tuple[Any, ReadAnswer, WriteAnswer]
+Lookup = Callable[[str], Any]
+# (kind, record, lookup) -> the input widget with a reader and a writer for it.
+InputFactory = Callable[[Any, Exercise, Lookup], Input]
+
+_INPUTS: dict[type[AnswerKind], InputFactory] = {}
+F = TypeVar("F", bound=InputFactory)
+
+
+def input_for(kind_type: type[AnswerKind]) -> Callable[[F], F]:
+    """Register the input widget of an answer kind (a decorator)."""
+    def register(factory: F) -> F:
+        _INPUTS[kind_type] = factory
+        return factory
+    return register
 
 
 @dataclass
 class Actions:
     """What the buttons do; supplied by the caller so this module knows no store."""
 
-    check: Callable[[Any], Any]            # answer -> a displayable result
-    hint: Callable[[], Any]
-    solution: Callable[[], Any]
-    variant: Callable[[], Any]             # -> a displayable practice prompt
+    check: Callable[[Any, Any], Any]       # (answer, params shown or None) -> a result
+    hint: Callable[[Any], Any]             # params shown or None -> the next hint
+    solution: Callable[[Any], Any]         # params shown or None -> the worked solution
+    variant: Callable[[], Any]             # -> a practice object with .params and .prompt
     lookup: Callable[[str], Any]           # name -> object in the learner's namespace
 
 
-def _prompt_html(record: Exercise, prompt: str) -> str:
-    body = inline_markdown(prompt)
+PRINTED = "Answer the question printed above, or press Try a variant for new numbers."
+
+
+def _prompt_html(record: Exercise, prompt: str | None, note: str = "") -> str:
+    """The card's header; the question itself only for a variant (the printed question is
+    in the markdown cell above the card, so the page shows each prompt once)."""
+    body = f"<em>{html.escape(PRINTED)}</em>" if prompt is None else (
+        "<strong>Your variant:</strong> " + inline_markdown(prompt))
+    extra = f" <em>{html.escape(note)}</em>" if note else ""
     return (f"<div><strong>Exercise {html.escape(record.id)}: {html.escape(record.title)}"
-            f"</strong> <em>({record.kind})</em><p>{body}</p></div>")
+            f"</strong> <em>({record.category})</em>{extra}<p>{body}</p></div>")
 
 
-def _numeric_input(kind: Numeric) -> Input:
+@input_for(Numeric)
+def _numeric_input(kind: Numeric, record: Exercise, lookup: Lookup) -> Input:
     import ipywidgets as w
 
-    box = w.Text(placeholder=f"e.g. 12.5 {kind.unit}".strip(), description="Answer:")
+    words = f"your answer in {kind.unit}" if kind.unit else "your answer, a plain number"
+    box = w.Text(placeholder=words, description="Answer:",
+                 layout=w.Layout(width="auto", max_width="100%"))
 
     def write(value: Any) -> None:
         box.value = str(value)
 
-    return w.HBox([box, w.Label(kind.unit)]), lambda: box.value, write
+    input_box = w.HBox([box, w.Label(kind.unit)], layout=w.Layout(flex_flow="row wrap"))
+    input_box.submit_box = box  # Enter in it submits (see ExerciseWidget)
+    return input_box, lambda: box.value, write
 
 
-def _choice_input(kind: Choice) -> Input:
+@input_for(Choice)
+def _choice_input(kind: Choice, record: Exercise, lookup: Lookup) -> Input:
     import ipywidgets as w
 
     labels = [f"{o.key}. {o.text}" for o in kind.options]
@@ -64,7 +93,8 @@ def _choice_input(kind: Choice) -> Input:
     return radio, read, write
 
 
-def _ordering_input(kind: Ordering) -> Input:
+@input_for(Ordering)
+def _ordering_input(kind: Ordering, record: Exercise, lookup: Lookup) -> Input:
     import ipywidgets as w
 
     slots = [w.Dropdown(options=["(choose)", *kind.items], value="(choose)",
@@ -82,9 +112,11 @@ def _ordering_input(kind: Ordering) -> Input:
     return w.VBox([header, *slots]), read, write
 
 
-def _trace_input(kind: Trace, rows: int) -> Input:
+@input_for(Trace)
+def _trace_input(kind: Trace, record: Exercise, lookup: Lookup) -> Input:
     import ipywidgets as w
 
+    rows = len(record.expected())
     cells = [[w.Text(placeholder=c, layout=w.Layout(width="9em")) for c in kind.columns]
              for _ in range(rows)]
     lines = [w.HBox([w.Label(f"{kind.step_label} {i + 1}:"), *row]) for i, row in enumerate(cells)]
@@ -102,7 +134,8 @@ def _trace_input(kind: Trace, rows: int) -> Input:
     return w.VBox(lines), read, write
 
 
-def _debug_input(kind: Debug, lookup: Callable[[str], Any]) -> Input:
+@input_for(Debug)
+def _debug_input(kind: Debug, record: Exercise, lookup: Lookup) -> Input:
     import ipywidgets as w
 
     lines = kind.code.rstrip("\n").split("\n")
@@ -126,7 +159,8 @@ def _debug_input(kind: Debug, lookup: Callable[[str], Any]) -> Input:
     return w.VBox([radio, note]), read, write
 
 
-def _function_input(kind: Function, lookup: Callable[[str], Any]) -> Input:
+@input_for(Function)
+def _function_input(kind: Function, record: Exercise, lookup: Lookup) -> Input:
     import ipywidgets as w
 
     note = w.HTML(f"<p>Define <code>def {html.escape(kind.function_name)}"
@@ -135,78 +169,143 @@ def _function_input(kind: Function, lookup: Callable[[str], Any]) -> Input:
     return note, lambda: lookup(kind.function_name), lambda _: None  # defined in a cell
 
 
-def _constraints_input(kind: Constraints) -> Input:
+@input_for(Constraints)
+def _constraints_input(kind: Constraints, record: Exercise, lookup: Lookup) -> Input:
     import ipywidgets as w
 
-    boxes = {f: w.IntText(value=0, description=f"{f}:") for f in kind.fields}
+    boxes = {f: w.IntText(value=0, description=f"{f}:", style={"description_width": "initial"},
+                          layout=w.Layout(width="12em")) for f in kind.fields}
 
     def write(answer: Any) -> None:
         for field, box in boxes.items():
             box.value = int(answer[field])
 
-    return (w.HBox(list(boxes.values())), lambda: {f: b.value for f, b in boxes.items()},
-            write)
+    return (w.HBox(list(boxes.values()), layout=w.Layout(flex_flow="row wrap")),
+            lambda: {f: b.value for f, b in boxes.items()}, write)
 
 
-def answer_input(record: Exercise, lookup: Callable[[str], Any]) -> Input:
-    """The input widget suited to the record's answer kind, a reader and a writer for it."""
-    kind = record.answer
-    if isinstance(kind, Numeric):
-        return _numeric_input(kind)
-    if isinstance(kind, Choice):
-        return _choice_input(kind)
-    if isinstance(kind, Ordering):
-        return _ordering_input(kind)
-    if isinstance(kind, Trace):
-        return _trace_input(kind, len(record.expected()))
-    if isinstance(kind, Debug):
-        return _debug_input(kind, lookup)
-    if isinstance(kind, Function):
-        return _function_input(kind, lookup)
-    if isinstance(kind, Constraints):
-        return _constraints_input(kind)
-    raise TypeError(f"no widget for answer kind {type(kind).__name__}")
+def _literal_input(kind: AnswerKind, record: Exercise, lookup: Lookup) -> Input:
+    """For a kind with no input of its own: a text box read as a Python literal."""
+    import ipywidgets as w
+
+    box = w.Text(placeholder=kind.describe(), description="Answer:",
+                 layout=w.Layout(width="auto"))
+
+    def read() -> Any:
+        try:
+            return ast.literal_eval(box.value)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return box.value  # the kind explains what it expected
+
+    def write(value: Any) -> None:
+        box.value = repr(value)
+
+    return box, read, write
+
+
+def answer_input(record: Exercise, lookup: Lookup) -> Input:
+    """The input widget registered for the record's answer kind (or for the nearest base
+    class), a reader and a writer for it; a literal text box for a kind with none."""
+    kind = record.answer_kind
+    factory = next((_INPUTS[cls] for cls in type(kind).__mro__ if cls in _INPUTS),
+                   _literal_input)
+    return factory(kind, record, lookup)
 
 
 class ExerciseWidget:
-    """Prompt, input, Check / Hint / Show solution / Try a variant, and an output area."""
+    """Header, input, Check / Hint / Show solution / Try a variant, the hint ladder and an
+    output area. The card keeps one state: the numbers it shows (``params``, None for the
+    printed ones) are the numbers every Check, Hint and solution uses."""
 
-    def __init__(self, record: Exercise, actions: Actions) -> None:
+    def __init__(self, record: Exercise, actions: Actions, note: str = "") -> None:
         import ipywidgets as w
 
         self.record = record
         self.actions = actions
-        self.prompt = w.HTML(_prompt_html(record, record.render_prompt()))
+        self.note = note
+        self.params: dict[str, Any] | None = None  # None: the printed question
+        self.prompt = w.HTML(_prompt_html(record, None, note))
         self.input, self.read, self.write = answer_input(record, actions.lookup)
         self.last: Any = None  # what the output area shows now
+        wide = w.Layout(width="auto")
         self.buttons = {
-            "check": w.Button(description="Check", button_style="primary"),
-            "hint": w.Button(description="Hint"),
-            "solution": w.Button(description="Show solution"),
-            "variant": w.Button(description="Try a variant"),
+            "check": w.Button(description="Check", button_style="primary", layout=wide),
+            "hint": w.Button(description="Hint", layout=wide),
+            "solution": w.Button(description="Show solution", layout=wide),
+            "variant": w.Button(description="Try a variant", layout=wide),
         }
+        self.ladder = w.VBox()  # every hint seen on this card, oldest first
         self.output = w.Output()
-        self.buttons["check"].on_click(lambda _: self._show(lambda: actions.check(self.read())))
-        self.buttons["hint"].on_click(lambda _: self._show(actions.hint))
-        self.buttons["solution"].on_click(lambda _: self._show(actions.solution))
-        self.buttons["variant"].on_click(lambda _: self._variant())
-        self.box = w.VBox([self.prompt, self.input, w.HBox(list(self.buttons.values())),
-                           self.output])
+        self.buttons["check"].on_click(lambda _: self.check())
+        self.buttons["hint"].on_click(lambda _: self._guarded(self._hint))
+        self.buttons["solution"].on_click(
+            lambda _: self._show(lambda: actions.solution(self.params)))
+        self.buttons["variant"].on_click(lambda _: self._guarded(self._variant))
+        submit = getattr(self.input, "submit_box", None)
+        if submit is not None:
+            _on_enter(submit, self.check)
+        self.box = w.VBox([self.prompt, self.input,
+                           w.HBox(list(self.buttons.values()),
+                                  layout=w.Layout(flex_flow="row wrap")),
+                           self.ladder, self.output], layout=w.Layout(width="100%"))
+
+    def check(self) -> None:
+        self._show(lambda: self.actions.check(self.read(), self.params))
 
     def _show(self, produce: Callable[[], Any]) -> None:
         from IPython.display import display
 
-        self.last = produce()
-        self.output.clear_output()
-        with self.output:
+        with self.output:  # an error lands on the card, never in the log console
+            self.output.clear_output(wait=True)
+            self.last = produce()
             display(self.last)
+
+    def _guarded(self, action: Callable[[], None]) -> None:
+        try:
+            action()
+        except ValueError as exc:
+            message = _Message(str(exc))
+            self._show(lambda: message)
+
+    def _hint(self) -> None:
+        import ipywidgets as w
+
+        text = self.actions.hint(self.params)
+        rung = w.HTML(text._repr_html_() if hasattr(text, "_repr_html_")
+                      else html.escape(str(text)))
+        self.ladder.children = (*self.ladder.children, rung)
+        self.last = text
 
     def _variant(self) -> None:
         practice = self.actions.variant()
-        self.prompt.value = _prompt_html(self.record, practice.prompt)
+        self.params = dict(practice.params)
+        self.prompt.value = _prompt_html(self.record, practice.prompt, self.note)
+        self.ladder.children = ()  # hints belong to the numbers they were given for
         self._show(lambda: practice)
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
         display(self.box)
+
+
+@dataclass(frozen=True)
+class _Message:
+    """A plain sentence shown on the card."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        return f'<p role="status">{html.escape(self.text)}</p>'
+
+
+def _on_enter(box: Any, submit: Callable[[], None]) -> None:
+    """Call ``submit`` when Enter is pressed in a Text box (ipywidgets 7 and 8)."""
+    import warnings
+
+    with warnings.catch_warnings():  # deprecated in 8 in favour of observe, which fires on blur
+        warnings.simplefilter("ignore", DeprecationWarning)
+        box.on_submit(lambda _: submit())

@@ -4,8 +4,10 @@ What it shows
     A ``<details>`` block whose ``<summary>`` reads "Transcript: <title>": the transcript
     is always on the page, collapsed by default, and reachable by keyboard (a summary
     element is focusable and opens with Enter or Space). When a rendered audio file
-    exists, an ``<audio controls preload="none">`` element sits above it. Never autoplay:
-    the learner starts audio. When no file exists, one line says how to render it.
+    exists, an ``<audio controls preload="none">`` element sits above it. When no file
+    exists, a "Listen" button reads the transcript aloud with the browser's own speech
+    synthesis (the Web Speech API, in every current browser), so narration plays with no
+    setup; a second press stops it. Never autoplay: only the learner's press starts sound.
     In a terminal, ``print(narration.play(key))`` gives the same content as plain text.
 
 How the audio reaches the browser (the design choice)
@@ -67,6 +69,8 @@ class Narration:
                 "Your browser cannot play this audio; the transcript below has every word."
                 "</audio>"
             )
+        else:
+            parts.append(_speak_button(seg.text, title))
         opened = " open" if self.expanded else ""
         parts.append(
             f"<details{opened}><summary><strong>Transcript</strong>: {title}"
@@ -125,9 +129,32 @@ def play(
 def _render_hint(key: str) -> str:
     chapter, _ = split_key(key)
     return (
-        "No audio rendered yet; the transcript is the full narration. To hear it, run "
-        f"`workbook narrate --chapter {chapter}` in a terminal, then run this cell again."
+        "Listen reads the transcript with your browser's voice. For recorded audio instead, "
+        f"run `workbook narrate --chapter {chapter}` in a terminal and run this cell again."
     )
+
+
+# Runs on the learner's click only: speak the transcript with the Web Speech API, or stop
+# it if it is already speaking. The text travels in a data attribute, escaped as HTML.
+_SPEAK_JS = (
+    "(function(b){var s=window.speechSynthesis,m=b.nextElementSibling;"
+    "if(!s||typeof SpeechSynthesisUtterance==='undefined'){m.textContent="
+    "'This browser cannot speak; the transcript below has every word.';return;}"
+    "if(b.dataset.state==='speaking'){s.cancel();b.dataset.state='';"
+    "b.textContent='\u25b6 Listen';return;}"
+    "var u=new SpeechSynthesisUtterance(b.dataset.text);"
+    "u.onend=u.onerror=function(){b.dataset.state='';b.textContent='\u25b6 Listen';};"
+    "s.cancel();b.dataset.state='speaking';b.textContent='\u25a0 Stop';s.speak(u);})(this)"
+)
+
+
+def _speak_button(text: str, title: str) -> str:
+    """A button that reads ``text`` aloud with the browser's speech synthesis when pressed."""
+    spoken = html.escape(" ".join(text.split()), quote=True)
+    return (f'<p><button type="button" class="workbook-speak" data-text="{spoken}" '
+            f'aria-label="Listen to the narration: {title}" onclick="{_SPEAK_JS}">'
+            '\u25b6 Listen</button> <small class="workbook-speak-note" aria-live="polite">'
+            "</small></p>")
 
 
 def _staleness_note(seg: Segment, directory: Path) -> str:

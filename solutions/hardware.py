@@ -167,3 +167,98 @@ def gbit_to_gbyte_per_s(gbit_per_s: float) -> float:
 def cluster_peak_flops(gpu: GPU, n_gpus: int) -> float:
     """Aggregate dense BF16 peak of ``n_gpus`` GPUs in FLOP/s: ``n x bf16_dense_tflops x 1e12``."""
     return positive_int("n_gpus", n_gpus) * gpu.peak_flops
+
+
+# -- clusters: the network a step-time model needs ---------------------------------------
+
+@dataclass(frozen=True)
+class Cluster:
+    """A GPU cluster as a step-time model sees it: nodes of GPUs joined by NVLink inside
+    and one network port per GPU between nodes (a "rail-optimised" fat tree).
+
+    Bandwidths are per direction, in GB/s, per GPU. ``*_latency_us`` is the alpha of one
+    step of a ring collective (launch, synchronisation and wire time for a tiny message).
+    ``collective_efficiency`` is the share of the line rate a large ring collective reaches
+    (NCCL's bus bandwidth over the link's rate); the same factor is applied to both links.
+    """
+
+    name: str
+    gpu: GPU
+    gpus_per_node: int
+    nvlink_gb_per_s: float
+    inter_node_gb_per_s: float
+    nvlink_latency_us: float
+    inter_node_latency_us: float
+    collective_efficiency: float
+    source: str
+
+    def __post_init__(self) -> None:
+        positive_int("gpus_per_node", self.gpus_per_node)
+        positive("nvlink_gb_per_s", self.nvlink_gb_per_s)
+        positive("inter_node_gb_per_s", self.inter_node_gb_per_s)
+        positive("collective_efficiency", self.collective_efficiency)
+        if self.collective_efficiency > 1:
+            raise ValueError("collective_efficiency is a fraction of the line rate in (0, 1], "
+                             f"got {self.collective_efficiency}")
+
+    def link_gb_per_s(self, crosses_nodes: bool) -> float:
+        """Achievable per-direction bandwidth of one GPU's link: line rate x efficiency."""
+        rate = self.inter_node_gb_per_s if crosses_nodes else self.nvlink_gb_per_s
+        return rate * self.collective_efficiency
+
+    def latency_s(self, crosses_nodes: bool) -> float:
+        """Alpha of one ring step, in seconds."""
+        return 1e-6 * (self.inter_node_latency_us if crosses_nodes else self.nvlink_latency_us)
+
+
+#: Alpha of one ring step. Not published for either cluster: these are the order of the
+#: small-message latencies NCCL tests report on NVLink (a few microseconds) and across an
+#: InfiniBand/RoCE fabric (about ten), stated here so a reader can change them.
+NVLINK_LATENCY_US = 5.0
+NETWORK_LATENCY_US = 10.0
+#: Large-message ring bus bandwidth over line rate. NCCL tests on DGX A100 reach about
+#: 230 GB/s of NVLink's 300 GB/s each way (77 %) and about 90 % of an HDR port; one number,
+#: 0.8, keeps the model simple (an assumption, not fitted).
+COLLECTIVE_EFFICIENCY = 0.8
+
+SELENE_A100 = Cluster(
+    name="Selene (DGX A100 80GB, HDR InfiniBand)", gpu=A100_SXM_80GB, gpus_per_node=8,
+    nvlink_gb_per_s=NVLINK_3.per_direction_gb_per_s,
+    inter_node_gb_per_s=IB_HDR.per_direction_gb_per_s,
+    nvlink_latency_us=NVLINK_LATENCY_US, inter_node_latency_us=NETWORK_LATENCY_US,
+    collective_efficiency=COLLECTIVE_EFFICIENCY,
+    source="Narayanan et al. 2021 (SC21), §5: DGX A100 nodes, NVLink/NVSwitch inside, "
+           "8 x 200 Gb/s HDR InfiniBand HCAs per node for applications (25 GB/s per GPU)")
+LLAMA3_H100 = Cluster(
+    name="Llama 3 (Grand Teton H100, 400 Gb/s RoCE)", gpu=H100_SXM, gpus_per_node=8,
+    nvlink_gb_per_s=NVLINK_4.per_direction_gb_per_s,
+    inter_node_gb_per_s=ROCE_400G.per_direction_gb_per_s,
+    nvlink_latency_us=NVLINK_LATENCY_US, inter_node_latency_us=NETWORK_LATENCY_US,
+    collective_efficiency=COLLECTIVE_EFFICIENCY,
+    source="Dubey et al. 2024 (Llama 3), §3.3.1: 8 NVLinked H100s per server, "
+           "400 Gb/s RoCE between GPUs (50 GB/s per GPU per direction)")
+DEEPSEEK_H800 = Cluster(
+    name="DeepSeek-V3 (H800, 400 Gb/s InfiniBand)", gpu=H800_SXM, gpus_per_node=8,
+    nvlink_gb_per_s=NVLINK_H800.per_direction_gb_per_s,
+    inter_node_gb_per_s=IB_NDR.per_direction_gb_per_s,
+    nvlink_latency_us=NVLINK_LATENCY_US, inter_node_latency_us=NETWORK_LATENCY_US,
+    collective_efficiency=COLLECTIVE_EFFICIENCY,
+    source="DeepSeek-V3 technical report (2024), §3.1: 8 H800 per node on NVLink/NVSwitch, "
+           "InfiniBand between nodes (IB 50 GB/s, §3.2.2)")
+
+CLUSTERS: dict[str, Cluster] = {"selene": SELENE_A100, "llama3": LLAMA3_H100,
+                                "deepseek": DEEPSEEK_H800}
+
+
+def default_cluster(gpu: GPU) -> Cluster:
+    """The preset built from ``gpu`` (A100 -> Selene, H100 -> Llama 3, H800 -> DeepSeek);
+    any other GPU gets its own NVLink and one 400 Gb/s port per GPU."""
+    for cluster in CLUSTERS.values():
+        if cluster.gpu == gpu:
+            return cluster
+    return Cluster(
+        name=f"{gpu.name}, 400 Gb/s per GPU", gpu=gpu, gpus_per_node=gpu.gpus_per_node,
+        nvlink_gb_per_s=gpu.nvlink_per_direction_gb_per_s,
+        inter_node_gb_per_s=ROCE_400G.per_direction_gb_per_s,
+        nvlink_latency_us=NVLINK_LATENCY_US, inter_node_latency_us=NETWORK_LATENCY_US,
+        collective_efficiency=COLLECTIVE_EFFICIENCY, source="assumed: datasheet NVLink, 400G")

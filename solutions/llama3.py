@@ -20,6 +20,7 @@ arXiv:2001.08361, §2.1 (2N per token forward, 4N backward; attention FLOPs igno
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from solutions._checks import fraction, non_negative, positive, positive_int
 from solutions.collectives import ring_allreduce_gb_per_gpu
@@ -55,6 +56,7 @@ def dp_degree(n_gpus: int, tp: int, pp: int, cp: int = 1) -> int:
     return n // group
 
 
+@lru_cache(maxsize=4096, typed=True)  # pure, and called for every layout a search judges
 def layers_per_stage(n_layers: int, pp: int) -> tuple[int, ...]:
     """Layers on each pipeline stage, first to last, as even as possible.
 

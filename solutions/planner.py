@@ -1,159 +1,35 @@
-"""5D-parallelism planner, part 3: validate a layout, recommend one, and cost the run.
+"""5D-parallelism planner, part 4: judge a layout, cost the run, and the capstone's checks.
 
-:func:`validate` returns a list of human-readable problems (empty = the layout works).
-It checks that the GPUs multiply out (``tp x cp x pp x dp = n_gpus``), that each TP group
-sits inside one NVLink node, that heads, KV heads, FFN width, sequence and batch split
-evenly, that expert parallelism fits inside data parallelism, and that the busiest GPU's
-memory (:mod:`solutions.planner_memory`) fits the budget.
-
-:func:`recommend` searches TP in {1, 2, 4, 8} (within a node) and every PP that splits the
-cluster, keeps the valid layouts, and returns the one with the smallest pipeline bubble
-(Narayanan et al. 2021: (p-1)/m over ideal compute time), then the smallest model-parallel
-group ``tp x pp`` (more data parallelism, less activation traffic on the critical path),
-then the least memory.
-
-:func:`layout_violations` runs the capstone's design checks on a bare (TP, PP, DP) choice.
-
-MFU, step time, days and cost use the dense BF16 peak and ``6 x active parameters`` FLOPs per
-token (Kaplan et al. 2020; for MoE only the activated experts compute).
+* :func:`validate` (from :mod:`solutions.planner_validate`) lists what is wrong with a
+  layout; :func:`recommend` (from :mod:`solutions.planner_search`) searches every layout and
+  ranks the valid ones by the step time :mod:`solutions.performance` predicts.
+* :func:`step_time_s`, :func:`training_days` and :func:`training_cost_usd` use that
+  prediction for the layout at hand, so a slow layout costs more. Each takes an optional
+  ``mfu``: a what-if that replaces the prediction by model FLOPs / (n x peak x MFU), with
+  model FLOPs counted as :class:`solutions.performance.StepEstimate` counts them (6 x
+  matmul weights + causal attention per token).
+* :func:`mfu` turns a measured throughput into MFU with 6 N_active FLOPs per token, no
+  attention (Kaplan et al. 2020; for MoE only the activated experts compute).
+* :func:`layout_violations` runs the capstone's design checks on a bare (TP, PP, DP) choice.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solutions import hardware, llama3, models
+from solutions import hardware, llama3, models, performance, performance_flops
 from solutions._checks import fraction, positive, positive_int
 from solutions.pipeline import bubble_over_compute
 from solutions.planner_comm import CommVolume, comm_per_step
-from solutions.planner_memory import MemoryBreakdown, ParallelConfig, Recompute, memory_per_gpu
+from solutions.planner_memory import MemoryBreakdown, ParallelConfig, memory_per_gpu
+from solutions.planner_search import Ranked, Search, recommend
+from solutions.planner_validate import DEFAULT_BUDGET_GB, validate
 
-TP_CHOICES: tuple[int, ...] = (1, 2, 4, 8)
-DEFAULT_BUDGET_GB = 80.0  # decimal GB; an "80GB" H100 holds 80 GiB = 85.9 GB (see hardware)
-
-
-def _layout_problems(arch: models.Architecture, cfg: ParallelConfig,
-                     n_gpus: int | None, gpus_per_node: int) -> list[str]:
-    problems = []
-    if n_gpus is not None and cfg.n_gpus != n_gpus:
-        problems.append(f"TP x CP x PP x DP = {cfg.tp} x {cfg.cp} x {cfg.pp} x {cfg.dp} = "
-                        f"{cfg.n_gpus:,} GPUs, but the cluster has {n_gpus:,}.")
-    if cfg.tp > gpus_per_node or gpus_per_node % cfg.tp:
-        problems.append(f"TP={cfg.tp} does not fit inside one {gpus_per_node}-GPU node: its "
-                        "all-reduces (4 per layer per micro-batch) would cross the slower "
-                        "inter-node network.")
-    if cfg.pp > arch.n_layers:
-        problems.append(f"PP={cfg.pp} stages but only {arch.n_layers} layers: some stages "
-                        "would be empty.")
-    elif min(llama3.layers_per_stage(arch.n_layers, cfg.pp)) < cfg.virtual_stages:
-        problems.append(f"With PP={cfg.pp} some stage has fewer than virtual_stages="
-                        f"{cfg.virtual_stages} layers to split into interleaved chunks.")
-    return problems
-
-
-def _split_problems(arch: models.Architecture, cfg: ParallelConfig) -> list[str]:
-    problems = []
-    for what, size in (("query heads", arch.n_heads), ("FFN columns", arch.d_ffn)):
-        if size % cfg.tp:
-            problems.append(f"TP={cfg.tp} does not divide the {size:,} {what}.")
-    if arch.n_kv_heads % cfg.tp and cfg.tp % arch.n_kv_heads:
-        problems.append(f"TP={cfg.tp} and the {arch.n_kv_heads} KV heads: neither divides the "
-                        "other, so KV heads cannot be split or replicated evenly.")
-    chunks = cfg.tp * cfg.cp * (2 if cfg.cp > 1 else 1)
-    if cfg.seq_len % chunks:
-        why = ("TP x CP x 2: each CP rank takes two chunks for load balance, Llama 3 §3.3.2"
-               if cfg.cp > 1 else "sequence parallelism splits it TP ways")
-        problems.append(f"Sequence length {cfg.seq_len:,} does not split into {chunks} equal "
-                        f"chunks ({why}).")
-    return problems
-
-
-def _expert_problems(arch: models.Architecture, cfg: ParallelConfig) -> list[str]:
-    if arch.moe is None:
-        return [f"EP={cfg.ep} but {arch.name} is dense: it has no experts."] if cfg.ep > 1 else []
-    problems = []
-    if arch.moe.n_routed_experts % cfg.ep:
-        problems.append(f"EP={cfg.ep} does not divide the {arch.moe.n_routed_experts} routed "
-                        "experts.")
-    if cfg.dp % cfg.ep:
-        problems.append(f"EP={cfg.ep} does not divide DP={cfg.dp}: expert-parallel groups are "
-                        "carved out of the data-parallel group.")
-    return problems
-
-
-def _memory_problems(arch: models.Architecture, cfg: ParallelConfig,
-                     budget_gb: float) -> list[str]:
-    mem = memory_per_gpu(arch, cfg).as_gb()
-    if mem["total"] <= budget_gb:
-        return []
-    detail = ", ".join(f"{k} {v:.1f}" for k, v in mem.items() if k != "total")
-    return [f"Needs {mem['total']:.1f} GB per GPU ({detail}) but the budget is "
-            f"{budget_gb:g} GB."]
-
-
-def validate(arch: models.Architecture, cfg: ParallelConfig, n_gpus: int | None = None,
-             gpus_per_node: int = 8, memory_budget_gb: float = DEFAULT_BUDGET_GB,
-             global_batch_seqs: int | None = None) -> list[str]:
-    """Every reason ``cfg`` cannot train ``arch``; an empty list means it can.
-
-    The Llama 3 405B layout (TP 8, CP 1, PP 16, DP 128, 16 micro-batches of one 8,192-token
-    sequence, ZeRO-1, full recomputation) on 16,384 GPUs returns ``[]``.
-    """
-    positive_int("gpus_per_node", gpus_per_node)
-    positive("memory_budget_gb", memory_budget_gb)
-    problems = _layout_problems(arch, cfg, n_gpus, gpus_per_node)
-    problems += _split_problems(arch, cfg) + _expert_problems(arch, cfg)
-    if global_batch_seqs is not None and cfg.global_batch_seqs != global_batch_seqs:
-        problems.append(f"DP x micro-batch x grad-accum = {cfg.dp} x {cfg.micro_batch} x "
-                        f"{cfg.grad_accum} = {cfg.global_batch_seqs:,} sequences, but the "
-                        f"batch is {global_batch_seqs:,}.")
-    if cfg.pp <= arch.n_layers:
-        problems += _memory_problems(arch, cfg, memory_budget_gb)
-    return problems
-
+__all__ = ["DEFAULT_BUDGET_GB", "Ranked", "Search", "recommend", "validate"]  # re-exported
 
 def bubble(cfg: ParallelConfig) -> float:
     """Pipeline bubble over ideal compute time, ``(p-1)/(m v)``; 0 without pipelining."""
     return bubble_over_compute(cfg.pp, cfg.grad_accum, cfg.virtual_stages)
-
-
-def candidate_layouts(arch: models.Architecture, n_gpus: int, global_batch_seqs: int,
-                      seq_len: int, gpus_per_node: int = 8, zero_stage: int = 1,
-                      micro_batch: int = 1, activation_recompute: Recompute = "selective",
-                      ) -> list[ParallelConfig]:
-    """All (TP, PP, DP) layouts with TP in {1, 2, 4, 8} within a node, 1 <= PP <= layers,
-    DP whole, and the batch split into whole micro-batches (m = batch / (DP x micro))."""
-    n = positive_int("n_gpus", n_gpus)
-    batch = positive_int("global_batch_seqs", global_batch_seqs)
-    micro = positive_int("micro_batch", micro_batch)
-    layouts = []
-    for tp in (t for t in TP_CHOICES if t <= gpus_per_node):
-        for pp in range(1, arch.n_layers + 1):
-            if n % (tp * pp) or batch % (n // (tp * pp) * micro):
-                continue
-            dp = n // (tp * pp)
-            layouts.append(ParallelConfig(
-                tp=tp, pp=pp, dp=dp, zero_stage=zero_stage, micro_batch=micro,
-                grad_accum=batch // (dp * micro), seq_len=seq_len,
-                activation_recompute=activation_recompute))
-    return layouts
-
-
-def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, seq_len: int,
-              gpus_per_node: int = 8, memory_budget_gb: float = DEFAULT_BUDGET_GB,
-              zero_stage: int = 1, micro_batch: int = 1,
-              activation_recompute: Recompute = "selective") -> ParallelConfig | None:
-    """The valid layout with the least bubble, then the smallest TP x PP, then least memory.
-
-    Returns None when no layout fits.
-    """
-    layouts = candidate_layouts(arch, n_gpus, global_batch_seqs, seq_len, gpus_per_node,
-                                zero_stage, micro_batch, activation_recompute)
-    valid = [c for c in layouts if not validate(arch, c, n_gpus, gpus_per_node, memory_budget_gb)]
-    if not valid:
-        return None
-    return min(valid, key=lambda c: (bubble(c), c.tp * c.pp,
-                                     memory_per_gpu(arch, c).total_bytes))
 
 
 # -- the capstone's design checks ------------------------------------------------------
@@ -198,32 +74,51 @@ def layout_violations(arch: models.Architecture, tp: int, pp: int, dp: int, n_gp
 
 # -- speed and cost ---------------------------------------------------------------------
 
-def step_time_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
-                mfu: float) -> float:
-    """Seconds per optimizer step: ``6 N_active x tokens_per_step / (n_gpus x peak x mfu)``."""
-    flops = 6 * models.active_params(arch) * cfg.tokens_per_step
+def _what_if_step_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
+                    mfu: float) -> float:
+    """A step at a chosen MFU: model FLOPs (6 x matmul weights + causal attention, the
+    convention of :class:`solutions.performance.StepEstimate`) over n x peak x MFU."""
+    flops = performance_flops.model_flops_per_token(arch, cfg.seq_len) * cfg.tokens_per_step
     return flops / (cfg.n_gpus * gpu.peak_flops * fraction("mfu", mfu))
 
 
+def step_time_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
+                mfu: float | None = None, cluster: hardware.Cluster | None = None) -> float:
+    """Seconds per optimizer step as the step-time model predicts it for this layout
+    (:func:`solutions.performance.estimate`; ValueError if the layout is invalid).
+
+    ``mfu`` is a what-if override: the step then lasts model FLOPs / (n x peak x mfu),
+    whatever the layout, which is what the step would take *if* the run reached that MFU.
+    """
+    if mfu is not None:
+        return _what_if_step_s(arch, cfg, gpu, mfu)
+    return performance.estimate(arch, cfg, gpu, cluster).step_time_s
+
+
 def mfu(arch: models.Architecture, tokens_per_s: float, n_gpus: int, gpu: hardware.GPU) -> float:
-    """MFU of a whole job: ``6 N_active x tokens/s / (n_gpus x dense peak)``."""
+    """MFU of a whole job from its measured throughput: ``6 N_active x tokens/s / (n_gpus x
+    dense peak)``. Counts the 6N matmul FLOPs only, **not attention** (PaLM App. B adds
+    ``12 L H Q T``; :class:`solutions.performance.StepEstimate` adds its causal half)."""
     per_gpu = positive("tokens_per_s", tokens_per_s) / positive_int("n_gpus", n_gpus)
     return llama3.model_flops_utilisation(models.active_params(arch), per_gpu,
                                           gpu.bf16_dense_tflops)
 
 
-def training_days(arch: models.Architecture, n_tokens: float, n_gpus: int,
-                  gpu: hardware.GPU, mfu: float) -> float:
-    """Days for ``n_tokens`` at ``mfu``: 6 N_active D over the cluster's dense peak x MFU."""
-    flops = llama3.training_flops(models.active_params(arch), n_tokens)
-    return llama3.training_days(flops, n_gpus, gpu.bf16_dense_tflops, mfu)
+def training_days(arch: models.Architecture, n_tokens: float, cfg: ParallelConfig,
+                  gpu: hardware.GPU, mfu: float | None = None,
+                  cluster: hardware.Cluster | None = None) -> float:
+    """Days to train on ``n_tokens``: steps of ``cfg.tokens_per_step`` tokens at the
+    predicted step time of this layout (or at the what-if ``mfu``), with no downtime."""
+    steps = positive("n_tokens", n_tokens) / cfg.tokens_per_step
+    return steps * step_time_s(arch, cfg, gpu, mfu, cluster) / llama3.SECONDS_PER_DAY
 
 
-def training_cost_usd(arch: models.Architecture, n_tokens: float, n_gpus: int,
-                      gpu: hardware.GPU, mfu: float, usd_per_gpu_hour: float) -> float:
-    """GPU rental for the run: ``n_gpus x days x 24 x price``."""
-    days = training_days(arch, n_tokens, n_gpus, gpu, mfu)
-    return llama3.gpu_hours_cost_usd(n_gpus, days, usd_per_gpu_hour)
+def training_cost_usd(arch: models.Architecture, n_tokens: float, cfg: ParallelConfig,
+                      gpu: hardware.GPU, usd_per_gpu_hour: float, mfu: float | None = None,
+                      cluster: hardware.Cluster | None = None) -> float:
+    """GPU rental for the run: ``n_gpus x days x 24 x price`` (days as in training_days)."""
+    days = training_days(arch, n_tokens, cfg, gpu, mfu, cluster)
+    return llama3.gpu_hours_cost_usd(cfg.n_gpus, days, usd_per_gpu_hour)
 
 
 @dataclass(frozen=True)

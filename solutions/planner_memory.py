@@ -35,6 +35,7 @@ calculation can reproduce every number:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from solutions import models, zero
@@ -128,7 +129,8 @@ class MemoryBreakdown:
         return f"<table><caption>Memory per GPU (stage {self.stage})</caption>{rows}</table>"
 
 
-def stage_layer_kinds(arch: models.Architecture, pp: int) -> list[tuple[int, int]]:
+@lru_cache(maxsize=4096, typed=True)  # pure, and called for every layout a search judges
+def stage_layer_kinds(arch: models.Architecture, pp: int) -> tuple[tuple[int, int], ...]:
     """(dense layers, MoE layers) on each stage; MoE models put their dense layers first."""
     n_dense_first = arch.n_layers - models.n_moe_layers(arch)
     kinds, start = [], 0
@@ -136,24 +138,30 @@ def stage_layer_kinds(arch: models.Architecture, pp: int) -> list[tuple[int, int
         dense = max(0, min(start + count, n_dense_first) - start)
         kinds.append((dense, count - dense))
         start += count
-    return kinds
+    return tuple(kinds)
 
 
 def stage_params(arch: models.Architecture, cfg: ParallelConfig, stage: int) -> StageParams:
     """Parameters held by one GPU of ``stage`` (0-based), split into dense and expert."""
-    dense_layers, moe_layers = stage_layer_kinds(arch, cfg.pp)[stage]
+    return _stage_params(arch, cfg.pp, cfg.tp, cfg.ep, stage)
+
+
+@lru_cache(maxsize=8192)  # pure in its arguments; a layout search asks the same many times
+def _stage_params(arch: models.Architecture, pp: int, tp: int, ep: int,
+                  stage: int) -> StageParams:
+    dense_layers, moe_layers = stage_layer_kinds(arch, pp)[stage]
     dense = dense_layers * models.dense_layer_params(arch)
     expert = 0.0
     if arch.moe is not None and moe_layers:
         routed = arch.moe.n_routed_experts * models.expert_params(arch)
         dense += moe_layers * (models.moe_layer_params(arch) - routed)
-        expert = moe_layers * routed / cfg.ep
+        expert = moe_layers * routed / ep
     table = arch.vocab_size * arch.d_model
     if stage == 0:
-        dense += table
-    if stage == cfg.pp - 1:
-        dense += table  # the output head (a copy of the table when embeddings are tied)
-    return StageParams(dense=dense / cfg.tp, expert=expert / cfg.tp)
+        dense += table + arch.learned_positions * arch.d_model
+    if stage == pp - 1 and not (arch.tied_embeddings and pp == 1):
+        dense += table  # the output head (a copy of the table when tied and pipelined)
+    return StageParams(dense=dense / tp, expert=expert / tp)
 
 
 def activation_bytes_per_layer(arch: models.Architecture, cfg: ParallelConfig) -> float:

@@ -21,6 +21,7 @@ GB are decimal (1e9 bytes). ``n_params`` is a plain count (7e9 for a 7B model).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from solutions._checks import non_negative, positive, positive_int
@@ -49,6 +50,7 @@ def _stage(zero_stage: int) -> int:
     return int(zero_stage)
 
 
+@lru_cache(maxsize=4096, typed=True)  # pure; planners ask it for every layout
 def model_state_breakdown(
     zero_stage: int, n_dp: int, optimizer_bytes: float = ADAM_OPTIMIZER_BYTES
 ) -> ModelStateBytes:

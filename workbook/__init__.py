@@ -19,13 +19,14 @@ if TYPE_CHECKING:
 
 # name -> module that defines it; loaded on first use to keep `import workbook` fast.
 _LAZY = {
-    "check": "workbook.api", "hint": "workbook.api", "solution": "workbook.api",
-    "practice": "workbook.api", "grading_mode": "workbook.api",
-    "progress": "workbook.learner", "export_progress": "workbook.learner",
-    "import_progress": "workbook.learner", "use_drive": "workbook.learner",
-    "predict": "workbook.learner", "predictions": "workbook.learner",
+    "check": "workbook.checking", "hint": "workbook.checking", "solution": "workbook.checking",
+    "practice": "workbook.checking", "grading_mode": "workbook.checking",
+    "progress": "workbook.progress_commands", "export_progress": "workbook.progress_commands",
+    "import_progress": "workbook.progress_commands", "use_drive": "workbook.progress_commands",
+    "predict": "workbook.progress_commands", "predictions": "workbook.progress_commands",
     "widget": "workbook.widgets",
     "prediction_lock": "workbook.predictions", "reveal": "workbook.predictions",
+    "reflection": "workbook.predictions", "ledger": "workbook.predictions",
 }
 
 __all__ = ["exercise", "exercises", *_LAZY]

@@ -14,6 +14,7 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from autograder.cell_metadata import METADATA_KEY, NBGRADER_KEY
 from workbook import notebook_cells as cells
 from workbook.layout import PACKAGE_DIR, instructor_path, learner_path, source_path
 from workbook.notebook_source import Block, SourceError, parse
@@ -44,6 +45,8 @@ def _directive_cells(block: Block, instructor: bool) -> list[NotebookNode]:
         return [new_code_cell(f'wb.prediction_lock("{block.arg}")')]
     if block.name == "reveal":
         return [new_code_cell(f'wb.reveal("{block.arg}")')]
+    if block.name == "reflect":
+        return [new_code_cell(f'wb.reflection("{block.arg}")')]
     if block.name == "progress":
         return [new_code_cell("wb.progress()")]
     raise SourceError(f"unknown directive {block.name}")
@@ -59,13 +62,13 @@ def _notebook(chapter: Chapter, blocks: list[Block], instructor: bool) -> Notebo
         body.extend(_directive_cells(block, instructor))
     if instructor:
         for index, cell in enumerate(body):
-            if "nbgrader" not in cell.metadata:
+            if NBGRADER_KEY not in cell.metadata:
                 cells.lock(cell, f"ch{chapter.number:02d}_cell_{index:03d}")
     nb = new_notebook(cells=body)
     nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python",
                                  "name": "python3"}
     nb.metadata["language_info"] = {"name": "python"}
-    nb.metadata["workbook"] = {"chapter": chapter.number, "role": role,
+    nb.metadata[METADATA_KEY] = {"chapter": chapter.number, "role": role,
                                "source": f"workbook/chapters/{chapter.stem}.md",
                                "generated": True}
     for index, cell in enumerate(nb.cells):

@@ -21,6 +21,8 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 
+from workbook.outline import CHAPTERS
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="workbook", description="The Distributed Training "
@@ -41,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     build = sub.add_parser("build", help="build the notebooks from the chapter sources")
     build.add_argument("--check", action="store_true", help="fail if a notebook is stale")
     narrate = sub.add_parser("narrate", help="render narration audio offline")
-    narrate.add_argument("--chapter", type=int, choices=range(10), metavar="N")
+    narrate.add_argument("--chapter", type=int, choices=range(len(CHAPTERS)), metavar="N")
     narrate.add_argument("--out", help="output folder (default: your data directory)")
     grade = sub.add_parser("grade", help="grade submitted notebooks")
     grade.add_argument("submissions", nargs="?", help="the folder of student folders")
@@ -72,7 +74,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     import workbook
 
     for record in workbook.exercises():
-        print(f"{record.id:>5}  {record.kind:<7} {record.title}")
+        print(f"{record.id:>5}  {record.category:<7} {record.title}")
     return 0
 
 

@@ -2,9 +2,9 @@
 
 The engine in :mod:`autograder.grading` knows no exercise; this module hands it what the
 workbook knows: each chapter's release notebook (cells, ids, nbgrader grade ids from the
-instructor version) and its exercise records with the names learners assign, what counts
-as an untouched answer, which folders learner code must never read, and which packages
-hold the reference solutions.
+instructor version) and its exercise records (whose answer kinds say what learners assign
+and what counts as untouched), which folders learner code must never read, and which
+packages hold the reference solutions.
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from pathlib import Path
 
 import autograder
 import solutions
+from autograder.cell_metadata import grade_id, workbook_meta
 from autograder.grading import (
-    Progress,
+    GradingSettings,
     Release,
     ReleaseCell,
-    Settings,
+    StatusBar,
     Task,
     grade_folder,
     protected_folders,
@@ -30,31 +31,18 @@ from autograder.grading import (
     write_outputs,
 )
 from autograder.grading.discover import course_submissions
-from autograder.grading.identify import grade_id
-from autograder.grading.model import METADATA_KEY, Batch
+from autograder.grading.model import Batch
 from autograder.grading.read import Cell, read_notebook
-from autograder.kinds import Debug, Function
 from autograder.sandbox import bwrap
-from workbook.api import is_blank
-from workbook.layout import answer_name, bug_line_name, instructor_path, learner_path
+from workbook.layout import instructor_path, learner_path
 from workbook.outline import CHAPTERS, Chapter
 from workbook.records import lookup
 
 REFERENCE_PACKAGES = frozenset({"solutions", "workbook", "autograder"})
 
 
-def _task(exercise_id: str) -> Task:
-    record = lookup(exercise_id)
-    if isinstance(record.answer, Function):
-        return Task(record, None)
-    if isinstance(record.answer, Debug):
-        return Task(record, bug_line_name(record))
-    return Task(record, answer_name(record))
-
-
 def _release_cell(cell: Cell, grade_ids: Mapping[str, str]) -> ReleaseCell:
-    meta = cell.metadata.get(METADATA_KEY)
-    meta = meta if isinstance(meta, Mapping) else {}
+    meta = workbook_meta(cell.metadata)
     tag = str(meta.get("role", ""))
     role = "answer" if tag == "answer" else "check" if tag == "check" else "locked"
     return ReleaseCell(cell.cell_id, cell.cell_type, role, str(meta.get("exercise", "")),
@@ -69,7 +57,7 @@ def release(chapter: Chapter) -> Release:
     if instructor_file.exists():
         grade_ids = {c.cell_id: grade_id(c.metadata) for c in read_notebook(instructor_file).cells}
     cells = tuple(_release_cell(cell, grade_ids) for cell in learner.cells)
-    tasks = tuple(_task(c.exercise) for c in cells if c.role == "answer")
+    tasks = tuple(Task(lookup(c.exercise)) for c in cells if c.role == "answer")
     return Release(chapter.number, chapter.title, chapter.stem, cells, tasks)
 
 
@@ -100,12 +88,12 @@ MAX_TIMEOUT_S = 600.0  # per cell and call; beyond this a "limit" protects nothi
 
 def settings(workers: int, timeout_s: float, submissions: Path, out: Path, *,
              sandbox: str = "bubblewrap", batch_budget_s: float | None = None,
-             course: Path | None = None) -> Settings:
+             course: Path | None = None) -> GradingSettings:
     extra = [course] if course is not None else []
     protected = protected_folders(*grader_files(), submissions, out, *extra)
-    return Settings(workers=workers, timeout_s=timeout_s, protected=protected,
-                    reference=REFERENCE_PACKAGES, blank=is_blank, sandbox=sandbox,
-                    batch_budget_s=batch_budget_s)
+    return GradingSettings(workers=workers, timeout_s=timeout_s, protected=protected,
+                           reference=REFERENCE_PACKAGES, sandbox=sandbox,
+                           batch_budget_s=batch_budget_s)
 
 
 def _seconds_problem(name: str, value: float, most: float) -> str:
@@ -193,7 +181,7 @@ def grade_cli(submissions: str | None, out: str, *, workers: int | None = None,
                       else "bubblewrap", batch_budget_s=batch_timeout_s, course=course)
     try:
         batch = grade_folder(folder, releases(), chosen,
-                             lambda total: Progress(total, sys.stderr))
+                             lambda total: StatusBar(total, sys.stderr))
         failed = write_outputs(batch, out_path)
     except (OSError, RuntimeError) as error:  # the sandbox could not start, OUT not writable
         _say(str(error))

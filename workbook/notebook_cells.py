@@ -1,22 +1,27 @@
 """The cells generated from exercise records, for the learner and the instructor notebook.
 
-Exercise prompts, answer cells and check cells come from the records only; a chapter
-source just names the exercise. The instructor version carries nbgrader (schema 3)
-metadata: solution regions in answer cells, autograded check cells with points, and
-every other cell locked.
+Exercise prompts, answer cells and check cells come from the records only (what each
+cell says about the answer, its record's answer kind says); a chapter source just names
+the exercise. The instructor version carries nbgrader (schema 3) metadata, written by
+:mod:`autograder.cell_metadata`: solution regions in answer cells, autograded check cells
+with points, and every other cell locked.
 """
 
 from __future__ import annotations
 
-import inspect
-from typing import Any
-
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from autograder.exercise import Exercise, format_number
-from autograder.kinds import Choice, Constraints, Debug, Function, Numeric, Ordering, Trace
-from workbook.layout import answer_name, bug_line_name
+from autograder.cell_metadata import (
+    METADATA_KEY,
+    NBGRADER_KEY,
+    exercise_cell,
+    exercise_grade_id,
+    nbgrader_cell,
+    with_solution,
+)
+from autograder.exercise import Exercise
+from autograder.markup import escape_dollars
 
 SETUP_SOURCE = '''\
 # Setup: installs the workbook only when it is missing (for example on Google Colab).
@@ -29,117 +34,54 @@ import narration'''
 
 
 def prompt_markdown(record: Exercise) -> str:
-    parts = [f"### Exercise {record.id} · {record.title} *({record.kind})*", "",
-             record.render_prompt()]
+    from workbook.widgets import challenge_note
+
+    parts = [f"### Exercise {record.id} · {record.title} *({record.category})*", "",
+             escape_dollars(record.render_prompt())]
+    if challenge_note(record.id):
+        parts[1:1] = ["", f"*{challenge_note(record.id)}*"]
     if record.notes:
-        parts += ["", record.notes]
-    kind = record.answer
-    if isinstance(kind, Debug):
-        numbered = "\n".join(f"{i + 1:>2} | {line}" for i, line in
-                             enumerate(kind.code.rstrip("\n").split("\n")))
-        parts += ["", "```text", numbered, "```"]
-    if isinstance(kind, Choice):
-        parts += [""] + [f"- **{o.key}.** {o.text}" for o in kind.options]
-    if isinstance(kind, Ordering):
-        parts += ["", "Items: " + ", ".join(f"`{item}`" for item in kind.items)]
+        parts += ["", escape_dollars(record.notes)]
+    kind = record.answer_kind
+    for block in kind.prompt_extra():
+        parts += ["", block]
     parts += ["", f"*Answer with {kind.describe()}.* Run the check cell, or use the card below."]
     return "\n".join(parts)
 
 
-def _placeholder(record: Exercise) -> str:
-    kind, name = record.answer, answer_name(record)
-    if isinstance(kind, Numeric):
-        unit = f" in {kind.unit}" if kind.unit else ""
-        example = f'"12.5 {kind.unit}"' if kind.unit else "12.5"
-        return f"{name} = None  # your answer{unit}: a number or a string such as {example}"
-    if isinstance(kind, Choice):
-        keys = ", ".join(f'"{o.key}"' for o in kind.options)
-        return f"{name} = None  # one of {keys}"
-    if isinstance(kind, Ordering):
-        return f"{name} = None  # a list of all {len(kind.items)} items, {kind.first_label} first"
-    if isinstance(kind, Trace):
-        return f"{name} = None  # a list with one entry per {kind.step_label}: " + \
-            ", ".join(kind.columns)
-    if isinstance(kind, Constraints):
-        return f"{name} = dict(" + ", ".join(f"{f}=None" for f in kind.fields) + ")"
-    if isinstance(kind, Function):
-        return kind.stub()
-    if isinstance(kind, Debug):
-        return (f"{bug_line_name(record)} = None  # the number of the buggy line\n\n"
-                f"# Fix the function below (it starts as the buggy version):\n"
-                + kind.code.rstrip("\n"))
-    raise TypeError(f"no answer cell for {type(kind).__name__}")
-
-
-def _solution(record: Exercise) -> str:
-    kind, name, expected = record.answer, answer_name(record), record.expected()
-    if isinstance(kind, Numeric):
-        return f"{name} = {format_number(expected).replace(',', '_')}"
-    if isinstance(kind, (Choice, Ordering, Trace)):
-        value = list(expected) if isinstance(expected, tuple) else expected
-        return f"{name} = {value!r}"
-    if isinstance(kind, Constraints):
-        return f"{name} = {dict(expected)!r}"
-    if isinstance(kind, Function):
-        return _reference_import(expected, kind.function_name)
-    if isinstance(kind, Debug):
-        line, fixed = expected
-        return (f"{bug_line_name(record)} = {line}\n"
-                + _reference_import(fixed, kind.fix.function_name))
-    raise TypeError(f"no solution cell for {type(kind).__name__}")
-
-
-def _reference_import(function: Any, name: str) -> str:
-    module = inspect.getmodule(function)
-    module_name = module.__name__ if module else "solutions"
-    alias = "" if function.__name__ == name else f" as {name}"
-    return f"from {module_name} import {function.__name__}{alias}  # the reference solution"
+def answer_source(record: Exercise, instructor: bool) -> str:
+    """The answer cell: the kind's placeholder, and in the instructor version the solution
+    region after it (outside it, so nbgrader's student version still defines the name)."""
+    placeholder = record.answer_kind.placeholder(record.names)
+    if not instructor:
+        return placeholder
+    return with_solution(placeholder, record.answer_kind.solution_source(record.expected(),
+                                                                    record.names))
 
 
 def check_source(record: Exercise) -> str:
-    kind = record.answer
-    if isinstance(kind, Function):
-        return f'wb.check("{record.id}", {kind.function_name})'
-    if isinstance(kind, Debug):
-        return f'wb.check("{record.id}", ({bug_line_name(record)}, {kind.fix.function_name}))'
-    return f'wb.check("{record.id}", {answer_name(record)})'
+    return f'wb.check("{record.id}", {record.answer_kind.check_argument(record.names)})'
 
 
 def _nbgrader(cell: NotebookNode, grade_id: str, *, solution: bool = False,
               grade: bool = False, points: int = 0) -> NotebookNode:
-    meta: dict[str, Any] = {"grade": grade, "grade_id": grade_id, "locked": not solution,
-                            "schema_version": 3, "solution": solution, "task": False}
-    if grade:
-        meta["points"] = points
-    cell.metadata["nbgrader"] = meta
+    cell.metadata[NBGRADER_KEY] = nbgrader_cell(grade_id, solution=solution, grade=grade,
+                                                points=points)
     return cell
 
 
 def exercise_cells(record: Exercise, instructor: bool) -> list[NotebookNode]:
     """Prompt, answer, check and widget cells for one exercise."""
-    slug = record.id.replace(".", "_")
-    prompt = new_markdown_cell(prompt_markdown(record))
-    if instructor:
-        # The placeholder stays outside the solution region, so the student version that
-        # nbgrader releases still defines the answer name (as None) after the stub.
-        answer = new_code_cell(_placeholder(record) + "\n### BEGIN SOLUTION\n"
-                               + _solution(record) + "\n### END SOLUTION")
-    else:
-        answer = new_code_cell(_placeholder(record))
-    check = new_code_cell(check_source(record))
-    card = new_code_cell(f'wb.widget("{record.id}")')
-    for cell in (prompt, answer, check, card):
-        cell.metadata["workbook"] = {"exercise": record.id}
-    prompt.metadata["workbook"]["role"] = "prompt"
-    answer.metadata["workbook"]["role"] = "answer"
-    check.metadata["workbook"]["role"] = "check"
-    card.metadata["workbook"]["role"] = "widget"
-    if instructor:
-        _nbgrader(prompt, f"prompt_{slug}")
-        _nbgrader(answer, f"answer_{slug}", solution=True)
-        _nbgrader(check, f"check_{slug}", grade=True, points=record.points)
-        _nbgrader(card, f"widget_{slug}")
-    return [prompt, answer, check, card]
+    cells = {"prompt": new_markdown_cell(prompt_markdown(record)),
+             "answer": new_code_cell(answer_source(record, instructor)),
+             "check": new_code_cell(check_source(record)),
+             "widget": new_code_cell(f'wb.widget("{record.id}")')}
+    for role, cell in cells.items():
+        cell.metadata[METADATA_KEY] = exercise_cell(record.id, role)
+        if instructor:
+            _nbgrader(cell, exercise_grade_id(role, record.id), solution=role == "answer",
+                      grade=role == "check", points=record.points)
+    return list(cells.values())
 
 
 def lock(cell: NotebookNode, grade_id: str) -> NotebookNode:

@@ -8,6 +8,7 @@ A chapter source is MyST-flavoured markdown. Prose becomes markdown cells (a lin
     ```{exercise} 5.1         the generated cells of exercise 5.1 (prompt, answer, check, widget)
     ```{predict} ch05         the chapter's prediction lock
     ```{reveal} ch05          how far the prediction was from the computed value
+    ```{reflect} ch05         the chapter's closing reflection question (design ledger)
     ```{progress} 5           chapter and overall mastery, streak
 """
 
@@ -16,7 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-DIRECTIVES = ("code-cell", "narration", "exercise", "predict", "reveal", "progress")
+DIRECTIVES = ("code-cell", "narration", "exercise", "predict", "reveal", "reflect",
+              "progress")
 _FENCE = re.compile(r"^```\{(?P<name>[a-z-]+)\}\s*(?P<arg>.*?)\s*$")
 
 

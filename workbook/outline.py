@@ -11,10 +11,6 @@ class Chapter:
     title: str
     stem: str  # file stem of the chapter source and its notebooks
 
-    @property
-    def exercise_prefix(self) -> str:
-        return f"{self.number}."
-
 
 CHAPTERS: tuple[Chapter, ...] = (
     Chapter(0, "Ring AllReduce", "ch00_ring_allreduce"),

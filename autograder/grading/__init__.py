@@ -1,7 +1,7 @@
 """The batch grader: grade a class's submitted notebooks, safely and fast.
 
-    from autograder.grading import Settings, grade_folder, write_outputs
-    batch = grade_folder(Path("submitted"), releases, Settings(workers=4, timeout_s=10))
+    from autograder.grading import GradingSettings, grade_folder, write_outputs
+    batch = grade_folder(Path("submitted"), releases, GradingSettings(workers=4, timeout_s=10))
     write_outputs(batch, Path("grades"))      # grades.csv, grades.json, feedback/
 
 The engine knows no particular exercise: the content package describes each chapter's
@@ -31,10 +31,15 @@ from autograder.grading.model import (
     ReleaseCell,
     Task,
 )
-from autograder.grading.pipeline import Settings, grade_folder, protected_folders, write_outputs
-from autograder.grading.progress import Progress
+from autograder.grading.pipeline import (
+    GradingSettings,
+    grade_folder,
+    protected_folders,
+    write_outputs,
+)
+from autograder.grading.status_bar import StatusBar
 
 __all__ = [
-    "STATUSES", "Batch", "ExerciseResult", "Finding", "NotebookResult", "Progress", "Release",
-    "ReleaseCell", "Settings", "Task", "grade_folder", "protected_folders", "write_outputs",
+    "STATUSES", "Batch", "ExerciseResult", "Finding", "NotebookResult", "StatusBar", "Release",
+    "ReleaseCell", "GradingSettings", "Task", "grade_folder", "protected_folders", "write_outputs",
 ]

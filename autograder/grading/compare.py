@@ -18,7 +18,7 @@ cell that raises. What could not be judged gets a status that says why:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
@@ -30,15 +30,7 @@ from autograder.grading.match import Match
 from autograder.grading.model import ExerciseResult, Finding, Status, Task
 from autograder.grading.replay import Replay
 from autograder.kinds.base import Verdict
-from autograder.kinds.debug import Debug
-from autograder.kinds.function import Function
 from autograder.sandbox import JobResult, Limits, Outcome
-
-Blank = Callable[[Any], bool]
-
-
-def is_none(value: Any) -> bool:
-    return value is None
 
 
 @dataclass(frozen=True)
@@ -52,7 +44,6 @@ class Context:
     scan: Scan
     findings: Sequence[Finding]
     limits: Limits
-    blank: Blank = is_none
 
 
 class _Stop(Exception):
@@ -67,13 +58,10 @@ class _Stop(Exception):
 def _with_time_limit(record: Exercise, limit_s: float) -> Exercise:
     """The record with its function's per-call limit set to the sandbox's, so messages about
     a time-out name the limit that applied."""
-    kind = record.answer
-    if isinstance(kind, Function):
-        return dataclasses.replace(record, answer=dataclasses.replace(kind, time_limit_s=limit_s))
-    if isinstance(kind, Debug):
-        fix = dataclasses.replace(kind.fix, time_limit_s=limit_s)
-        return dataclasses.replace(record, answer=dataclasses.replace(kind, fix=fix))
-    return record
+    limited = record.answer_kind.with_time_limit(limit_s)
+    if limited is record.answer_kind:
+        return record
+    return dataclasses.replace(record, answer_kind=limited)
 
 
 # --- why an answer is not there -------------------------------------------------------------
@@ -116,12 +104,19 @@ def _unavailable(ctx: Context) -> _Stop:
 
 # --- reading outcomes -------------------------------------------------------------------------
 
+def _type_of(outcome: Outcome) -> str:
+    """The class name of the value an outcome is about: the sandbox's ``error_type`` when it
+    sets one, else the type its message ends with ("not plain data: mod.Cls")."""
+    qualified = outcome.error_type or outcome.message.rpartition(" ")[2]
+    return qualified.rpartition(".")[2]
+
+
 def _not_plain(ctx: Context, outcome: Outcome, what: str) -> _Stop:
     text = outcome.message
     if outcome.kind == "integrity":
         return _Stop("integrity", f"{what} is {text.removeprefix('answer is ')}: an object "
                      "made to pass comparisons, so it was not accepted.")
-    type_name = text.rpartition(": ")[2].rpartition(".")[2]
+    type_name = _type_of(outcome)
     if type_name in ctx.scan.eq_classes:
         return _Stop("integrity", f"{what} is an instance of {type_name}, a class that "
                      "defines its own comparison; the grader compares plain values and does "
@@ -161,8 +156,7 @@ def _function(ctx: Context, task: Task) -> Any:
                     f"({first.message.rpartition(' is a ')[2]}).")
     for outcome in outcomes:
         if outcome.kind == "integrity" or (
-                outcome.kind == "not_plain" and outcome.message.rpartition(".")[2]
-                in ctx.scan.eq_classes):
+                outcome.kind == "not_plain" and _type_of(outcome) in ctx.scan.eq_classes):
             raise _not_plain(ctx, outcome, f"A value returned by {name}")
     if all(o.kind == "value" and o.value is None for o in outcomes):
         raise _Stop("unanswered", f"Not answered: {name} still returns None.")
@@ -175,14 +169,14 @@ def _answer(ctx: Context, task: Task) -> Any:
     record = task.record
     if task.mode == "value":
         value = _value(ctx, task, task.value_name or "the answer")
-        if ctx.blank(value):
-            raise _Stop("unanswered", f"Not answered: expected {record.answer.describe()}.")
+        if record.answer_kind.is_untouched(value):
+            raise _Stop("unanswered", f"Not answered: expected {record.answer_kind.describe()}.")
         return value
     if task.mode == "function":
         return _function(ctx, task)
     line = _value(ctx, task, task.value_name or "the bug line")
-    if ctx.blank(line):
-        raise _Stop("unanswered", f"Not answered: expected {record.answer.describe()}.")
+    if record.answer_kind.is_untouched(line):
+        raise _Stop("unanswered", f"Not answered: expected {record.answer_kind.describe()}.")
     return (line, _function(ctx, task))
 
 
@@ -207,7 +201,7 @@ def grade_task(ctx: Context, task: Task) -> ExerciseResult:
     serious = [f.message for f in mine if f.serious]
     cells = ctx.match.answers.get(record.id, ())
     base = ExerciseResult(
-        exercise_id=record.id, title=record.title, kind=record.kind, points=0,
+        exercise_id=record.id, title=record.title, kind=record.category, points=0,
         max_points=record.points, status="error", message="",
         notes=tuple(f.message for f in mine if not f.serious),
         answer_source=ctx.sources.get(cells[0], "") if len(cells) == 1 else "")

@@ -15,20 +15,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from autograder.grading.model import METADATA_KEY
-
-
-def answer_exercise(cell: Mapping[str, Any]) -> str:
-    """The exercise whose answer cell this is, or ""."""
-    metadata = cell.get("metadata", {})
-    meta = metadata.get(METADATA_KEY, {})
-    if isinstance(meta, Mapping) and meta.get("role") == "answer":
-        return str(meta.get("exercise", ""))
-    nbgrader = metadata.get("nbgrader", {})
-    grade_id = nbgrader.get("grade_id", "") if isinstance(nbgrader, Mapping) else ""
-    if isinstance(grade_id, str) and grade_id.startswith("answer_"):
-        return grade_id.removeprefix("answer_").replace("_", ".")
-    return ""
+from autograder.cell_metadata import answer_exercise
 
 
 def fill_answers(notebook: Mapping[str, Any], answers: Mapping[str, str]) -> dict[str, Any]:
@@ -37,7 +24,8 @@ def fill_answers(notebook: Mapping[str, Any], answers: Mapping[str, str]) -> dic
     filled = copy.deepcopy(dict(notebook))
     left = set(answers)
     for cell in filled.get("cells", []):
-        exercise = answer_exercise(cell)
+        metadata = cell.get("metadata", {})
+        exercise = answer_exercise(metadata if isinstance(metadata, Mapping) else {})
         if exercise in answers:
             cell["source"] = answers[exercise]
             left.discard(exercise)

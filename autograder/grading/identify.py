@@ -10,33 +10,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
-from autograder.grading.model import METADATA_KEY, Release
+from autograder.cell_metadata import grade_id, has_solution, workbook_meta
+from autograder.grading.model import Release
 from autograder.grading.read import Notebook, Unreadable
 
-SOLUTION_MARKER = "### BEGIN SOLUTION"  # nbgrader's solution region
 _CHAPTER_IN_NAME = re.compile(r"(?:ch(?:apter)?[ _-]?)?0*(\d{1,2})(?:\D|$)", re.IGNORECASE)
-
-
-def _workbook_meta(metadata: Mapping[str, Any]) -> Mapping[str, Any]:
-    meta = metadata.get(METADATA_KEY)
-    return meta if isinstance(meta, Mapping) else {}
-
-
-def grade_id(metadata: Mapping[str, Any]) -> str:
-    meta = metadata.get("nbgrader")
-    value = meta.get("grade_id") if isinstance(meta, Mapping) else None
-    return value if isinstance(value, str) else ""
 
 
 def identify(notebook: Notebook, releases: Mapping[int, Release]) -> Release:
     """The release this notebook was made from; raises Unreadable when there is none."""
-    meta = _workbook_meta(notebook.metadata)
+    meta = workbook_meta(notebook.metadata)
     chapter = meta.get("chapter")
     # nbgrader's student version keeps the instructor notebook's metadata but has its
     # solution regions replaced; only a notebook that still holds them is refused.
-    if any(SOLUTION_MARKER in cell.source for cell in notebook.cells):
+    if any(has_solution(cell.source) for cell in notebook.cells):
         raise Unreadable(f"this is the instructor version of chapter {chapter} (it holds the "
                          "solutions), not a learner's notebook")
     if type(chapter) is int and chapter in releases:
@@ -56,7 +44,7 @@ def _best_by_cells(notebook: Notebook, releases: Mapping[int, Release]) -> Relea
         exercises = {t.record.id for t in release.tasks}
         score = 0
         for cell in notebook.cells:
-            exercise = _workbook_meta(cell.metadata).get("exercise")
+            exercise = workbook_meta(cell.metadata).get("exercise")
             score += (cell.cell_id in ids) + (grade_id(cell.metadata) in ids) + (
                 exercise in exercises)
         scores[number] = score

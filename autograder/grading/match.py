@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from autograder.grading.identify import grade_id
-from autograder.grading.model import METADATA_KEY, Release, ReleaseCell, checksum
+from autograder.cell_metadata import METADATA_KEY, grade_id
+from autograder.grading.model import Release, ReleaseCell, checksum
 from autograder.grading.read import Cell, Notebook
 
 

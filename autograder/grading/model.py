@@ -15,12 +15,7 @@ from functools import cached_property
 from typing import Literal
 
 from autograder.exercise import Exercise
-from autograder.kinds.debug import Debug
 from autograder.kinds.function import Function
-
-# The notebook and cell metadata namespace written by the notebook builder:
-# notebook {"chapter": N, "role": "learner"|"instructor"}, cell {"exercise": "5.1", "role": ...}.
-METADATA_KEY = "workbook"
 
 Status = Literal["correct", "wrong", "unanswered", "error", "integrity"]
 STATUSES: tuple[str, ...] = ("correct", "wrong", "unanswered", "error", "integrity")
@@ -39,32 +34,29 @@ def checksum(source: str) -> str:
 class Task:
     """One exercise as the grader asks for it.
 
-    ``value_name`` is the variable the learner assigns (``answer_5_1``, or the bug line of a
-    debug exercise); the function a build or debug exercise asks for is named by the record's
-    answer kind. Which requests go to the sandbox follows from the kind.
+    The record's answer kind says what the learner provides: a value assigned to
+    ``value_name`` (``answer_5_1``), a function (``function``), or both (a debug exercise's
+    line and fixed function). Which requests go to the sandbox follows from that.
     """
 
     record: Exercise
-    value_name: str | None
+
+    @property
+    def value_name(self) -> str | None:
+        """The variable the learner assigns, or None when the answer is a function only."""
+        return self.record.answer_kind.value_name(self.record.names)
 
     @property
     def mode(self) -> Literal["value", "function", "debug"]:
-        kind = self.record.answer
-        if isinstance(kind, Function):
-            return "function"
-        if isinstance(kind, Debug):
-            return "debug"
-        return "value"
+        """"value", "function", or "debug" for a value and a function together."""
+        if self.function is None:
+            return "value"
+        return "function" if self.value_name is None else "debug"
 
     @property
     def function(self) -> Function | None:
         """The function spec whose test cases the learner's function is called on."""
-        kind = self.record.answer
-        if isinstance(kind, Function):
-            return kind
-        if isinstance(kind, Debug):
-            return kind.fix
-        return None
+        return self.record.answer_kind.function_spec()
 
     @property
     def function_name(self) -> str | None:

@@ -16,9 +16,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
-from autograder.grading.compare import Context, grade_task, is_none, notebook_notes
+from autograder.grading.compare import Context, grade_task, notebook_notes
 from autograder.grading.discover import Discovery, Found, discover
 from autograder.grading.feedback import write_feedback
 from autograder.grading.guard import Names
@@ -41,9 +40,9 @@ from autograder.grading.model import (
     Task,
 )
 from autograder.grading.private_files import make_private_dir
-from autograder.grading.progress import Progress
 from autograder.grading.read import Notebook, Unreadable, read_notebook
 from autograder.grading.report import UNSAFE_PREFIX, write_csv, write_json
+from autograder.grading.status_bar import StatusBar
 from autograder.sandbox import Job, JobResult, Limits, WorkerPool
 
 MAX_LIMITS_PER_JOB = 40  # a job may use at most this many time limits in all
@@ -57,17 +56,16 @@ ISOLATION_TEXT = {
 
 
 @dataclass(frozen=True)
-class Settings:
+class GradingSettings:
     """How to grade. ``protected`` are folders learner code may not read (the reference and
     release files, the submissions, the output); ``reference`` the top-level packages whose
-    import in an answer cell is an integrity problem; ``blank`` says which values are an
-    untouched placeholder."""
+    import in an answer cell is an integrity problem. Which answers are an untouched
+    placeholder is the answer kind's to say."""
 
     workers: int = 1
     timeout_s: float = 10.0
     protected: tuple[str, ...] = ()
     reference: frozenset[str] = frozenset()
-    blank: Callable[[Any], bool] = is_none
     memory_mb: int = 1024
     output_bytes: int = 1_000_000
     sandbox: str = "bubblewrap"            # "none" only with --unsafe-no-sandbox
@@ -99,7 +97,7 @@ class _Prepared:
 # --- one file, before running -------------------------------------------------------------
 
 def _error_rows(release: Release, message: str) -> tuple[ExerciseResult, ...]:
-    return tuple(ExerciseResult(t.record.id, t.record.title, t.record.kind, 0, t.record.points,
+    return tuple(ExerciseResult(t.record.id, t.record.title, t.record.category, 0, t.record.points,
                                 "error", message) for t in release.tasks)
 
 
@@ -113,7 +111,7 @@ def _problem(student: str, rel: str, message: str, release: Release | None,
 
 
 def _prepare(found: Found, index: int, releases: Mapping[int, Release], names: Names,
-             settings: Settings) -> _Prepared:
+             settings: GradingSettings) -> _Prepared:
     notebook = read_notebook(found.path)
     release = identify(notebook, releases)
     match = match_cells(notebook, release)
@@ -150,11 +148,11 @@ def _with_notes(row: ExerciseResult, notes: list[str]) -> ExerciseResult:
     return replace(row, notes=row.notes + tuple(notes)) if notes else row
 
 
-def _finish(prepared: _Prepared, result: JobResult, settings: Settings,
+def _finish(prepared: _Prepared, result: JobResult, settings: GradingSettings,
             limits: Limits) -> NotebookResult:
     ctx = Context(prepared.plan, result, prepared.match,
                   {c.index: c.source for c in prepared.notebook.cells}, prepared.scan,
-                  prepared.findings + _audit_log(prepared, result), limits, settings.blank)
+                  prepared.findings + _audit_log(prepared, result), limits)
     # Notes about the file itself (filed under another chapter's folder) go on every row,
     # so that they reach the gradebook too.
     rows = tuple(_with_notes(_grade_one(ctx, task), prepared.notes)
@@ -170,7 +168,7 @@ def _grade_one(ctx: Context, task: Task) -> ExerciseResult:
         return grade_task(ctx, task)
     except Exception as error:  # noqa: BLE001 - one answer never voids the notebook
         record = task.record
-        return ExerciseResult(record.id, record.title, record.kind, 0, record.points,
+        return ExerciseResult(record.id, record.title, record.category, 0, record.points,
                               "error", _internal(error))
 
 
@@ -225,7 +223,7 @@ def _unfilled_assignments(found: list[Found], kept: list[_Prepared],
 
 
 def _prepare_all(discovery: Discovery, releases: Mapping[int, Release], names: Names,
-                 settings: Settings, progress: Progress | None
+                 settings: GradingSettings, progress: StatusBar | None
                  ) -> tuple[list[_Prepared], list[NotebookResult]]:
     prepared, problems = [], []
     for index, found in enumerate(discovery.found):
@@ -278,8 +276,8 @@ def _within(prepared: list[_Prepared], deadline: float, late: list[_Prepared]) -
         yield item.plan.job
 
 
-def _run(prepared: list[_Prepared], settings: Settings,
-         progress: Progress | None) -> Iterable[NotebookResult]:
+def _run(prepared: list[_Prepared], settings: GradingSettings,
+         progress: StatusBar | None) -> Iterable[NotebookResult]:
     if not prepared:
         return
     limits = settings.limits(max(release_cost(p.release) for p in prepared))
@@ -305,8 +303,8 @@ def _run(prepared: list[_Prepared], settings: Settings,
             "turn; grade it again on its own"), item.release)
 
 
-def grade_folder(folder: Path, releases: Mapping[int, Release], settings: Settings,
-                 progress: Callable[[int], Progress] | None = None) -> Batch:
+def grade_folder(folder: Path, releases: Mapping[int, Release], settings: GradingSettings,
+                 progress: Callable[[int], StatusBar] | None = None) -> Batch:
     """Grade every notebook under ``folder``. ``progress(total)`` makes the progress display."""
     started = time.monotonic()
     discovery = discover(folder)

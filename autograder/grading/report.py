@@ -6,7 +6,7 @@ chapter is known (from an assignment folder), otherwise one row with an empty ex
 so that no student silently disappears from the gradebook.
 
 Neither file repeats hidden test inputs beyond the first failing case (the one the
-learner's own check shows): the "Also: ..." details of a build exercise are left out.
+learner's own check shows): details a verdict flags as :class:`HiddenInput` are left out.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 from autograder.grading.model import Batch, ExerciseResult, NotebookResult
 from autograder.grading.private_files import write_private
 from autograder.grading.safe_text import for_csv, for_json
+from autograder.kinds.base import HiddenInput
 
 CSV_COLUMNS = ("student", "chapter", "exercise_id", "points", "max_points", "status", "message")
 JSON_VERSION = 1
@@ -31,7 +32,7 @@ UNSAFE_NOTE = "Note: graded WITHOUT the sandbox (--unsafe-no-sandbox)."
 
 def shown_details(details: tuple[str, ...]) -> tuple[str, ...]:
     """Details fit to show: without further failing cases (hidden test inputs)."""
-    return tuple(d for d in details if not d.startswith("Also:"))
+    return tuple(d for d in details if not isinstance(d, HiddenInput))
 
 
 def row_message(exercise: ExerciseResult) -> str:

@@ -1,10 +1,9 @@
-"""Small helpers the answer kinds share: tolerant comparison, safe display, templates."""
+"""Small helpers the answer kinds share: tolerant comparison, safe display, imports."""
 
 from __future__ import annotations
 
+import inspect
 import math
-import string
-from collections.abc import Mapping
 from typing import Any
 
 from autograder.units import format_value
@@ -46,21 +45,9 @@ def error_text(exc: BaseException) -> str:
     return f"{name}: {message}" if message else name
 
 
-class _Friendly(string.Formatter):
-    """``str.format`` that shows numbers without a format spec as people write them."""
-
-    def format_field(self, value: Any, format_spec: str) -> str:
-        if not format_spec and isinstance(value, (int, float)) and not isinstance(value, bool):
-            return format_value(value)
-        return super().format_field(value, format_spec)
-
-
-_FORMATTER = _Friendly()
-
-
-def fill(template: str, values: Mapping[str, Any]) -> str:
-    """Fill a feedback template; a template naming an unknown field is shown as written."""
-    try:
-        return _FORMATTER.vformat(template, (), dict(values))
-    except (KeyError, IndexError, ValueError, AttributeError, TypeError):
-        return template
+def reference_import(function: Any, name: str) -> str:
+    """The line an instructor's solution cell uses to bind the reference as ``name``."""
+    module = inspect.getmodule(function)
+    module_name = module.__name__ if module else "solutions"
+    alias = "" if function.__name__ == name else f" as {name}"
+    return f"from {module_name} import {function.__name__}{alias}  # the reference solution"

@@ -1,15 +1,24 @@
-"""What every answer kind shares: the verdict it returns and the misconception record.
+"""What every answer kind shares: the verdict, the misconception record and the base class.
 
-An answer kind knows how to parse and compare one *shape* of answer (a number with a
-unit, a choice, an ordering, ...). It knows nothing about any particular exercise: the
-exercise record hands it the expected answer, the parameters and the misconceptions.
+An answer kind knows everything about one *shape* of answer (a number with a unit, a
+choice, an ordering, ...): how to grade it, how to describe it, what its notebook answer
+cell starts with, what the instructor's solution cell says, what a check passes, what
+counts as untouched, and which function (if any) the grader calls in the sandbox. It
+knows nothing about any particular exercise: the exercise record hands it the expected
+answer, the parameters, the misconceptions and the names its cells assign.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
+
+from autograder.cell_metadata import exercise_slug
+
+if TYPE_CHECKING:
+    from autograder.kinds.function import Function
 
 Status = Literal["correct", "wrong", "invalid"]
 Params = Mapping[str, Any]
@@ -23,7 +32,8 @@ class Verdict:
     unparseable, wrong unit family); such an answer does not count as an attempt.
     ``yours`` and ``expected`` are short display strings ("1.75 GB"); ``expected`` is
     empty when showing it would give the answer away (e.g. a wrong choice).
-    ``score`` is the fraction of the points earned, 0.0 to 1.0.
+    ``score`` is the fraction of the points earned, 0.0 to 1.0. A detail that is a
+    :class:`HiddenInput` names a test input beyond the first failing one.
     """
 
     status: Status
@@ -55,14 +65,48 @@ class Misconception:
     feedback: str
 
 
-class AnswerKind(Protocol):
-    """The interface every answer kind implements."""
+class HiddenInput(str):
+    """A verdict detail that shows a test input the learner's own check did not lead with.
 
-    @property
-    def name(self) -> str:
-        """A short name used in notebooks and the grader: "numeric", "choice", ..."""
-        ...
+    The notebook shows it (the learner ran the check); the grader's feedback files leave
+    it out, so a class's feedback never lists the hidden test cases."""
 
+    __slots__ = ()
+
+
+@dataclass(frozen=True)
+class CellNames:
+    """The names an exercise's generated answer cell assigns."""
+
+    answer: str     # the variable a value answer is assigned to: answer_5_1
+    bug_line: str   # the line a debug answer names: bug_line_5_5
+
+    @classmethod
+    def for_exercise(cls, exercise_id: str) -> CellNames:
+        slug = exercise_slug(exercise_id)
+        return cls(answer=f"answer_{slug}", bug_line=f"bug_line_{slug}")
+
+
+def is_blank(answer: Any) -> bool:
+    """True for an untouched value: None, ..., or a dict/list/tuple of Nones."""
+    if answer is None or answer is Ellipsis:
+        return True
+    if type(answer) is dict:
+        return all(value is None for value in answer.values())
+    if type(answer) in (list, tuple):
+        return len(answer) > 0 and all(value is None for value in answer)
+    return False
+
+
+class AnswerKind(ABC):
+    """The base of every answer kind: four abstract methods and defaults for the rest.
+
+    A learner's answer is a *value* assigned to ``value_name`` (a number, a key, a list,
+    a dict), a *function* (``function_spec`` says which), or both: then the check passes
+    ``(value, function)``. The grader fetches each part from the sandbox the same way.
+    """
+
+    @abstractmethod
     def grade(
         self,
         answer: Any,
@@ -76,8 +120,42 @@ class AnswerKind(Protocol):
         for ``params``. Must never raise on any learner input: bad input is a Verdict
         with status ``"invalid"`` and a message that says what was expected.
         """
-        ...
 
+    @abstractmethod
     def describe(self) -> str:
-        """One line telling the learner what form the answer takes."""
-        ...
+        """What form the answer takes, to finish "Answer with ...": "a number in GB"."""
+
+    @abstractmethod
+    def placeholder(self, names: CellNames) -> str:
+        """The source a learner's answer cell starts with; it must run without error."""
+
+    @abstractmethod
+    def solution_source(self, expected: Any, names: CellNames) -> str:
+        """The instructor's solution for the answer cell, given the reference answer."""
+
+    def prompt_extra(self) -> tuple[str, ...]:
+        """Markdown blocks shown after the prompt (the options, the items, the code)."""
+        return ()
+
+    def value_name(self, names: CellNames) -> str | None:
+        """The variable holding the value part of the answer; None for a function only."""
+        return names.answer
+
+    def function_spec(self) -> Function | None:
+        """The function the learner writes (the grader calls it on its test cases)."""
+        return None
+
+    def check_argument(self, names: CellNames) -> str:
+        """The expression a notebook's check cell passes: the value, the function or both."""
+        value, spec = self.value_name(names), self.function_spec()
+        if spec is None:
+            return value or ""
+        return spec.function_name if value is None else f"({value}, {spec.function_name})"
+
+    def is_untouched(self, answer: Any) -> bool:
+        """True when ``answer`` is still what the answer cell started with."""
+        return is_blank(answer)
+
+    def with_time_limit(self, limit_s: float) -> AnswerKind:
+        """This kind with each call of the learner's function limited to ``limit_s``."""
+        return self

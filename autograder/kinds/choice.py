@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.kinds._common import show
-from autograder.kinds.base import Params, Verdict
+from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict
+from autograder.markup import escape_dollars
 
 _AROUND_KEY = re.compile(r"^[\s(\[]*(?P<key>.*?)[\s)\].:]*$", re.DOTALL)
 
@@ -31,11 +32,10 @@ def _fold(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class Choice:
+class Choice(AnswerKind):
     """Exactly one option is right; the record's reference returns its key."""
 
     options: tuple[Option, ...]
-    name: str = "choice"
 
     def grade(
         self, answer: Any, expected: Any, params: Params,
@@ -81,3 +81,13 @@ class Choice:
 
     def describe(self) -> str:
         return "the key of one option: " + ", ".join(o.key for o in self.options)
+
+    def prompt_extra(self) -> tuple[str, ...]:
+        return ("\n".join(f"- **{o.key}.** {escape_dollars(o.text)}" for o in self.options),)
+
+    def placeholder(self, names: CellNames) -> str:
+        keys = ", ".join(f'"{o.key}"' for o in self.options)
+        return f"{names.answer} = None  # one of {keys}"
+
+    def solution_source(self, expected: Any, names: CellNames) -> str:
+        return f"{names.answer} = {expected!r}"

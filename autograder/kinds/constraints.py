@@ -15,8 +15,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.kinds._common import fill, show
-from autograder.kinds.base import Params, Verdict
+from autograder.kinds._common import show
+from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict
+from autograder.template import fill_leniently
 
 _DIGITS = re.compile(r"\s*(\d{1,3}(?:,\d{3})+|\d+)\s*", re.ASCII)
 
@@ -37,13 +38,12 @@ class Rule:
 
 
 @dataclass(frozen=True)
-class Constraints:
+class Constraints(AnswerKind):
     """The learner answers a dict with the keys ``fields`` (positive integers); the
     record's reference returns one valid example (shown only in the solution)."""
 
     fields: tuple[str, ...]
     rules: tuple[Rule, ...]
-    name: str = "constraints"
 
     def grade(
         self, answer: Any, expected: Any, params: Params,
@@ -55,7 +55,7 @@ class Constraints:
             return Verdict("invalid", str(exc), yours=show(answer))
         yours = ", ".join(f"{f}={config[f]}" for f in self.fields)
         values = {**dict(params), **config}
-        broken = [fill(rule.feedback, values) for rule in self.rules
+        broken = [fill_leniently(rule.feedback, values) for rule in self.rules
                   if not self._holds(rule, config, params)]
         if not broken:
             return Verdict("correct", f"Correct: all {len(self.rules)} constraints hold.",
@@ -88,6 +88,12 @@ class Constraints:
 
     def describe(self) -> str:
         return "a dict with keys " + ", ".join(self.fields)
+
+    def placeholder(self, names: CellNames) -> str:
+        return f"{names.answer} = dict(" + ", ".join(f"{f}=None" for f in self.fields) + ")"
+
+    def solution_source(self, expected: Any, names: CellNames) -> str:
+        return f"{names.answer} = {dict(expected)!r}"
 
     # -- helpers --------------------------------------------------------------------------
     @staticmethod

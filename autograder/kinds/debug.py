@@ -16,11 +16,11 @@ from __future__ import annotations
 import numbers
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from autograder.kinds._common import show
-from autograder.kinds.base import Params, Verdict
+from autograder.kinds._common import reference_import, show
+from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict, is_blank
 from autograder.kinds.function import Function
 
 _LINE = re.compile(r"\s*(?:line|l)?\s*#?\s*(\d{1,4})\s*", re.IGNORECASE | re.ASCII)
@@ -35,7 +35,7 @@ class _Unreadable(ValueError):
 
 
 @dataclass(frozen=True)
-class Debug:
+class Debug(AnswerKind):
     """``code`` is a short buggy Python function shown with line numbers (1-based).
 
     The record's reference returns ``(bug_line, fixed_function)``. The learner answers
@@ -45,7 +45,6 @@ class Debug:
 
     code: str
     fix: Function
-    name: str = "debug"
 
     @property
     def lines(self) -> tuple[str, ...]:
@@ -81,6 +80,34 @@ class Debug:
 
     def describe(self) -> str:
         return f"(line number, fixed function {self.fix.function_name})"
+
+    def prompt_extra(self) -> tuple[str, ...]:
+        numbered = "\n".join(f"{i + 1:>2} | {line}" for i, line in enumerate(self.lines))
+        return (f"```text\n{numbered}\n```",)
+
+    def placeholder(self, names: CellNames) -> str:
+        return (f"{names.bug_line} = None  # the number of the buggy line\n\n"
+                f"# Fix the function below (it starts as the buggy version):\n"
+                + self.code.rstrip("\n"))
+
+    def solution_source(self, expected: Any, names: CellNames) -> str:
+        line, fixed = expected
+        return f"{names.bug_line} = {line}\n" + reference_import(fixed, self.fix.function_name)
+
+    def value_name(self, names: CellNames) -> str | None:
+        return names.bug_line
+
+    def function_spec(self) -> Function:
+        return self.fix
+
+    def with_time_limit(self, limit_s: float) -> Debug:
+        return replace(self, fix=self.fix.with_time_limit(limit_s))
+
+    def is_untouched(self, answer: Any) -> bool:
+        """A blank value, or (line, function) whose line is still None."""
+        if type(answer) in (list, tuple) and len(answer) == 2:
+            return answer[0] is None
+        return is_blank(answer)
 
     # -- reading --------------------------------------------------------------------------
     def _read(self, answer: Any) -> tuple[int, Any]:

@@ -19,11 +19,11 @@ import copy
 import numbers
 import random
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from autograder.kinds._common import close, error_text, show
-from autograder.kinds.base import Params, Verdict
+from autograder.kinds._common import close, error_text, reference_import, show
+from autograder.kinds.base import AnswerKind, CellNames, HiddenInput, Params, Verdict, is_blank
 from autograder.timelimit import Outcome, call_with_time_limit
 
 Args = tuple[Any, ...]
@@ -39,7 +39,7 @@ class _Case:
 
 
 @dataclass(frozen=True)
-class Function:
+class Function(AnswerKind):
     """The learner writes ``function_name`` with ``signature``; the record's reference returns
     the reference function (a callable from ``solutions``).
 
@@ -57,7 +57,6 @@ class Function:
     n_random: int = 20
     rel_tol: float = 1e-6
     time_limit_s: float = 1.0
-    name: str = "function"
     abs_tol: float = 1e-12
     seed: int = 0
 
@@ -96,17 +95,31 @@ class Function:
     def describe(self) -> str:
         return f"a Python function: def {self.function_name}{self.signature}"
 
-    def stub(self) -> str:
-        """The source an answer cell starts with: the signature and an empty body."""
+    def placeholder(self, names: CellNames) -> str:
+        """The signature and an empty body."""
         return f"def {self.function_name}{self.signature}:\n    # your code here\n    return None"
 
-    def is_stub(self, answer: Any) -> bool:
-        """True when ``answer`` is still the untouched stub (compares compiled code)."""
+    def solution_source(self, expected: Any, names: CellNames) -> str:
+        return reference_import(expected, self.function_name)
+
+    def value_name(self, names: CellNames) -> str | None:
+        return None
+
+    def function_spec(self) -> Function:
+        return self
+
+    def with_time_limit(self, limit_s: float) -> Function:
+        return replace(self, time_limit_s=limit_s)
+
+    def is_untouched(self, answer: Any) -> bool:
+        """A blank value, or the untouched stub (compares compiled code)."""
+        if is_blank(answer):
+            return True
         code = getattr(answer, "__code__", None)
         if code is None:
             return False
         namespace: dict[str, Any] = {}
-        exec(compile(self.stub(), "<stub>", "exec"), namespace)  # our own source only
+        exec(compile(self.placeholder(CellNames("", "")), "<stub>", "exec"), namespace)
         stub_code = namespace[self.function_name].__code__
         return (code.co_code, code.co_consts, code.co_names) == (
             stub_code.co_code, stub_code.co_consts, stub_code.co_names)
@@ -146,7 +159,7 @@ class Function:
                            score=1.0)
         failures = [r.text for r in results if not r.passed and not r.skipped]
         details = [f"{passed} of {total} cases passed."]
-        details += [f"Also: {text}." for text in failures[1:_SHOWN_FAILURES]]
+        details += [HiddenInput(f"Also: {text}.") for text in failures[1:_SHOWN_FAILURES]]
         skipped = sum(r.skipped for r in results)
         if skipped:
             details.append(f"The other {skipped} cases were not run after the time-out.")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.kinds._common import close, show
-from autograder.kinds.base import Params, Verdict
+from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict
 from autograder.unit_table import BANDWIDTH, RATIO, SIZE, TIME, target_unit
 from autograder.units import Reading, UnitError, format_quantity, format_value, read_quantity
 
@@ -77,7 +77,7 @@ def _times(factor: float) -> str:
 
 
 @dataclass(frozen=True)
-class Numeric:
+class Numeric(AnswerKind):
     """A number in ``unit``, accepted within ``rel_tol`` (relative) or ``abs_tol``.
 
     ``unit`` is the unit the expected value is expressed in: "GB", "MB", "GiB", "ms",
@@ -89,7 +89,6 @@ class Numeric:
     unit: str
     rel_tol: float = 0.01
     abs_tol: float = 0.0
-    name: str = "numeric"
 
     def grade(
         self, answer: Any, expected: Any, params: Params,
@@ -113,6 +112,15 @@ class Numeric:
 
     def describe(self) -> str:
         return f"a number in {self.unit}" if self.unit else "a number"
+
+    def placeholder(self, names: CellNames) -> str:
+        if not self.unit:
+            return f"{names.answer} = None  # your answer: a plain number"
+        return (f"{names.answer} = None  # your answer in {self.unit}: a number, or text with "
+                f'a unit like "<number> {self.unit}"')
+
+    def solution_source(self, expected: Any, names: CellNames) -> str:
+        return f"{names.answer} = {format_value(expected).replace(',', '_')}"
 
     # -- outcomes -----------------------------------------------------------------------
     def _correct(self, reading: Reading, want: float, notes: tuple[str, ...]) -> Verdict:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.kinds._common import show
-from autograder.kinds.base import Params, Verdict
+from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict
 
 
 class _Unreadable(ValueError):
@@ -34,7 +34,7 @@ def _split(text: str) -> list[str]:
 
 
 @dataclass(frozen=True)
-class Ordering:
+class Ordering(AnswerKind):
     """The learner orders ``items``; the record's reference returns the right order.
 
     ``first_label``/``last_label`` name the ends ("innermost", "outermost").
@@ -43,7 +43,6 @@ class Ordering:
     items: tuple[str, ...]
     first_label: str = "first"
     last_label: str = "last"
-    name: str = "ordering"
 
     def grade(
         self, answer: Any, expected: Any, params: Params,
@@ -135,3 +134,13 @@ class Ordering:
 
     def describe(self) -> str:
         return f"a list of all {len(self.items)} items, {self.first_label} to {self.last_label}"
+
+    def prompt_extra(self) -> tuple[str, ...]:
+        return ("Items: " + ", ".join(f"`{item}`" for item in self.items),)
+
+    def placeholder(self, names: CellNames) -> str:
+        return (f"{names.answer} = None  # a list of all {len(self.items)} items, "
+                f"{self.first_label} first")
+
+    def solution_source(self, expected: Any, names: CellNames) -> str:
+        return f"{names.answer} = {list(expected)!r}"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.kinds._common import close, show
-from autograder.kinds.base import Params, Verdict
+from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict
 from autograder.units import UnitError, read_quantity
 
 _YES = frozenset({"yes", "y", "true", "t", "1"})
@@ -31,7 +31,7 @@ class _Unreadable(ValueError):
 
 
 @dataclass(frozen=True)
-class Trace:
+class Trace(AnswerKind):
     """One row per step; the record's reference returns the list of expected rows.
 
     With one column a row is a single value; with several it is a tuple in
@@ -46,7 +46,6 @@ class Trace:
     step_label: str = "step"
     unit: str = ""
     rel_tol: float = 1e-9
-    name: str = "trace"
     abs_tol: float = 0.0
     column_units: tuple[str, ...] = ()
     explain_step: Callable[[int, Params], str] | None = None
@@ -75,6 +74,13 @@ class Trace:
 
     def describe(self) -> str:
         return f"a list with one entry per {self.step_label}: " + ", ".join(self.columns)
+
+    def placeholder(self, names: CellNames) -> str:
+        return f"{names.answer} = None  # {self.describe()}"
+
+    def solution_source(self, expected: Any, names: CellNames) -> str:
+        value = list(expected) if isinstance(expected, tuple) else expected
+        return f"{names.answer} = {value!r}"
 
     # -- reading -----------------------------------------------------------------------
     def _rows(self, answer: Any, count: int) -> list[Row]:

@@ -24,8 +24,9 @@ from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-Action = Literal["check", "hint", "solution", "prediction", "choice"]
-ACTIONS: tuple[str, ...] = ("check", "hint", "solution", "prediction", "choice")
+Action = Literal["check", "hint", "solution", "prediction", "choice", "reflection"]
+ACTIONS: tuple[str, ...] = ("check", "hint", "solution", "prediction", "choice",
+                             "reflection")
 CheckStatus = Literal["correct", "wrong", ""]
 CHECK_STATUSES: tuple[str, ...] = ("correct", "wrong")
 

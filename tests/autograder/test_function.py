@@ -243,3 +243,12 @@ def test_time_limit_gives_back_an_earlier_timer() -> None:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_further_failing_inputs_are_flagged_hidden() -> None:
+    from autograder.kinds.base import HiddenInput
+
+    verdict = grade(lambda *args: -1.0)
+    hidden = [d for d in verdict.details if isinstance(d, HiddenInput)]
+    assert hidden and all(d.startswith("Also:") for d in hidden)
+    assert not isinstance(verdict.details[0], HiddenInput)  # "n of m cases passed."

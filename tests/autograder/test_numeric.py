@@ -129,13 +129,14 @@ def test_unreadable_answers_are_invalid_with_the_parser_message(answer: object) 
     verdict = grade(GB, answer, 1.75)
     assert verdict.status == "invalid"
     assert not verdict.counts_as_attempt
-    assert verdict.message.startswith("Expected a size such as '1.75 GB'")
+    assert verdict.message.startswith("Expected a size: a number in GB")
+    assert "1.75" not in verdict.message  # never the answer as an example
 
 
 def test_wrong_family_message() -> None:
     verdict = grade(GB, "70 ms", 1.75)
-    assert verdict.message == ("Expected a size such as '1.75 GB'; got '70 ms', which is a "
-                               "time.")
+    assert verdict.message == ("Expected a size: a number in GB, or text with its unit such as "
+                               "'<number> GB'; got '70 ms', which is a time.")
 
 
 def test_ambiguous_unit_note_is_passed_on() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import decimal
 import fractions
 import math
+import re
 
 import pytest
 from hypothesis import given
@@ -104,9 +105,10 @@ def test_flops_spelling_is_resolved_by_the_unit_asked_for() -> None:
 
 
 @pytest.mark.parametrize(("answer", "unit", "words"), [
-    ("70 ms", "GB", ["expected a size such as '1.75 GB'", "'70 ms'", "which is a time"]),
-    ("1.75 GB", "ms", ["expected a time such as '70 ms'", "which is a size"]),
-    ("64 GPUs", "steps", ["a number of steps such as '64' or '64 steps'", "a number of GPUs"]),
+    ("70 ms", "GB", ["expected a size: a number in GB", "'70 ms'", "which is a time"]),
+    ("1.75 GB", "ms", ["expected a time: a number in ms", "which is a size"]),
+    ("64 GPUs", "steps", ["a number of steps, with or without the word 'steps'",
+                          "a number of GPUs"]),
     ("3 parsecs", "GB", ["did not recognise the unit 'parsecs'"]),
     ("abc", "GB", ["could not read 'abc'"]),
     ("1,5", "GB", ["write decimals with a point"]),
@@ -162,14 +164,16 @@ def test_a_misbehaving_object_gives_a_unit_error() -> None:
 
 
 @pytest.mark.parametrize(("unit", "text"), [
-    ("GB", "a size such as '1.75 GB'"),
-    ("%", "a percentage such as '6.25%'"),
-    ("", "a plain number such as '0.75'"),
-    ("$", "an amount of money such as '$618'"),
-    ("steps", "a number of steps such as '64' or '64 steps'"),
+    ("GB", "a size: a number in GB, or text with its unit such as '<number> GB'"),
+    ("%", "a percentage: a number, or text such as '<number>%'"),
+    ("", "a plain number"),
+    ("$", "an amount of money: a number of dollars, or text such as '$<number>'"),
+    ("steps", "a number of steps, with or without the word 'steps'"),
 ])
 def test_expectation(unit: str, text: str) -> None:
+    # No example number: it could be the very answer a learner is looking for.
     assert expectation(unit) == text
+    assert not re.search(r"\d", text)
 
 
 @pytest.mark.parametrize(("value", "text"), [

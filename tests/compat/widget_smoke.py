@@ -18,22 +18,21 @@ def drive_all_cards() -> list[str]:
 
     os.environ.setdefault("WORKBOOK_HOME", tempfile.mkdtemp(prefix="wb-smoke-"))
     import workbook
-    from autograder.kinds import Debug, Function
     from autograder.widgets import Actions, ExerciseWidget
-    from workbook import api, records
+    from workbook import checking, records
 
     failures = []
     for record in (*records.all_exercises(), *records.all_challenges()):
         expected = record.expected()
         namespace: dict[str, Any] = {}
-        if isinstance(record.answer, Function):
-            namespace[record.answer.function_name] = expected
-        if isinstance(record.answer, Debug):
-            namespace[record.answer.fix.function_name] = expected[1]
-        actions = Actions(check=lambda a, r=record: api.check(r.id, a),
-                          hint=lambda r=record: api.hint(r.id),
-                          solution=lambda r=record: api.solution(r.id),
-                          variant=lambda r=record: api.practice(r.id),
+        spec = record.answer_kind.function_spec()
+        if spec is not None:  # a function alone, or (line, fixed function)
+            alone = record.answer_kind.value_name(record.names) is None
+            namespace[spec.function_name] = expected if alone else expected[1]
+        actions = Actions(check=lambda a, p, r=record: checking.check_shown(r.id, a, p),
+                          hint=lambda p, r=record: checking.hint(r.id, p),
+                          solution=lambda p, r=record: checking.solution(r.id, p),
+                          variant=lambda r=record: checking.practice(r.id),
                           lookup=namespace.get)
         card = ExerciseWidget(record, actions)
         card.write(expected)

@@ -278,6 +278,11 @@ def solve_a_variant(lab: Lab, card: Card, record: Any) -> None:
         assert time.monotonic() < deadline, f"the card still shows {params}, not {drawn}"
         lab.page.wait_for_timeout(200)
     lab.snap("variant", card.root)
-    shown = card.check(f"{record.expected(params)!r} {record.answer.unit}", until="Correct")
+    shown = card.check(f"{record.expected(params)!r} {record.answer_kind.unit}", until="Correct")
     lab.snap("variant-correct", card.root)
     assert "Your variant" in shown
+    # Checked again, the card still grades the question it shows (not the printed one).
+    card.output.locator("*").first.wait_for(timeout=WIDGET_MS)
+    unit = record.answer_kind.unit
+    shown = card.check(f"{record.expected(params)!r} {unit}", until="Your variant")
+    assert "Correct" in shown and "Not yet" not in shown

@@ -150,3 +150,19 @@ def test_duration_in_words(seconds: float, words: str) -> None:
 def test_unknown_key_raises_key_error() -> None:
     with pytest.raises(KeyError, match="ch05/intro"):
         narration.play("ch05/intr")
+
+
+def test_without_audio_the_browser_voice_reads_the_transcript_on_a_press(tmp_path: Path) -> None:
+    page = play(KEY, audio_dir=tmp_path / "empty")._repr_html_()
+    assert page.count('<button type="button" class="workbook-speak"') == 1
+    spoken = " ".join(segment(KEY).text.split())
+    assert f'data-text="{spoken}"' in page  # the whole transcript, nothing else
+    assert "speechSynthesis" in page and "onclick=" in page
+    # Nothing starts by itself: the only code is the button's click handler.
+    assert "<script" not in page and "autoplay" not in page and "onload" not in page
+
+
+def test_with_audio_the_recording_is_used_instead_of_the_browser_voice(tmp_path: Path) -> None:
+    _write_audio(tmp_path)
+    page = play(KEY, audio_dir=tmp_path)._repr_html_()
+    assert "<audio" in page and "workbook-speak" not in page

@@ -40,9 +40,3 @@ def test_chapter_source_uses_existing_keys_and_all_of_its_own(path: Path) -> Non
     if match:
         missing = sorted(set(chapter_keys(int(match.group(1)))) - set(used))
         assert not missing, f"{path.name} never plays {missing}"
-
-
-def test_sources_found_or_not_yet_written() -> None:
-    # Guards the glob: if the folder has chapter sources, the test above must see them.
-    if CHAPTERS_DIR.is_dir() and any(CHAPTERS_DIR.iterdir()):
-        assert _sources(), f"no chapter sources matched in {CHAPTERS_DIR}"

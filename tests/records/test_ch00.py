@@ -53,7 +53,7 @@ def test_0_3_algbw_is_a_misconception() -> None:
 
 def test_0_3_variants_stay_below_peak() -> None:
     for seed in range(50):
-        p = ex("0.3").variant(seed)
+        p = ex("0.3").draw(seed)
         assert 50 < ex("0.3").expected(p) < 95
 
 
@@ -61,13 +61,13 @@ def test_0_4_ring_wins_for_gigabytes() -> None:
     # ring 14 x (5 us + 4/(8 x 50) s) = 140.07 ms; tree 6 x (5 us + 80 ms) = 480.03 ms
     record = ex("0.4")
     assert record.expected() == "A"
-    assert isinstance(record.answer, Choice)
-    assert [o.key for o in record.answer.options] == ["A", "B", "C", "D"]
+    assert type(record.answer_kind) is Choice
+    assert [o.key for o in record.answer_kind.options] == ["A", "B", "C", "D"]
 
 
 def test_0_4_every_variant_is_in_the_bandwidth_regime() -> None:
     # the option feedback is written for large buffers, so the ring must always win
-    assert {ex("0.4").expected(ex("0.4").variant(s)) for s in range(60)} == {"A"}
+    assert {ex("0.4").expected(ex("0.4").draw(s)) for s in range(60)} == {"A"}
 
 
 def test_0_5_reference_function() -> None:
@@ -79,8 +79,8 @@ def test_0_5_reference_function() -> None:
 
 
 def test_0_5_edge_cases_cover_the_brief() -> None:
-    answer = ex("0.5").answer
-    assert isinstance(answer, Function)
+    answer = ex("0.5").answer_kind
+    assert type(answer) is Function
     fn = ex("0.5").expected()
     raising = 0
     for args in answer.edge_cases:
@@ -94,8 +94,8 @@ def test_0_5_edge_cases_cover_the_brief() -> None:
 
 
 def test_0_5_random_cases_are_valid() -> None:
-    answer = ex("0.5").answer
-    assert isinstance(answer, Function)
+    answer = ex("0.5").answer_kind
+    assert type(answer) is Function
     fn = ex("0.5").expected()
     rng = random.Random(0)
     for _ in range(100):
@@ -106,8 +106,8 @@ def test_0_6_bug_line_and_fix() -> None:
     record = ex("0.6")
     line, fixed = record.expected()
     assert line == 5
-    assert isinstance(record.answer, Debug)
-    code_lines = record.answer.code.splitlines()
+    assert type(record.answer_kind) is Debug
+    code_lines = record.answer_kind.code.splitlines()
     assert code_lines[0].startswith("def ring_allreduce_bandwidth_time_s(")
     assert "2 * steps" in code_lines[line - 1]
     assert fixed(2.0, 8, 50.0) == pytest.approx(0.07)  # 3.5 GB / 50 GB/s
@@ -115,6 +115,6 @@ def test_0_6_bug_line_and_fix() -> None:
 
 def test_0_6_buggy_code_really_doubles() -> None:
     namespace: dict[str, object] = {}
-    exec(ex("0.6").answer.code, namespace)  # type: ignore[attr-defined]
+    exec(ex("0.6").answer_kind.code, namespace)  # type: ignore[attr-defined]
     buggy = namespace["ring_allreduce_bandwidth_time_s"]
     assert buggy(2.0, 8, 50.0) == pytest.approx(0.14)  # type: ignore[operator]

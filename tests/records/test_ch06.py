@@ -17,7 +17,7 @@ def ex(exercise_id: str) -> Exercise:
 
 def test_records_in_order() -> None:
     assert list(RECORDS) == ["6.1", "6.2", "6.3", "6.4", "6.5"]
-    assert [r.kind for r in ch06.EXERCISES] == ["derive"] * 3 + ["trace", "derive"]
+    assert [r.category for r in ch06.EXERCISES] == ["derive"] * 3 + ["trace", "derive"]
 
 
 def test_6_1_columns_per_gpu() -> None:
@@ -51,7 +51,7 @@ def test_6_3_weight_gb_per_gpu() -> None:
 
 
 def test_6_4_kv_heads_per_gpu() -> None:
-    assert isinstance(ex("6.4").answer, Numeric)
+    assert type(ex("6.4").answer_kind) is Numeric
     assert ex("6.4").expected() == 1  # 8 KV heads / TP 8
     # TP 16 > 8 KV heads: each GPU still holds one, replicated on 2 GPUs
     assert ex("6.4").expected(dict(n_heads=64, n_kv_heads=8, tp=16)) == 1

@@ -6,7 +6,7 @@ import pytest
 
 from autograder.exercise import Exercise
 from autograder.kinds import Constraints, Ordering
-from workbook.records import ch09, ch09_challenge
+from workbook.records import ch09, ch09_challenge, ch09_step_time
 
 RECORDS = {r.id: r for r in (*ch09.EXERCISES, *ch09_challenge.CHALLENGES)}
 
@@ -17,8 +17,8 @@ def ex(exercise_id: str) -> Exercise:
 
 def test_records_in_order() -> None:
     assert [r.id for r in ch09.EXERCISES] == [f"9.{i}" for i in range(1, 10)]
-    assert [r.kind for r in ch09.EXERCISES] == ["derive"] * 7 + ["design", "derive"]
-    assert [r.id for r in ch09_challenge.CHALLENGES] == ["9.10"]
+    assert [r.category for r in ch09.EXERCISES] == ["derive"] * 7 + ["design", "derive"]
+    assert [r.id for r in ch09_challenge.CHALLENGES] == ["9.10", "9.11", "9.12", "9.13"]
 
 
 def test_9_1_dp_degree() -> None:
@@ -73,10 +73,10 @@ def test_9_7_dp_allreduce() -> None:
 
 def test_9_8_order() -> None:
     record = ex("9.8")
-    assert isinstance(record.answer, Ordering)
+    assert type(record.answer_kind) is Ordering
     assert record.expected() == ("TP", "CP", "PP", "DP")  # Llama 3 §3.3.2
-    assert sorted(record.answer.items) == ["CP", "DP", "PP", "TP"]
-    assert record.answer.items != record.expected()  # the items are not shown pre-ordered
+    assert sorted(record.answer_kind.items) == ["CP", "DP", "PP", "TP"]
+    assert record.answer_kind.items != record.expected()  # the items are not shown pre-ordered
 
 
 def test_9_9_electricity() -> None:
@@ -86,9 +86,9 @@ def test_9_9_electricity() -> None:
 
 def _failures(answer: dict, params: dict | None = None) -> list[str]:
     record = ex("9.10")
-    assert isinstance(record.answer, Constraints)
+    assert type(record.answer_kind) is Constraints
     p = record.params if params is None else params
-    return [rule.name for rule in record.answer.rules if not rule.holds(answer, p)]
+    return [rule.name for rule in record.answer_kind.rules if not rule.holds(answer, p)]
 
 
 def test_9_10_reference_is_the_papers_layout() -> None:
@@ -129,14 +129,77 @@ def test_9_10_memory_rule() -> None:
 def test_9_10_every_variant_has_a_valid_reference() -> None:
     record = ex("9.10")
     for seed in range(40):
-        params = record.variant(seed)
+        params = record.draw(seed)
         assert _failures(record.expected(params), params) == []
 
 
 def test_9_10_feedback_names_the_numbers() -> None:
     record = ex("9.10")
-    assert isinstance(record.answer, Constraints)
+    assert type(record.answer_kind) is Constraints
     answer = {"tp": 16, "pp": 16, "dp": 64}
     text = " ".join(rule.feedback.format(**answer, **record.params)
-                    for rule in record.answer.rules)
+                    for rule in record.answer_kind.rules)
     assert "TP = 16" in text and "16,384" in text
+
+
+# -- 9.11-9.13: the step-time model ------------------------------------------------------
+
+def test_9_11_mfu_of_the_405b_run() -> None:
+    mfu = ex("9.11").expected()
+    # Table 4: 400 TFLOPS per GPU = 164.6 tokens/s per GPU; 6 x 405e9 x 164.6 / 989.4e12
+    assert mfu(405e9, 164.6, 989.4) == pytest.approx(6 * 405e9 * 164.6 / 989.4e12)
+    assert mfu(405e9, 164.6, 989.4) == pytest.approx(0.4043, abs=1e-4)
+    with pytest.raises(ValueError):
+        mfu(405e9, 164.6, 0.0)
+
+
+def test_9_12_step_from_costs() -> None:
+    step = ex("9.12").expected()
+    # 16 x 0.3 + 15/2 x 0.3 + (16 x 2 + 15) x 0.005 + 0.1 = 7.385 s
+    assert step(0.3, 0.005, 16, 16, 2, 0.1) == pytest.approx(7.385)
+    # m = 4 < p = 16 without interleaving: 4 x 0.3 + 15 x 0.3 = 5.7 s, bubble 375 % of 1.2 s
+    assert step(0.3, 0.0, 16, 4, 1, 0.0) == pytest.approx(5.7)
+
+
+def _step_failures(answer: dict, params: dict | None = None) -> list[str]:
+    record = ex("9.13")
+    p = record.params if params is None else params
+    rules = ch09_step_time.STEP_RULES
+    return [rule.name for rule in rules if not rule.holds(answer, p)]
+
+
+def test_9_13_reference_passes_every_variant() -> None:
+    record = ex("9.13")
+    for seed in range(12):
+        params = record.variant(seed)
+        assert _step_failures(record.expected(params), params) == []
+
+
+def test_9_13_slow_layout_is_told_its_largest_cost() -> None:
+    # TP 8 on 4 stages without interleaving: m = 512 / 16 = 32, bubble 3/32 of the work,
+    # but eight-way all-reduces on every layer: the model names TP as the largest overhead
+    slow = dict(tp=8, cp=1, pp=4, dp=16, v=1, micro_batch=1)
+    assert _step_failures(slow) == ["within the margin", "largest cost is not tp"]
+    # 16 stages without interleaving: m = 512 / 8 = 64, bubble 15/64 of the work
+    bubbly = dict(tp=1, cp=4, pp=16, dp=8, v=1, micro_batch=1)
+    assert _step_failures(bubbly) == ["within the margin", "largest cost is not pp_bubble"]
+    # CP 16 at 8K tokens: K/V all-gathers over 16 ranks across nodes in every layer
+    gathers = dict(tp=1, cp=16, pp=8, dp=4, v=1, micro_batch=1)
+    assert _step_failures(gathers) == ["within the margin", "largest cost is not cp"]
+
+
+@pytest.mark.parametrize(("answer", "broken"), [
+    (dict(tp=8, cp=1, pp=4, dp=8, v=1, micro_batch=1), ["GPUs multiply out"]),
+    (dict(tp=4, cp=1, pp=4, dp=32, v=1, micro_batch=3), ["batch splits"]),
+    (dict(tp=16, cp=1, pp=4, dp=8, v=1, micro_batch=1), ["layout builds"]),   # TP > node
+    (dict(tp=4, cp=1, pp=64, dp=2, v=2, micro_batch=1), ["layout builds"]),   # 80 / 64 < v
+    (dict(tp=1, cp=1, pp=1, dp=512, v=1, micro_batch=1), ["memory fits"]),    # 70B per GPU
+])
+def test_9_13_invalid_layouts(answer: dict, broken: list[str]) -> None:
+    assert _step_failures(answer) == broken
+
+
+def test_9_13_a_non_layout_is_not_graded_by_speed() -> None:
+    failures = _step_failures({"tp": 4, "pp": 4})
+    assert "GPUs multiply out" in failures and "batch splits" in failures
+    assert "within the margin" not in failures

@@ -78,3 +78,30 @@ def test_impossible_input_raises(bad: float) -> None:
 def test_zero_gpus_raise() -> None:
     with pytest.raises(ValueError):
         hw.cluster_peak_flops(hw.H100_SXM, 0)
+
+
+def test_selene_cluster_matches_the_megatron_paper() -> None:
+    # Narayanan et al. 2021 §5: 8 x 200 Gb/s HDR per 8-GPU node -> 200/8 = 25 GB/s per GPU
+    c = hw.SELENE_A100
+    assert (c.gpu, c.gpus_per_node) == (hw.A100_SXM_80GB, 8)
+    assert c.inter_node_gb_per_s * c.gpus_per_node * 8 == 8 * 200  # Gb/s per node
+    assert c.nvlink_gb_per_s == 600 / 2
+
+
+def test_llama3_cluster_is_400_gbit_roce_per_gpu() -> None:
+    c = hw.LLAMA3_H100
+    assert c.inter_node_gb_per_s == 400 / 8 and c.nvlink_gb_per_s == 900 / 2
+    assert c.link_gb_per_s(True) == pytest.approx(50 * c.collective_efficiency)
+    assert c.latency_s(False) == pytest.approx(c.nvlink_latency_us / 1e6)
+
+
+def test_default_cluster_follows_the_gpu() -> None:
+    assert hw.default_cluster(hw.A100_SXM_80GB) is hw.SELENE_A100
+    assert hw.default_cluster(hw.H100_SXM) is hw.LLAMA3_H100
+    other = dataclasses.replace(hw.H100_SXM, name="H100 PCIe-ish", nvlink_total_gb_per_s=600)
+    assert hw.default_cluster(other).nvlink_gb_per_s == 300
+
+
+def test_cluster_rejects_an_efficiency_above_one() -> None:
+    with pytest.raises(ValueError, match="fraction"):
+        dataclasses.replace(hw.SELENE_A100, collective_efficiency=1.5)

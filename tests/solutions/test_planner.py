@@ -8,11 +8,16 @@ Shared hand figures (Llama 3 405B, Table 3 of the paper):
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from solutions import hardware as hw
 from solutions import models as m
+from solutions import performance as perf
 from solutions import planner as pl
+from solutions import planner_memory as pm
+from solutions import planner_search as ps
 from solutions.planner_comm import comm_per_step, comm_time_s
 from solutions.planner_memory import ParallelConfig, memory_per_gpu, stage_memory
 
@@ -167,42 +172,82 @@ def test_bubble() -> None:
     assert pl.bubble(ParallelConfig(tp=1, pp=1, dp=8)) == 0
 
 
-def test_recommend_seven_b_on_one_node() -> None:
-    # ZeRO-1 at DP 8: 6,738,411,520 x (4 + 12/8) = 37.06 GB + activations 18.25 GB: fits
-    # without any model parallelism, so no bubble and the smallest TP x PP = 1 wins
-    cfg = pl.recommend(m.GENERIC_7B, n_gpus=8, global_batch_seqs=512, seq_len=4096)
-    assert cfg is not None
-    assert (cfg.tp, cfg.pp, cfg.dp, cfg.grad_accum) == (1, 1, 8, 64)
+def test_recommend_agrees_with_an_exhaustive_search_through_estimate() -> None:
+    # second method: every layout of the same grid through the public estimate(), which
+    # validates with the full memory model, then the minimum step time
+    arch, n, batch, seq = m.LLAMA3_70B, 64, 512, 8192
+    found = pl.recommend(arch, n, batch, seq, hw.H100_SXM, top=3)
+    best_s = float("inf")
+    for cfg in ps._grid(arch, n, batch, seq, 8, ps.ZERO_CHOICES):
+        try:
+            best_s = min(best_s, perf.estimate(arch, cfg, hw.H100_SXM).step_time_s)
+        except ValueError:
+            continue
+    assert found.best[0].estimate.step_time_s == pytest.approx(best_s)
+    times = [r.estimate.step_time_s for r in found.best]
+    assert times == sorted(times) and found.candidates > found.valid > 0
+    for r in found.best:
+        assert pl.validate(arch, r.config, n, global_batch_seqs=batch) == []
 
 
-def test_recommend_llama_70b_on_64_gpus() -> None:
-    # PP 1 for no bubble; TP 4 -> 17.6B params x (4 + 12/16) = 83.8 GB: too much;
-    # TP 8 -> 8.82B x 5.5 = 48.5 GB + 80 x 34 x 8192 x 8192 / 8 = 22.8 GB = 71.3 GB: fits
-    cfg = pl.recommend(m.LLAMA3_70B, n_gpus=64, global_batch_seqs=512, seq_len=8192)
-    assert cfg is not None
-    assert (cfg.tp, cfg.pp, cfg.dp, cfg.grad_accum) == (8, 1, 8, 64)
+def test_fast_memory_check_equals_every_stage() -> None:
+    for cfg in list(ps._grid(m.LLAMA3_405B, 16384, 2048, 8192, 8, (0, 1, 3)))[::37]:
+        if pl.validate(m.LLAMA3_405B, cfg, memory_budget_gb=1e9):
+            continue
+        for budget in (40.0, 80.0):
+            by_all = memory_per_gpu(m.LLAMA3_405B, cfg).total_bytes <= budget * 1e9
+            assert ps.fits_memory(m.LLAMA3_405B, cfg, budget) == by_all, cfg
+
+
+def test_recommend_for_llama_405b_beats_the_paper_layout_and_says_why() -> None:
+    found = pl.recommend(m.LLAMA3_405B, 16384, 2048, 8192, hw.H100_SXM, top=5)
+    paper_variants = [c for c in ps._grid(m.LLAMA3_405B, 16384, 2048, 8192, 8, (1, 3))
+                      if (c.tp, c.cp, c.pp, c.dp) == (8, 1, 16, 128)
+                      and not pl.validate(m.LLAMA3_405B, c)]
+    paper = min((perf.estimate(m.LLAMA3_405B, c, hw.H100_SXM) for c in paper_variants),
+                key=lambda e: e.step_time_s)
+    best = found.best[0].estimate
+    in_top = any((r.config.tp, r.config.cp, r.config.pp, r.config.dp) == (8, 1, 16, 128)
+                 for r in found.best)
+    assert in_top or best.step_time_s < paper.step_time_s
+    reasons = ps.why_faster(best, paper)
+    assert reasons and sum(v for _, v in reasons) > 0
+    assert {name for name, _ in reasons} <= set(perf.BREAKDOWN_KEYS)
 
 
 def test_recommend_gives_up_when_nothing_fits() -> None:
-    assert pl.recommend(m.LLAMA3_405B, n_gpus=8, global_batch_seqs=64, seq_len=8192) is None
+    assert pl.recommend(m.LLAMA3_405B, n_gpus=8, global_batch_seqs=64, seq_len=8192).best == ()
 
 
-def test_speed_and_cost() -> None:
-    # 6 x 405,853,388,800 x 15.6e12 / (16384 x 989.4e12 x 0.4) / 86400
-    #   = 67.66519 days x 405.8533888 / 405 = 67.80777 days
-    days = pl.training_days(m.LLAMA3_405B, 15.6e12, 16384, hw.H100_SXM, 0.4)
-    assert days == pytest.approx(67.80777, rel=1e-6)
-    # 16384 x 67.80777 x 24 h x $2 = $53,326,198
-    assert pl.training_cost_usd(m.LLAMA3_405B, 15.6e12, 16384, hw.H100_SXM, 0.4,
-                                2.0) == pytest.approx(53_326_198, rel=1e-6)
-    # one step: 6 x 405,853,388,800 x 16,777,216 = 4.08548e19 FLOPs over
-    #   16384 x 989.4e12 x 0.41 = 6.64623e18 FLOP/s = 6.1470 s
-    assert pl.step_time_s(m.LLAMA3_405B, PAPER, hw.H100_SXM, 0.41) == pytest.approx(
-        6.14702, rel=1e-5)
-    # 2.7e6 tokens/s on 16384 GPUs: 6 x 405.853e9 x 164.79 / 989.4e12 = 0.40559
+def test_speed_and_cost_with_an_mfu_override() -> None:
+    # what-if at 40 % MFU: model FLOPs per token = 6 x (126 layers x matmul weights + the
+    # output head) + 3 x 126 x 2 x 8192 x 16384 (causal attention)
+    per_layer = 2 * 16384**2 + 2 * 16384 * 1024 + 3 * 16384 * 53248
+    per_token = 6 * (126 * per_layer + 128256 * 16384) + 3 * 126 * 2 * 8192 * 16384
+    days = per_token * 15.6e12 / (16384 * 989.4e12 * 0.4) / 86400
+    assert pl.training_days(m.LLAMA3_405B, 15.6e12, PAPER, hw.H100_SXM, 0.4) == pytest.approx(
+        days)
+    assert pl.training_cost_usd(m.LLAMA3_405B, 15.6e12, PAPER, hw.H100_SXM, 2.0,
+                                mfu=0.4) == pytest.approx(days * 24 * 16384 * 2.0)
+    step = per_token * 2048 * 8192 / (16384 * 989.4e12 * 0.41)
+    assert pl.step_time_s(m.LLAMA3_405B, PAPER, hw.H100_SXM, 0.41) == pytest.approx(step)
+    # 2.7e6 tokens/s on 16384 GPUs: 6 x 405.853e9 x 164.79 / 989.4e12 = 0.40559 (no attention)
     assert pl.mfu(m.LLAMA3_405B, 2.7e6, 16384, hw.H100_SXM) == pytest.approx(0.40559, rel=1e-4)
     with pytest.raises(ValueError):
         pl.step_time_s(m.LLAMA3_405B, PAPER, hw.H100_SXM, 0.0)
+
+
+def test_days_and_cost_follow_the_layout() -> None:
+    # without the override: steps x predicted step time; a worse layout costs more
+    est = perf.estimate(m.LLAMA3_405B, PAPER, hw.H100_SXM)
+    days = 15.6e12 / est.tokens_per_s / 86400
+    assert pl.training_days(m.LLAMA3_405B, 15.6e12, PAPER, hw.H100_SXM) == pytest.approx(days)
+    interleaved = replace(PAPER, virtual_stages=2)  # half the bubble
+    assert pl.training_days(m.LLAMA3_405B, 15.6e12, interleaved, hw.H100_SXM) < days
+    assert pl.training_cost_usd(m.LLAMA3_405B, 15.6e12, PAPER, hw.H100_SXM, 2.0) == (
+        pytest.approx(days * 24 * 16384 * 2.0))
+    with pytest.raises(ValueError, match="invalid layout"):
+        pl.training_days(m.LLAMA3_405B, 15.6e12, replace(PAPER, tp=16, dp=64), hw.H100_SXM)
 
 
 def test_comm_time() -> None:
@@ -216,3 +261,14 @@ def test_plan_renders() -> None:
     assert report.problems == ()
     html = report._repr_html_()
     assert "no problems" in html and "TP+SP" in html and "16,384" in html
+
+
+def test_tied_embeddings_are_held_once_without_pipelining() -> None:
+    # GPT-3 ties input and output embeddings: one V x h table when a single stage holds
+    # both ends; with PP > 1 the last stage keeps its own copy (Megatron-LM).
+    one = pm.stage_params(m.GPT3_175B, pm.ParallelConfig(tp=1, pp=1, dp=1), 0).dense
+    two = pm.stage_params(m.GPT3_175B, pm.ParallelConfig(tp=1, pp=2, dp=1), 1).dense
+    table = 50257 * 12288
+    layers = 96 * m.dense_layer_params(m.GPT3_175B)
+    assert one == layers + table + 2048 * 12288
+    assert two == 48 * m.dense_layer_params(m.GPT3_175B) + table

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from workbook import api, journal
+from workbook import checking, journal
 
 
 @pytest.fixture(autouse=True)
@@ -17,6 +17,6 @@ def fresh_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     monkeypatch.delenv("WORKBOOK_GRADING", raising=False)
     journal.reopen()
-    api._pending_variants.clear()
+    checking._pending_variants.clear()
     yield home
     journal.reopen()

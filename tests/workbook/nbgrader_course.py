@@ -46,9 +46,8 @@ from typing import Any
 import nbformat
 
 from autograder.exercise import Exercise
-from autograder.kinds import Choice, Constraints, Debug, Function, Numeric, Ordering, Trace
+from autograder.kinds import Choice, Constraints, Function, Numeric, Ordering, Trace
 from workbook.build import instructor_path
-from workbook.notebook_cells import answer_name, bug_line_name
 from workbook.outline import CHAPTERS
 from workbook.records import lookup
 
@@ -115,6 +114,21 @@ def optimal_checkpoint_interval(mtbf_hours, checkpoint_s):
     tau_s = math.sqrt(2.0 * checkpoint_s * mtbf_s)        # Young's interval
     waste = checkpoint_s / tau_s + tau_s / (2.0 * mtbf_s)
     return tau_s / 60.0, 100.0 * waste''',
+    "model_flops_utilisation": '''\
+def model_flops_utilisation(n_params, tokens_per_s_per_gpu, peak_tflops):
+    if n_params <= 0 or peak_tflops <= 0 or tokens_per_s_per_gpu < 0:
+        raise ValueError("parameters and peak must be > 0, throughput >= 0")
+    return 6 * n_params * tokens_per_s_per_gpu / (peak_tflops * 1e12)''',
+    "step_time_from_costs": '''\
+def step_time_from_costs(work_s, send_s, pp, m, v, dp_exposed_s):
+    if min(work_s, send_s, dp_exposed_s) < 0 or min(pp, m, v) < 1:
+        raise ValueError("times must be >= 0 and degrees >= 1")
+    if v > 1 and m < pp:
+        raise ValueError("interleaving needs at least pp micro-batches")
+    if pp == 1:
+        return m * work_s + dp_exposed_s
+    bubble = (pp - 1) / v * work_s
+    return m * work_s + bubble + (m * v + pp - 1) * send_s + dp_exposed_s''',
     "dynamic_loss_scale": '''\
 def dynamic_loss_scale(overflows, init_scale=65536.0, growth_interval=2000):
     if init_scale <= 0:
@@ -158,6 +172,14 @@ def comm_compute_ratio(params_billion, n_gpus, link_gb_per_s, flops_per_step_tfl
 def optimal_checkpoint_interval(mtbf_hours, checkpoint_s):
     tau_s = (2.0 * checkpoint_s * mtbf_hours * 3600.0) ** 0.5
     return tau_s, 100.0 * (2.0 * checkpoint_s / (mtbf_hours * 3600.0)) ** 0.5''',
+    # right formula, no input checks: returns a number where a ValueError is due
+    "model_flops_utilisation": '''\
+def model_flops_utilisation(n_params, tokens_per_s_per_gpu, peak_tflops):
+    return 6 * n_params * tokens_per_s_per_gpu / (max(peak_tflops, 1e-9) * 1e12)''',
+    # forgets the interleaving: the bubble is (p-1)/m of the work whatever v is
+    "step_time_from_costs": '''\
+def step_time_from_costs(work_s, send_s, pp, m, v, dp_exposed_s):
+    return m * work_s + (pp - 1) * work_s + (m * v + pp - 1) * send_s + dp_exposed_s''',
     # grows after every good step, ignoring growth_interval
     "dynamic_loss_scale": '''\
 def dynamic_loss_scale(overflows, init_scale=65536.0, growth_interval=2000):
@@ -169,12 +191,10 @@ def dynamic_loss_scale(overflows, init_scale=65536.0, growth_interval=2000):
 
 
 def function_kind(record: Exercise) -> Function:
-    kind = record.answer
-    if isinstance(kind, Function):
-        return kind
-    if isinstance(kind, Debug):
-        return kind.fix
-    raise TypeError(f"exercise {record.id} has no function answer")
+    spec = record.answer_kind.function_spec()
+    if spec is None:
+        raise TypeError(f"exercise {record.id} has no function answer")
+    return spec
 
 
 def _raising_function(fn: Function) -> str:
@@ -190,16 +210,17 @@ def _bare_signature(signature: str) -> str:
 # -- what a student writes --------------------------------------------------------------------
 def answer_code(record: Exercise, mode: str) -> str:
     """The code a student puts in place of the stub for ``mode`` (not for kept_stub/empty)."""
-    kind = record.answer
-    if isinstance(kind, Debug):
-        return _debug_code(record, kind, mode)
-    if isinstance(kind, Function):
+    kind, spec = record.answer_kind, record.answer_kind.function_spec()
+    line_name = kind.value_name(record.names)
+    if spec is not None and line_name is not None:
+        return _debug_code(record, spec, line_name, mode)
+    if spec is not None:
         if mode == "right":
-            return RIGHT_FUNCTIONS[kind.function_name]
+            return RIGHT_FUNCTIONS[spec.function_name]
         if mode == "error":
-            return _raising_function(kind)
-        return WRONG_FUNCTIONS[kind.function_name]
-    name = answer_name(record)
+            return _raising_function(spec)
+        return WRONG_FUNCTIONS[spec.function_name]
+    name = record.names.answer
     if mode == "error":
         # fails before the name is assigned, so it keeps the placeholder's None
         return f'{name} = float("see my notes")'
@@ -207,40 +228,46 @@ def answer_code(record: Exercise, mode: str) -> str:
     return f"{name} = {_literal(value)}"
 
 
-def _debug_code(record: Exercise, kind: Debug, mode: str) -> str:
+def _debug_code(record: Exercise, fix: Function, line_var: str, mode: str) -> str:
     bug_line, _ = record.expected()
-    line_var = bug_line_name(record)
-    buggy = kind.code.rstrip("\n")
+    buggy = record.answer_kind.code.rstrip("\n")  # type: ignore[attr-defined]  # a Debug kind
     if mode == "right":
-        return f"{line_var} = {bug_line}\n\n{RIGHT_FUNCTIONS[kind.fix.function_name]}"
+        return f"{line_var} = {bug_line}\n\n{RIGHT_FUNCTIONS[fix.function_name]}"
     if mode == "line_only":
         return f"{line_var} = {bug_line}\n\n{buggy}"
     if mode == "error":
-        return f"{line_var} = {bug_line}\n\n{_raising_function(kind.fix)}"
+        return f"{line_var} = {bug_line}\n\n{_raising_function(fix)}"
     other = 1 if bug_line != 1 else 2  # an honest wrong guess: the signature line
     return f"{line_var} = {other}\n\n{buggy}"
 
 
 def wrong_value(record: Exercise) -> Any:
     """A plausible wrong answer for a value exercise."""
-    kind, expected = record.answer, record.expected()
+    kind, expected = record.answer_kind, record.expected()
     misconceptions = [wrong for wrong, _ in record.wrong_answers() if wrong != expected]
     if misconceptions:
         return misconceptions[0]
-    if isinstance(kind, Numeric):
-        return expected * 2
-    if isinstance(kind, Choice):
-        return next(o.key for o in kind.options if o.key != expected)
-    if isinstance(kind, Ordering):
-        return list(reversed(expected))
-    if isinstance(kind, Trace):
-        rows = [list(row) for row in expected]
-        rows[0][0] = rows[0][0] * 2 if isinstance(rows[0][0], (int, float)) else None
-        return [tuple(row) for row in rows]
-    if isinstance(kind, Constraints):
-        return {key: value * 2 if isinstance(value, int) else value
-                for key, value in dict(expected).items()}
-    raise TypeError(f"no wrong answer for {type(kind).__name__}")
+    make = _WRONG.get(type(kind))
+    if make is None:
+        raise TypeError(f"no wrong answer for {type(kind).__name__}")
+    return make(kind, expected)
+
+
+def _wrong_trace(kind: Trace, expected: Any) -> Any:
+    rows = [list(row) for row in expected]
+    rows[0][0] = rows[0][0] * 2 if isinstance(rows[0][0], (int, float)) else None
+    return [tuple(row) for row in rows]
+
+
+# answer kind -> a plausible wrong answer given the expected one
+_WRONG: dict[type, Callable[[Any, Any], Any]] = {
+    Numeric: lambda kind, expected: expected * 2,
+    Choice: lambda kind, expected: next(o.key for o in kind.options if o.key != expected),
+    Ordering: lambda kind, expected: list(reversed(expected)),
+    Trace: _wrong_trace,
+    Constraints: lambda kind, expected: {key: value * 2 if isinstance(value, int) else value
+                                         for key, value in dict(expected).items()},
+}
 
 
 def _literal(value: Any) -> str:
@@ -257,9 +284,15 @@ def fill_answer(source: str, record: Exercise, mode: str) -> str:
         raise ValueError(f"exercise {record.id}: the released answer cell has no stub")
     if mode == "kept_stub":
         return _kept_stub(source, record)
-    if mode == "line_only" and not isinstance(record.answer, Debug):
+    if mode == "line_only" and not _is_debug(record):
         mode = "wrong"
     return source.replace(STUB, answer_code(record, mode))
+
+
+def _is_debug(record: Exercise) -> bool:
+    """A line and a function together: a debug exercise."""
+    kind = record.answer_kind
+    return kind.function_spec() is not None and kind.value_name(record.names) is not None
 
 
 def _kept_stub(source: str, record: Exercise) -> str:

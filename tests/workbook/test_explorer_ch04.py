@@ -23,7 +23,7 @@ def controls(box: Any) -> dict[str, Any]:
 
 
 def status_of(box: Any) -> str:
-    return next(c.value for c in box.children if type(c).__name__ == "HTML")
+    return str(box.status.value)
 
 
 # -- prediction ---------------------------------------------------------------------------

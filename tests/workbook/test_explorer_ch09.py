@@ -10,17 +10,20 @@ from dataclasses import replace
 
 import pytest
 
+from solutions import hardware, models, performance, planner
 from workbook.explorers import ch09
 from workbook.explorers.ch09_planner import (
     PlannerExplorer,
-    Settings,
+    PlannerSettings,
     plan_numbers,
     planner_messages,
     published_settings,
+    summary_lines,
 )
+from workbook.explorers.ch09_speed import mfu_by_gpu_count
 from workbook.predictions import prediction_for
 
-PAPER = Settings()  # TP 8, CP 1, PP 16, DP 128, ZeRO-1, full recompute, v = 2, 41% MFU
+PAPER = PlannerSettings()  # TP 8, CP 1, PP 16, DP 128, FSDP, full recompute, v = 2
 
 
 # -- prediction -------------------------------------------------------------------------
@@ -122,16 +125,39 @@ def test_stage_text_collapses_runs() -> None:
 def test_paper_layout_numbers() -> None:
     numbers = plan_numbers(PAPER)
     # Stage 1 (8 layers): 8 x (3,187,671,040 + 2 x 16,384 norm) / 8 = 3,187,703,808 params;
-    # weights and gradients 2 bytes each = 6.3754 GB; Adam 12 / 128 bytes = 0.2988 GB;
-    # activations 8 layers x 15 in flight x (1 + 15/32) x 2 x 8192 x 16384 / 8 bytes = 5.914 GB.
-    assert numbers["memory"]["weights"] == pytest.approx(6.375407616)
+    # FSDP over DP 128: weights and gradients 2 / 128 bytes each = 0.04981 GB; Adam 12 / 128
+    # bytes = 0.2988 GB; activations 8 layers x 15 in flight x (1 + 15/32) x 2 x 8192 x
+    # 16384 / 8 bytes = 5.914 GB.
+    assert numbers["memory"]["weights"] == pytest.approx(0.049807872)
     assert numbers["memory"]["optimizer"] == pytest.approx(0.298847232)
     assert numbers["memory"]["activations"] == pytest.approx(5.91396864)
-    assert numbers["memory"]["total"] == pytest.approx(18.963631104)
+    assert numbers["memory"]["total"] == pytest.approx(6.312431616)
     assert numbers["bubble"] == pytest.approx(15 / 32) and numbers["m"] == 16
-    # 3.7988e25 / (16384 x 989.4e12 x 0.41) / 86400 = 66.15 days; x 16384 x 24 x $2 = $52.0M
-    assert numbers["days"] == pytest.approx(66.154, rel=1e-3)
-    assert numbers["cost_usd"] == pytest.approx(52.02e6, rel=1e-3)
+    # days and cost are the step-time model's prediction for this layout
+    est = performance.estimate(models.LLAMA3_405B, PAPER.config(), hardware.H100_SXM)
+    days = 15.6e12 / est.tokens_per_s / 86400
+    assert numbers["estimate"] == est and numbers["mfu"] == est.mfu
+    assert numbers["days"] == pytest.approx(days)
+    assert numbers["cost_usd"] == pytest.approx(days * 24 * 16384 * 2.0)
+
+
+def test_what_if_mfu_replaces_the_prediction_and_says_so() -> None:
+    what_if = replace(PAPER, what_if_mfu=True)
+    numbers = plan_numbers(what_if)
+    # 6 x (126 x 3,187,671,040 + 128,256 x 16,384) + 3 x 126 x 2 x 8192 x 16384 FLOPs per
+    # token (causal attention), x 15.6e12 tokens / (16384 x 989.4e12 x 0.41) / 86400 s
+    per_token = 6 * (126 * 3_187_671_040 + 128_256 * 16_384) + 3 * 126 * 2 * 8192 * 16384
+    days = per_token * 15.6e12 / (16384 * 989.4e12 * 0.41) / 86400
+    assert numbers["estimate"] is None and numbers["days"] == pytest.approx(days)
+    assert "What-if at 41% MFU" in " ".join(summary_lines(what_if, numbers))
+    assert "Predicted for this layout" in " ".join(summary_lines(PAPER, plan_numbers(PAPER)))
+
+
+def test_invalid_layout_has_no_speed_prediction() -> None:
+    bad = replace(PAPER, tp=16)
+    numbers = plan_numbers(bad)
+    assert numbers["days"] is None
+    assert "No speed prediction" in " ".join(summary_lines(bad, numbers))
 
 
 def test_paper_layout_has_no_problems() -> None:
@@ -150,8 +176,9 @@ def test_tp_across_nodes_and_gpus_not_multiplying_out() -> None:
 def test_out_of_memory_in_words() -> None:
     # Selective recompute, v = 1: 34 x 8192 x 16384 / 8 = 570.4 MB per layer per micro-batch;
     # stage 1: 8 x 15 x 570.4 MB = 68.45 GB + 13.05 GB of model state = 81.5 GB > 80 GB.
-    messages = planner_messages(replace(PAPER, recompute="selective", virtual_stages=1,
-                                        max_bubble_pct=100))
+    # with ZeRO-1 (each GPU keeps its stage's BF16 weights and gradients)
+    messages = planner_messages(replace(PAPER, zero_stage=1, recompute="selective",
+                                        virtual_stages=1, max_bubble_pct=100))
     assert len(messages) == 1
     assert messages[0].startswith("✘ Out of memory: Needs 81.5 GB per GPU")
 
@@ -176,7 +203,7 @@ def test_planner_figure_bars() -> None:
     memory_ax, comm_ax = fig.axes
     assert len(memory_ax.patches) == 4  # weights, gradients, optimizer, activations
     assert len(comm_ax.patches) == 5    # TP+SP, PP, DP, EP, CP
-    assert "19.0 GB of 80 GB (fits)" in memory_ax.get_title(loc="left")
+    assert "6.3 GB of 80 GB (fits)" in memory_ax.get_title(loc="left")
 
 
 def test_published_layout_of_deepseek() -> None:
@@ -201,14 +228,19 @@ def test_explorer_builds_and_rerenders_on_a_slider() -> None:
     assert "Out of memory" in view.status.value
 
 
-def test_recommend_button_sets_a_valid_layout() -> None:
+def test_recommend_button_loads_the_fastest_layout_and_compares() -> None:
     view = PlannerExplorer()
     view.recommend()
-    # Full recompute, ZeRO-1: PP 2 needs 63 x 3.19B / 8 = 25.1B params x ~4 bytes = 100 GB,
-    # so PP 4 (bubble 3/4 with m = 2048 / 512 = 4) is the smallest bubble that fits.
     s = view.settings()
-    assert (s.tp, s.pp, s.dp, s.virtual_stages) == (8, 4, 512, 1)
+    assert planner.validate(s.arch, s.config(), s.n_gpus,
+                            global_batch_seqs=s.global_batch_seqs) == []
     assert "Recommended" in view.note.value
+    assert "as fast as the fastest layout found" in view.status.value
+    fastest = performance.estimate(s.arch, s.config(), s.gpu_spec).step_time_s
+    view.apply(PAPER)  # back to the paper's layout, which the model predicts is slower
+    slower = performance.estimate(s.arch, PAPER.config(), s.gpu_spec).step_time_s
+    assert slower > fastest
+    assert "more and takes" in view.status.value and "per step it pays" in view.status.value
 
 
 def test_load_published_for_a_model_without_layout() -> None:
@@ -225,3 +257,18 @@ def test_load_published_palm_warns_about_tpus() -> None:
     view.load_published()
     assert "TPU v4 chips" in view.note.value
     assert "TP=12 does not fit inside one 8-GPU node" in view.status.value
+
+
+# -- MFU against GPU count --------------------------------------------------------------
+
+def test_mfu_scaling_keeps_the_layout_and_grows_dp() -> None:
+    rows = mfu_by_gpu_count(PAPER)
+    # TP 8 x CP 1 x PP 16 = 128 GPUs per replica: 128, 256, ..., 128 x 2,048
+    assert [n for n, _, _ in rows] == [128 * 2**k for k in range(12)]
+    # across nodes the ring's latency term grows with DP, the rest stays: MFU never rises
+    mfus = [mfu for _, mfu, _ in rows]
+    assert all(b <= a for a, b in zip(mfus, mfus[1:], strict=False))
+    here = performance.estimate(models.LLAMA3_405B, PAPER.config(), hardware.H100_SXM)
+    assert dict((n, mfu) for n, mfu, _ in rows)[16384] == pytest.approx(here.mfu)
+    fig = ch09.mfu_scaling_figure(PAPER)
+    assert len(fig.axes[0].lines) == 2  # the curve and this layout's marker

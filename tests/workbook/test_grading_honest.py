@@ -82,6 +82,21 @@ def optimal_checkpoint_interval(mtbf_hours, checkpoint_s):
     tau = math.sqrt(2 * c * m)
     return tau / 60.0, 100.0 * (c / tau + tau / (2 * m))
 ''',
+    "9.11": '''
+def model_flops_utilisation(n_params, tokens_per_s_per_gpu, peak_tflops):
+    _number(n_params, allow_zero=False); _number(tokens_per_s_per_gpu)
+    return 6 * n_params * tokens_per_s_per_gpu / (_number(peak_tflops, allow_zero=False) * 1e12)
+''',
+    "9.12": '''
+def step_time_from_costs(work_s, send_s, pp, m, v, dp_exposed_s):
+    _number(work_s); _number(send_s); _number(dp_exposed_s)
+    p, m, v = _whole(pp), _whole(m), _whole(v)
+    if v > 1 and m < p:
+        raise ValueError("interleaving needs m >= pp")
+    if p == 1:
+        return m * work_s + dp_exposed_s
+    return m * work_s + (p - 1) / v * work_s + (m * v + p - 1) * send_s + dp_exposed_s
+''',
     "8.6": '''
 def dynamic_loss_scale(overflows, init_scale=65536.0, growth_interval=2000):
     scale = float(_number(init_scale, allow_zero=False))
@@ -112,14 +127,14 @@ def wrong_answer(task: grading.Task) -> str:
     """Numbers doubled, another option, the function off by a constant."""
     if task.record.id in FUNCTIONS:
         source = FUNCTIONS[task.record.id]
-        name = task.record.answer.function_name if task.mode == "function" else \
-            task.record.answer.fix.function_name  # type: ignore[union-attr]
+        name = task.record.answer_kind.function_name if task.mode == "function" else \
+            task.record.answer_kind.fix.function_name  # type: ignore[union-attr]
         return source + f"\n_right = {name}\ndef {name}(*args):\n    return 7\n"
     value = task.record.expected()
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return f"{task.value_name} = {value * 2 + 1!r}"
     if isinstance(value, str):
-        other = next(o.key for o in task.record.answer.options  # type: ignore[attr-defined]
+        other = next(o.key for o in task.record.answer_kind.options  # type: ignore[attr-defined]
                      if o.key != value)
         return f"{task.value_name} = {other!r}"
     if isinstance(value, dict):
@@ -181,20 +196,20 @@ def points(rows: dict[tuple[str, str], dict[str, str]], student: str) -> int:
 
 
 def test_every_exercise_of_every_chapter_has_a_row(graded: dict) -> None:
-    # 4 students x 59 exercises (58 + the capstone's challenge 9.10)
-    assert len(graded) == 4 * 59
+    # 4 students x 62 exercises (58 + the capstone's challenges 9.10-9.13)
+    assert len(graded) == 4 * 62
 
 
 def test_all_right_earns_every_point(graded: dict) -> None:
     bad = {ex: row["message"] for (who, ex), row in graded.items()
            if who == "ada" and row["status"] != "correct"}
     assert bad == {}
-    assert points(graded, "ada") == 59
+    assert points(graded, "ada") == 62
 
 
 def test_every_third_wrong_loses_exactly_those_points(graded: dict) -> None:
-    # indices 0, 3, ..., 57 of 59 exercises are wrong: 20 of them; 59 - 20 = 39
-    assert points(graded, "bo") == 39
+    # indices 0, 3, ..., 60 of 62 exercises are wrong: 21 of them; 62 - 21 = 41
+    assert points(graded, "bo") == 41
     wrong = sorted(ex for (who, ex), row in graded.items()
                    if who == "bo" and row["status"] == "wrong")
     assert wrong == sorted(ex for ex, how in MIXED.items() if how == "wrong")
@@ -202,15 +217,16 @@ def test_every_third_wrong_loses_exactly_those_points(graded: dict) -> None:
 
 def test_cells_that_raise(graded: dict) -> None:
     rows = {ex: row for (who, ex), row in graded.items() if who == "cy"}
-    # 52 value exercises raise before their answer exists: errors naming the exception
+    # 53 value exercises (9.13 among them) raise before their answer exists: errors naming
+    # the exception
     errors = [ex for ex, row in rows.items() if row["status"] == "error"]
-    assert len(errors) == 52
+    assert len(errors) == 53
     assert "raised ZeroDivisionError: division by zero (line 2)" in rows["0.1"]["message"]
-    # the 7 build/debug cells define a right function and then raise: still full marks,
+    # the 9 build/debug cells define a right function and then raise: still full marks,
     # as in nbgrader, whose check cell runs after the failed cell
     assert {ex for ex, row in rows.items() if row["status"] == "correct"} == {
-        "0.5", "0.6", "2.4", "4.5", "5.5", "7.5", "8.6"}
-    assert points(graded, "cy") == 7
+        "0.5", "0.6", "2.4", "4.5", "5.5", "7.5", "8.6", "9.11", "9.12"}
+    assert points(graded, "cy") == 9
 
 
 def test_untouched_notebooks_are_unanswered(graded: dict) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from autograder.kinds import Debug, Function
 from workbook import grading
 from workbook.records import all_challenges, all_exercises
 
@@ -25,8 +24,10 @@ def test_tasks_name_what_the_learner_assigns() -> None:
     assert tasks["0.5"].function_name == "ring_allreduce_time_ms"
     assert (tasks["5.5"].value_name, tasks["5.5"].mode) == ("bug_line_5_5", "debug")
     assert tasks["5.5"].function_name == "bubble_over_compute"
-    kinds = {t.mode for t in tasks.values() if isinstance(t.record.answer, (Function, Debug))}
-    assert kinds == {"function", "debug"}
+    modes = {type(t.record.answer_kind).__name__: t.mode for t in tasks.values()}
+    assert modes == {"Numeric": "value", "Choice": "value", "Ordering": "value",
+                     "Trace": "value", "Constraints": "value", "Function": "function",
+                     "Debug": "debug"}
 
 
 def test_release_cells_carry_roles_and_nbgrader_grade_ids() -> None:

@@ -22,8 +22,7 @@ import nbformat
 import pytest
 
 from autograder.exercise import Exercise
-from workbook.api import is_blank
-from workbook.notebook_cells import _placeholder, answer_name, bug_line_name
+from workbook.notebook_cells import answer_source
 from workbook.outline import CHAPTERS
 from workbook.records import all_challenges, all_exercises, lookup
 
@@ -70,21 +69,21 @@ def _answer_after_running(record: Exercise, source: str) -> Any:
         exec(source, namespace)  # the harness's own code, not a submission
     except Exception:  # erroring and stub-keeping cells raise on purpose
         pass
-    if record.kind == "build":
-        return namespace.get(nc.function_kind(record).function_name)
-    if record.kind == "debug":
-        return (namespace.get(bug_line_name(record)),
-                namespace.get(nc.function_kind(record).function_name))
-    return namespace.get(answer_name(record))
+    kind = record.answer_kind
+    value_name, spec = kind.value_name(record.names), kind.function_spec()
+    if spec is None:
+        return namespace.get(value_name or "")
+    function = namespace.get(spec.function_name)
+    return function if value_name is None else (namespace.get(value_name), function)
 
 
 @pytest.mark.parametrize("record", RECORDS, ids=lambda r: r.id)
 def test_fabricated_answers_pass_exactly_in_the_passing_modes(record: Exercise) -> None:
     assert record.points == 1  # NBGRADER_EXPECTS assumes one point per exercise
-    released = _placeholder(record) + "\n" + nc.STUB
+    released = answer_source(record, instructor=False) + "\n" + nc.STUB
     for mode, points in NBGRADER_EXPECTS.items():
         answer = _answer_after_running(record, nc.fill_answer(released, record, mode))
-        passed = not is_blank(answer) and record.grade(answer).passed
+        passed = not record.answer_kind.is_untouched(answer) and record.grade(answer).passed
         assert passed == (points == 1.0), (mode, answer)
 
 
@@ -93,7 +92,7 @@ def test_wrong_functions_are_wrong_on_some_but_not_all_cases() -> None:
     # would award a fraction where nbgrader awards 0.
     scores = {}
     for record in RECORDS:
-        if record.kind == "build":
+        if record.category == "build":
             namespace: dict[str, Any] = {}
             exec(nc.answer_code(record, "wrong"), namespace)
             verdict = record.grade(namespace[nc.function_kind(record).function_name])
@@ -134,7 +133,7 @@ def _assert_released_for_students(path: Path) -> None:
     for cell in answers:
         record = lookup(cell.metadata["workbook"]["exercise"])
         # the placeholder survives above the stub, so the answer name is always defined
-        assert cell.source == _placeholder(record) + "\n" + nc.STUB
+        assert cell.source == answer_source(record, instructor=False) + "\n" + nc.STUB
 
 
 # -- the same class graded by both -----------------------------------------------------------
@@ -157,7 +156,7 @@ def _expected_points() -> dict[tuple[str, str], float]:
         for record in RECORDS:
             if record.chapter in AGREEMENT_CHAPTERS:
                 mode = mode_for(record)
-                if mode == "line_only" and record.kind != "debug":
+                if mode == "line_only" and record.category != "debug":
                     mode = "wrong"
                 expected[(student, record.id)] = NBGRADER_EXPECTS[mode]
     return expected
@@ -169,7 +168,7 @@ def test_nbgrader_and_workbook_grade_award_the_same_points(graded_course: Any,
     # One test, so that under pytest-xdist the class is autograded by nbgrader only once.
     theirs = graded_course.nbgrader_points()
     assert len(theirs) == len(CLASS) * 12  # 6 exercises in chapter 0 + 6 in chapter 5
-    assert {lookup(exercise).kind for _, exercise in theirs} >= {"build", "debug", "derive",
+    assert {lookup(exercise).category for _, exercise in theirs} >= {"build", "debug", "derive",
                                                                  "trace"}
     # nbgrader itself awards what each mode earns: the harness fabricates what it claims
     assert nc.disagreements(_expected_points(), theirs) == []

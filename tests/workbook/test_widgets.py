@@ -5,8 +5,6 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-import pytest
-
 import workbook as wb
 
 SMOKE = Path(__file__).resolve().parents[1] / "compat" / "widget_smoke.py"
@@ -39,19 +37,14 @@ def test_unanswered_card_explains_what_is_expected() -> None:
     assert "Not answered yet" in str(card.last)
 
 
-@pytest.mark.parametrize("exercise_id", ["0.5", "0.6"])
-def test_code_cards_look_up_the_learners_function(exercise_id: str) -> None:
-    card = wb.widget(exercise_id)
-    card.buttons["check"].click()  # nothing defined in a notebook namespace here
-    assert not card.last.passed
-
-
 def test_prompt_markdown_is_rendered_and_escaped() -> None:
     from autograder.widgets import inline_markdown
 
+    ignore = '<span class="mathjax_ignore tex2jax_ignore">'  # "$2 ... $5" is money, not math
     assert inline_markdown("each GPU **sends**, *once*, `n - 1` <b>") == (
-        "each GPU <strong>sends</strong>, <em>once</em>, <code>n - 1</code> &lt;b&gt;")
-    assert inline_markdown("2 * 3 * 4") == "2 * 3 * 4"  # arithmetic is not emphasis
+        f"{ignore}each GPU <strong>sends</strong>, <em>once</em>, <code>n - 1</code> &lt;b&gt;"
+        "</span>")
+    assert inline_markdown("2 * 3 * 4") == f"{ignore}2 * 3 * 4</span>"  # not emphasis
 
 
 def test_unanswered_is_said_in_words() -> None:

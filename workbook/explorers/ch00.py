@@ -51,6 +51,21 @@ PREDICTION = Prediction(
                  "is the number of steps, 2(N-1): 14 against 1,998. With equal links the "
                  "bandwidth time hardly changes, but every step pays the latency once, so a "
                  "large ring is slower for small messages."),
+    feedback={
+        "About the same amount": (
+            "Right: 2(N-1)/N x M creeps towards 2M and never passes it. What grows with N is the "
+            "number of steps."),
+        "Roughly 8x more": (
+            "The ring has more GPUs but each sends chunks of M/N: more chunks, each smaller, so "
+            "the bytes per GPU stay just under 2M."),
+        "Roughly 100x more": (
+            "About 140x is how much the number of steps grows (14 to 1,998), not the bytes: every"
+            " step moves a chunk of M/N, which shrinks as N grows."),
+    },
+    reflection=(
+        "Your ring grew from 8 to 1,000 GPUs and the AllReduce got slower although each GPU sends"
+        " barely more. Which term of the cost model did that, and what would you change to win "
+        "the time back?"),
 )
 
 
@@ -244,36 +259,38 @@ def ring_summary(message_gb: float, n_gpus: int, link_gb_per_s: float,
     ]
 
 
+MESSAGE_SIZES_GB = (1e-6, 1e-5, 1e-4, 1e-3, 2e-3, 1e-2, 0.1, 1.0, 10.0, 100.0)
+
+
 def explorer() -> Any:
     """Sliders for N, message size, link and latency; the time plot and readout redraw."""
     import ipywidgets as w
-    from IPython.display import display
 
-    style = {"description_width": "140px"}
+    from workbook.explorers.view import STYLE, View, options_slider
+
     links = [(f"{link.name}: {link.per_direction_gb_per_s:g} GB/s", link.per_direction_gb_per_s)
              for link in (hw.NVLINK_4, hw.NVLINK_3, hw.IB_NDR, hw.IB_HDR, hw.ROCE_100G)]
     controls = dict(
-        n_gpus=w.IntSlider(value=8, min=2, max=1024, description="GPUs N", style=style),
-        message_gb=w.FloatLogSlider(value=1.0, base=10, min=-6, max=2, step=0.25,
-                                    description="gradient (GB)", style=style),
+        n_gpus=w.BoundedIntText(value=8, min=2, max=4096, description="GPUs N", style=STYLE),
+        message_gb=options_slider(MESSAGE_SIZES_GB, 1.0, "gradient", label=_size),
         link_gb_per_s=w.Dropdown(options=links, value=hw.IB_NDR.per_direction_gb_per_s,
-                                 description="link, each way", style=style),
+                                 description="link, each way", style=STYLE),
         latency_us=w.FloatSlider(value=5.0, min=0.0, max=50.0, step=0.5,
-                                 description="latency (µs/step)", style=style),
+                                 description="latency (µs/step)", style=STYLE),
     )
-    status = w.HTML()
+    view = View("ch00", [list(controls.values())])
     state: dict[str, Any] = {}
 
-    def redraw(n_gpus: int, message_gb: float, link_gb_per_s: float, latency_us: float) -> None:
-        lines = (ring_messages(message_gb, n_gpus, link_gb_per_s, latency_us)
+    def redraw() -> None:
+        args = {name: control.value for name, control in controls.items()}
+        lines = (ring_messages(**args)
                  or ["✔ Bandwidth-bound: the ring is the right algorithm for this message."])
-        lines += ring_summary(message_gb, n_gpus, link_gb_per_s, latency_us)
-        status.value = "<br>".join(html.escape(line) for line in lines)
-        state["figure"] = allreduce_time_figure(message_gb, link_gb_per_s, latency_us, n_gpus)
-        display(state["figure"])
+        lines += ring_summary(**args)
+        state["figure"] = allreduce_time_figure(args["message_gb"], args["link_gb_per_s"],
+                                                args["latency_us"], args["n_gpus"])
+        view.show("<br>".join(html.escape(line) for line in lines), [state["figure"]])
 
-    plot = w.interactive_output(redraw, controls)
-    box = w.VBox([w.HBox([w.VBox(list(controls.values())[:2]),
-                          w.VBox(list(controls.values())[2:])]), status, plot])
-    box.controls, box.status, box.state = controls, status, state
+    view.watch(redraw)
+    box = view.box
+    box.controls, box.state = controls, state
     return box

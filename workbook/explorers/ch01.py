@@ -30,6 +30,9 @@ PREDICTION = Prediction(
     explanation=("Stage 3 divides all 16 bytes per parameter by N: 16/64 = 0.25 bytes x 7e9 "
                  "= 1.75 GB. Plain data parallelism would hold 112 GB on every GPU whatever "
                  "the number of GPUs: doubling the GPUs without ZeRO saves no memory at all."),
+    reflection=(
+        "ZeRO stage 3 divided the model states by the number of GPUs. What did it cost in "
+        "communication, and when would you stop at stage 1 or 2 instead?"),
 )
 
 
@@ -166,34 +169,35 @@ def dashboard_figure(n_params_b: float, n_gpus: int, activations_gb: float,
     return fig
 
 
+#: every model size the chapter and its exercises name, and the usual public sizes between
+PARAM_SIZES_B = (1.0, 1.3, 3.0, 7.0, 7.5, 8.0, 13.0, 30.0, 34.0, 65.0, 70.0, 175.0, 405.0, 1000.0)
+
+
 def explorer() -> Any:
     """Sliders for model size, GPUs, activations and budget; bars, curves and verdicts redraw."""
     import ipywidgets as w
-    from IPython.display import display
 
-    style = {"description_width": "150px"}
+    from workbook.explorers.view import STYLE, View, options_slider
+
     controls = dict(
-        n_params_b=w.FloatLogSlider(value=7.0, base=10, min=0, max=3, step=0.05,
-                                    description="parameters (B)", style=style),
+        n_params_b=options_slider(PARAM_SIZES_B, 7.0, "parameters", label=lambda v: f"{v:g}B"),
         n_gpus=w.IntSlider(value=8, min=1, max=1024, description="data-parallel GPUs",
-                           style=style),
+                           style=STYLE),
         activations_gb=w.FloatSlider(value=0.0, min=0.0, max=80.0, step=1.0,
-                                     description="activations (GB)", style=style),
+                                     description="activations (GB)", style=STYLE),
         budget_gb=w.FloatSlider(value=80.0, min=16.0, max=192.0, step=1.0,
-                                description="usable GB per GPU", style=style),
+                                description="usable GB per GPU", style=STYLE),
     )
-    status = w.HTML()
+    view = View("ch01", [list(controls.values())])
     state: dict[str, Any] = {}
 
-    def redraw(n_params_b: float, n_gpus: int, activations_gb: float, budget_gb: float) -> None:
-        lines = memory_messages(n_params_b, n_gpus, activations_gb, budget_gb)
-        lines += memory_summary(n_params_b, n_gpus, activations_gb, budget_gb)
-        status.value = "<br>".join(html.escape(line) for line in lines)
-        state["figure"] = dashboard_figure(n_params_b, n_gpus, activations_gb, budget_gb)
-        display(state["figure"])
+    def redraw() -> None:
+        args = {name: control.value for name, control in controls.items()}
+        lines = memory_messages(**args) + memory_summary(**args)
+        state["figure"] = dashboard_figure(**args)
+        view.show("<br>".join(html.escape(line) for line in lines), [state["figure"]])
 
-    plot = w.interactive_output(redraw, controls)
-    widgets = list(controls.values())
-    box = w.VBox([w.HBox([w.VBox(widgets[:2]), w.VBox(widgets[2:])]), status, plot])
-    box.controls, box.status, box.state = controls, status, state
+    view.watch(redraw)
+    box = view.box
+    box.controls, box.state = controls, state
     return box

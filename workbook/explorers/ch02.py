@@ -32,6 +32,9 @@ PREDICTION = Prediction(
                  "= 0.65%. Without no_sync() every micro-batch would all-reduce: "
                  "64 x 50 / (64 x 120 + 64 x 50) = 3,200 / 10,880 = 29%. Accumulating does "
                  "not make one AllReduce cheaper; it makes it rare."),
+    reflection=(
+        "Accumulation made the AllReduce rare. What does it not change about a training run, and "
+        "when would you still rather add GPUs than micro-batches?"),
 )
 
 
@@ -185,44 +188,42 @@ def timeline_figure(accum_steps: int = 8, micro_batch_ms: float = 120.0,
 def explorer() -> Any:
     """Sliders for the batch, the GPUs and the timings; timeline and verdicts redraw."""
     import ipywidgets as w
-    from IPython.display import display
 
-    style = {"description_width": "170px"}
+    from workbook.explorers.view import STYLE, View
+
     controls = dict(
         target_batch=w.IntSlider(value=2048, min=32, max=16384, step=32,
-                                 description="target effective batch", style=style),
+                                 description="target effective batch", style=STYLE),
         micro_batch=w.IntSlider(value=4, min=1, max=64, description="micro-batch per GPU",
-                                style=style),
+                                style=STYLE),
         dp_degree=w.IntSlider(value=8, min=1, max=512, description="data-parallel GPUs",
-                              style=style),
+                              style=STYLE),
         micro_batch_ms=w.FloatSlider(value=120.0, min=10.0, max=1000.0, step=10.0,
                                      description="fwd + bwd per micro-batch (ms)",
-                                     style=style),
+                                     style=STYLE),
         allreduce_ms=w.FloatSlider(value=50.0, min=0.0, max=500.0, step=5.0,
-                                   description="one AllReduce (ms)", style=style),
+                                   description="one AllReduce (ms)", style=STYLE),
         optimizer_ms=w.FloatSlider(value=0.0, min=0.0, max=200.0, step=5.0,
-                                   description="optimizer update (ms)", style=style),
+                                   description="optimizer update (ms)", style=STYLE),
         checkpointing=w.ToggleButtons(options=["off", "on"], value="off",
-                                      description="activation checkpointing", style=style),
+                                      description="activation checkpointing", style=STYLE),
     )
-    status = w.HTML()
+    view = View("ch02", [list(controls.values())])
     state: dict[str, Any] = {}
 
-    def redraw(target_batch: int, micro_batch: int, dp_degree: int, micro_batch_ms: float,
-               allreduce_ms: float, optimizer_ms: float, checkpointing: str) -> None:
-        ckpt = checkpointing == "on"
-        lines = accumulation_messages(target_batch, micro_batch, dp_degree, micro_batch_ms,
-                                      allreduce_ms, ckpt)
-        lines += accumulation_summary(target_batch, micro_batch, dp_degree, micro_batch_ms,
-                                      allreduce_ms, optimizer_ms, ckpt)
-        status.value = "<br>".join(html.escape(line) for line in lines)
-        steps = acc.required_accumulation_steps(target_batch, micro_batch, dp_degree)
-        state["figure"] = timeline_figure(steps, micro_batch_ms, allreduce_ms, optimizer_ms,
-                                          ckpt)
-        display(state["figure"])
+    def redraw() -> None:
+        v = {name: control.value for name, control in controls.items()}
+        ckpt = v["checkpointing"] == "on"
+        batch = (v["target_batch"], v["micro_batch"], v["dp_degree"])
+        lines = accumulation_messages(*batch, v["micro_batch_ms"], v["allreduce_ms"], ckpt)
+        lines += accumulation_summary(*batch, v["micro_batch_ms"], v["allreduce_ms"],
+                                      v["optimizer_ms"], ckpt)
+        steps = acc.required_accumulation_steps(*batch)
+        state["figure"] = timeline_figure(steps, v["micro_batch_ms"], v["allreduce_ms"],
+                                          v["optimizer_ms"], ckpt)
+        view.show("<br>".join(html.escape(line) for line in lines), [state["figure"]])
 
-    plot = w.interactive_output(redraw, controls)
-    widgets = list(controls.values())
-    box = w.VBox([w.HBox([w.VBox(widgets[:3]), w.VBox(widgets[3:])]), status, plot])
-    box.controls, box.status, box.state = controls, status, state
+    view.watch(redraw)
+    box = view.box
+    box.controls, box.state = controls, state
     return box

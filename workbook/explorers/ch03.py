@@ -39,6 +39,17 @@ PREDICTION = Prediction(
     explanation=("k = 2048 / 256 = 8, and sqrt(8) = 2.83, so about 3x (the linear rule would "
                  "give the full 8x). The second question, over how many steps the cosine "
                  "should decay, comes back as exercise 3.5."),
+    feedback={
+        "about 2x": (
+            "2x is the square root of 4, not of 8: k = 2048 / 256 = 8, and sqrt(8) = 2.83."),
+        "about 3x": (
+            "Right: sqrt(8) = 2.83."),
+        "8x": (
+            "8x is the linear rule; the square-root rule grows the rate by sqrt(k) only."),
+    },
+    reflection=(
+        "When would you choose the linear rule over the square-root rule, and what would you "
+        "watch in the first thousand steps to know the choice was wrong?"),
 )
 
 
@@ -193,41 +204,42 @@ def _report_html(messages: list[str], peaks: dict[str, float]) -> str:
     return f'<div role="status">{verdict}<ul>{details}</ul></div>'
 
 
+BASE_LRS = (1e-5, 3e-5, 6e-5, 1e-4, 1.5e-4, 3e-4, 6e-4, 1e-3, 3e-3, 1e-2)
+
+
 def explorer() -> Any:
     """Sliders for both batches, the base rate, warmup and run length; a live schedule plot."""
     import ipywidgets as w
-    from IPython.display import display
 
-    style = {"description_width": "150px"}
+    from workbook.explorers.view import STYLE, View, options_slider
+
     base_batch = w.IntSlider(value=256, min=32, max=4096, step=32, description="Base batch",
-                             style=style)
+                             style=STYLE)
     new_batch = w.IntSlider(value=2048, min=32, max=32768, step=32, description="New batch",
-                            style=style)
-    base_lr = w.FloatLogSlider(value=3e-4, base=10, min=-5, max=-2, step=0.05, style=style,
-                               description="Base learning rate", readout_format=".1e")
+                            style=STYLE)
+    base_lr = options_slider(BASE_LRS, 3e-4, "Base learning rate", label=lambda v: f"{v:.1e}")
     warmup = w.IntSlider(value=8000, min=0, max=40_000, step=500, description="Warmup steps",
-                         style=style)
-    total = w.IntSlider(value=100_000, min=5000, max=500_000, step=5000, style=style,
+                         style=STYLE)
+    total = w.IntSlider(value=100_000, min=5000, max=500_000, step=5000, style=STYLE,
                         description="Total steps")
-    rule = w.Dropdown(options=list(RULES), value="linear", description="Rule", style=style)
-    decay = w.Dropdown(options=list(DECAYS), value="the steps of this run", style=style,
+    rule = w.Dropdown(options=list(RULES), value="linear", description="Rule", style=STYLE)
+    decay = w.Dropdown(options=list(DECAYS), value="the steps of this run", style=STYLE,
                        description="Cosine decays over")
-    status, out = w.HTML(), w.Output()
+    view = View("ch03", [[base_batch, new_batch, base_lr, rule], [warmup, total, decay]])
 
-    def redraw(_: Any = None) -> None:
+    def redraw() -> None:
         batches = (base_batch.value, new_batch.value)
         args = (*batches, warmup.value, total.value)
         messages = lr_messages(*args, RULES[rule.value], DECAYS[decay.value])
         peaks = {r: peak_lr(r, base_lr.value, *batches) for r in _STYLES}
-        status.value = _report_html(messages, peaks)
-        with out:
-            out.clear_output(wait=True)
-            if warmup.value < total.value:
-                display(lr_schedule_figure(base_lr.value, *args, RULES[rule.value],
-                                           DECAYS[decay.value]))
+        if warmup.value >= total.value:
+            view.show(_report_html(messages, peaks),
+                      invalid=f"warmup ({warmup.value:,} steps) must end before the run does "
+                              f"({total.value:,} steps).")
+            return
+        view.show(_report_html(messages, peaks),
+                  [lr_schedule_figure(base_lr.value, *args, RULES[rule.value],
+                                      DECAYS[decay.value])])
 
-    for control in (base_batch, new_batch, base_lr, warmup, total, rule, decay):
-        control.observe(redraw, names="value")
-    redraw()
-    return w.VBox([w.HBox([w.VBox([base_batch, new_batch, base_lr, rule]),
-                           w.VBox([warmup, total, decay])]), status, out])
+    view.watch(redraw)
+    return view.box

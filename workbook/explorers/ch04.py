@@ -48,6 +48,21 @@ PREDICTION = Prediction(
                  "only the very last one, for the first layer, sticks out: 1.5 ms of the 60 ms "
                  "of communication (2.5%). At 10 ms per AllReduce they would queue instead, "
                  "and 10 + 39 x (10 - 5) = 205 ms of the 400 ms would be exposed."),
+    feedback={
+        "nearly all of it": (
+            "That is what happens without overlap, when every AllReduce waits for the whole "
+            "backward pass. Here each 1.5 ms AllReduce runs while the next layer's 5 ms backward "
+            "computes."),
+        "about half of it": (
+            "Half would need the AllReduces to take about as long as a layer's backward; at 1.5 "
+            "ms against 5 ms each one ends long before the next is ready."),
+        "only a small sliver": (
+            "Right: only the last AllReduce, after the first layer's backward, has nothing left "
+            "to hide behind."),
+    },
+    reflection=(
+        "Overlap hid almost all of the communication here. What change to the model or the "
+        "cluster would make the AllReduces queue up, and how would you notice it in a profile?"),
 )
 
 
@@ -177,42 +192,40 @@ def _report_html(messages: list[str], lines: list[str]) -> str:
     return f'<div role="status">{verdict}<ul>{details}</ul></div>'
 
 
+#: link bandwidths (GB/s per direction) the chapter names: RoCE/IB 50, NVLink 3 and 4, ...
+BANDWIDTHS = (12.5, 25.0, 50.0, 100.0, 200.0, 300.0, 450.0, 900.0)
+#: model sizes in billions of parameters
+PARAM_SIZES_B = (0.1, 0.35, 1.0, 1.3, 3.0, 7.0, 10.0, 13.0, 30.0, 70.0, 175.0, 405.0)
+
+
 def explorer() -> Any:
     """Sliders for layers, backward time, model size, GPUs and bandwidth; a live timeline."""
     import ipywidgets as w
-    from IPython.display import display
 
-    style = {"description_width": "170px"}
-    layers = w.IntSlider(value=40, min=4, max=96, description="Layers (= buckets)", style=style)
-    layer_ms = w.FloatSlider(value=5.0, min=0.5, max=20.0, step=0.5, style=style,
+    from workbook.explorers.view import STYLE, View, options_slider
+
+    layers = w.IntSlider(value=40, min=4, max=96, description="Layers (= buckets)", style=STYLE)
+    layer_ms = w.FloatSlider(value=5.0, min=0.5, max=20.0, step=0.5, style=STYLE,
                              description="Backward per layer (ms)")
-    params = w.FloatLogSlider(value=10.0, base=10, min=-1, max=2.7, step=0.05, style=style,
-                              description="Model (B params)", readout_format=".3g")
-    gpus = w.Dropdown(options=list(GPU_COUNTS), value=8, description="GPUs", style=style)
+    params = options_slider(PARAM_SIZES_B, 10.0, "Model", label=lambda v: f"{v:g}B params")
+    gpus = w.Dropdown(options=list(GPU_COUNTS), value=8, description="GPUs", style=STYLE)
     link = w.ToggleButtons(options=list(LINKS), value="Inside a server (NVLink)",
-                           description="Link", style=style)
-    bandwidth = w.FloatLogSlider(value=450.0, base=10, min=0.5, max=3.0, step=0.05,
-                                 description="GB/s per direction", style=style,
-                                 readout_format=".3g")
-    status, out = w.HTML(), w.Output()
+                           description="Link", style=STYLE)
+    bandwidth = options_slider(BANDWIDTHS, 450.0, "GB/s per direction", "GB/s")
+    view = View("ch04", [[layers, layer_ms, params], [gpus, bandwidth], [link]])
 
-    def pick_link(_: Any = None) -> None:
+    def redraw() -> None:
+        args = (layers.value, layer_ms.value, params.value, gpus.value, bandwidth.value)
+        messages = overlap_messages(*args, link=LINKS[link.value][1])
+        comm_ms = comm_per_bucket_ms(params.value, gpus.value, bandwidth.value, layers.value)
+        view.show(_report_html(messages, summary_lines(*args)),
+                  [overlap_figure(layers.value, layer_ms.value, comm_ms)])
+
+    def pick_link() -> None:
         if bandwidth.value == LINKS[link.value][0]:
             redraw()  # the link's kind changed, not the bandwidth
         bandwidth.value = LINKS[link.value][0]  # otherwise the bandwidth observer redraws
 
-    def redraw(_: Any = None) -> None:
-        args = (layers.value, layer_ms.value, params.value, gpus.value, bandwidth.value)
-        messages = overlap_messages(*args, link=LINKS[link.value][1])
-        status.value = _report_html(messages, summary_lines(*args))
-        comm_ms = comm_per_bucket_ms(params.value, gpus.value, bandwidth.value, layers.value)
-        with out:
-            out.clear_output(wait=True)
-            display(overlap_figure(layers.value, layer_ms.value, comm_ms))
-
-    link.observe(pick_link, names="value")
-    for control in (layers, layer_ms, params, gpus, bandwidth):
-        control.observe(redraw, names="value")
-    redraw()
-    return w.VBox([w.HBox([w.VBox([layers, layer_ms, params]), w.VBox([gpus, bandwidth])]),
-                   link, status, out])
+    view.watch(redraw, [layers, layer_ms, params, gpus, bandwidth])
+    view.watch(pick_link, [link], now=False)
+    return view.box

@@ -42,6 +42,19 @@ PREDICTION = Prediction(
     explanation=("The bubble is (p-1)/m = 3/12 = 25% of the ideal compute time (3/15 = 20% of "
                  "the whole step). GPipe has exactly the same bubble; what 1F1B changes is "
                  "memory: stage 0 holds 4 microbatches' activations instead of all 12."),
+    feedback={
+        "about 5%": (
+            "5% would take about 60 microbatches for 4 stages; with 12 the bubble is (p-1)/m = "
+            "3/12."),
+        "about a quarter": (
+            "Right: (p-1)/m = 3/12."),
+        "about half": (
+            "Half is (p-1)/m with only 6 microbatches; 12 halve it again. 1F1B changes memory, "
+            "not the bubble."),
+    },
+    reflection=(
+        "To shrink the bubble you can add microbatches or interleave stages. What does each of "
+        "them cost you, and which would you try first on your own cluster?"),
 )
 
 
@@ -288,32 +301,29 @@ def _report_html(messages: list[str], lines: list[str]) -> str:
 def explorer() -> Any:
     """Sliders for PP, microbatches, chunks per GPU and a bubble target; a live Gantt chart."""
     import ipywidgets as w
-    from IPython.display import display
 
-    style = {"description_width": "150px"}
+    from workbook.explorers.view import STYLE, View
+
     schedule = w.Dropdown(options=list(SCHEDULES), value="1F1B", description="Schedule",
-                          style=style)
-    pp = w.IntSlider(value=4, min=1, max=16, description="PP (stages)", style=style)
-    m = w.IntSlider(value=4, min=1, max=64, description="Microbatches (m)", style=style)
-    v = w.IntSlider(value=2, min=1, max=4, description="Chunks per GPU (v)", style=style)
-    target = w.FloatSlider(value=10.0, min=1.0, max=50.0, step=0.5, style=style,
+                          style=STYLE)
+    pp = w.IntSlider(value=4, min=1, max=16, description="PP (stages)", style=STYLE)
+    m = w.IntSlider(value=4, min=1, max=64, description="Microbatches (m)", style=STYLE)
+    v = w.IntSlider(value=2, min=1, max=4, description="Chunks per GPU (v)", style=STYLE)
+    target = w.FloatSlider(value=10.0, min=1.0, max=50.0, step=0.5, style=STYLE,
                            description="Bubble target (%)")
-    status, out = w.HTML(), w.Output()
+    view = View("ch05", [[schedule, pp, m], [v, target]])
 
-    def redraw(_: Any = None) -> None:
+    def redraw() -> None:
         name = SCHEDULES[schedule.value]
         v.disabled = name != "interleaved"
         messages = pipeline_messages(name, pp.value, m.value, v.value, target.value)
-        drawable = not (name == "interleaved" and m.value % pp.value)
-        lines = summary_lines(name, pp.value, m.value, v.value) if drawable else []
-        status.value = _report_html(messages, lines)
-        with out:
-            out.clear_output(wait=True)
-            if drawable:
-                display(gantt_figure(name, pp.value, m.value, v.value))
+        if name == "interleaved" and m.value % pp.value:
+            view.show(_report_html(messages, []),
+                      invalid=f"the interleaved schedule needs the microbatches (m = {m.value})"
+                              f" to be a multiple of the stages (PP = {pp.value}).")
+            return
+        view.show(_report_html(messages, summary_lines(name, pp.value, m.value, v.value)),
+                  [gantt_figure(name, pp.value, m.value, v.value)])
 
-    for control in (schedule, pp, m, v, target):
-        control.observe(redraw, names="value")
-    redraw()
-    return w.VBox([w.HBox([w.VBox([schedule, pp, m]), w.VBox([v, target])]), status, out])
-
+    view.watch(redraw)
+    return view.box

@@ -46,6 +46,10 @@ PREDICTION = Prediction(
                  "of it per GPU: 117.4 MB. That volume does not shrink as TP grows, while "
                  "each GPU's share of the work does; four such AllReduces per layer sit on "
                  "the critical path, which is why TP stays inside one 8-GPU NVLink server."),
+    reflection=(
+        "Tensor parallelism's AllReduce volume does not shrink as TP grows. Where would you place"
+        " a TP group of 16 on 8-GPU servers, and what would you expect to happen to the step "
+        "time?"),
 )
 
 
@@ -207,37 +211,37 @@ def status_html(d_model: int, seq_len: int, tp_degree: int, heads: tuple[int, in
 def explorer() -> Any:
     """Sliders for d, s, TP and NVLink bandwidth; split shapes and per-layer times redraw."""
     import ipywidgets as w
-    from IPython.display import display
 
-    style = {"description_width": "150px"}
+    from workbook.explorers.view import STYLE, View
+
     controls = dict(
         d_model=w.IntSlider(value=8192, min=1024, max=16384, step=1024,
-                            description="hidden size d", style=style),
+                            description="hidden size d", style=STYLE),
         seq_len=w.IntSlider(value=4096, min=1024, max=32768, step=1024,
-                            description="sequence length s", style=style),
-        tp_degree=w.IntSlider(value=8, min=1, max=32, description="TP degree", style=style),
+                            description="sequence length s", style=STYLE),
+        tp_degree=w.IntSlider(value=8, min=1, max=32, description="TP degree", style=STYLE),
         nvlink=w.FloatSlider(value=450.0, min=100.0, max=900.0, step=50.0,
-                             description="NVLink GB/s each way", style=style),
+                             description="NVLink GB/s each way", style=STYLE),
         heads=w.Dropdown(options=list(HEAD_PRESETS), description="attention heads",
-                         style=style),
+                         style=STYLE),
         placement=w.ToggleButtons(options=["one server", "across servers"],
-                                  description="placement", style=style),
+                                  description="placement", style=STYLE),
     )
-    status = w.HTML()
+    view = View("ch06", [list(controls.values())])
 
-    def redraw(d_model: int, seq_len: int, tp_degree: int, nvlink: float, heads: str,
-               placement: str) -> None:
-        across = placement == "across servers"
-        status.value = status_html(d_model, seq_len, tp_degree, HEAD_PRESETS[heads], nvlink,
-                                   across)
-        if d_model % tp_degree == 0:
-            display(split_shapes_figure(d_model, tp_degree))
+    def redraw() -> None:
+        v = {name: control.value for name, control in controls.items()}
+        d_model, tp_degree = v["d_model"], v["tp_degree"]
+        across = v["placement"] == "across servers"
+        status = status_html(d_model, v["seq_len"], tp_degree, HEAD_PRESETS[v["heads"]],
+                             v["nvlink"], across)
+        figures = [split_shapes_figure(d_model, tp_degree)] if d_model % tp_degree == 0 else []
         values = tuple(sorted(set(TP_CHOICES) | {tp_degree}))
-        display(layer_time_figure(d_model, seq_len, values, nvlink, across, tp_degree))
+        figures.append(layer_time_figure(d_model, v["seq_len"], values, v["nvlink"], across,
+                                         tp_degree))
+        view.show(status, figures)
 
-    plots = w.interactive_output(redraw, controls)
-    widgets = list(controls.values())
-    box = w.VBox([w.HBox([w.VBox(widgets[:3]), w.VBox(widgets[3:])]), status, plots])
+    view.watch(redraw)
+    box = view.box
     box.controls = controls  # lets tests (and curious learners) move the sliders
-    box.status = status
     return box

@@ -28,6 +28,19 @@ PREDICTION = Prediction(
                  "roughly every hour. At that interval writing and lost work cost the same, "
                  "2.4 % each, 4.8 % in all. (The second question: a ten times faster write "
                  "shortens the interval by sqrt(10), about 3x, to 22 minutes.)"),
+    feedback={
+        "every few minutes": (
+            "That often, the 98 s write eats a large share of every interval: more time goes to "
+            "writing than a failure would ever cost."),
+        "roughly every hour": (
+            "Right: the balance point sqrt(2 x 98 s x 24 h) is about 69 minutes."),
+        "every few hours": (
+            "Every few hours, each failure loses on average half an interval of work, which "
+            "outweighs the writes saved."),
+    },
+    reflection=(
+        "The best interval grows with the square root of the MTBF. If your cluster doubled in "
+        "size, what would happen to its MTBF and to the interval you should choose?"),
 )
 
 
@@ -181,43 +194,43 @@ def status_html(size_gb: float, write_gb_per_s: float, mtbf_h: float, recovery_m
     return "<br>".join(html.escape(line) for line in lines)
 
 
+#: the slider stops: every value the chapter and its exercises use is one of them
+SIZES_GB = (10.0, 18.2, 98.0, 182.0, 490.0, 980.0, 2000.0, 5670.0, 10000.0)
+WRITE_GB_PER_S = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0)
+MTBF_H = (0.5, 1.0, 2.0, 3.0, 6.0, 12.0, 24.0, 48.0, 100.0, 500.0)
+INTERVAL_MIN = (1.0, 2.0, 5.0, 10.0, 15.0, 22.0, 30.0, 45.0, 60.0, 68.0, 69.0, 90.0, 120.0,
+                180.0, 240.0, 480.0, 1440.0, 3000.0)
+
+
 def explorer() -> Any:
     """Sliders for size, bandwidth, MTBF, restart and interval; the waste curve redraws."""
     import ipywidgets as w
-    from IPython.display import display
 
-    style = {"description_width": "170px"}
+    from workbook.explorers.view import STYLE, View, options_slider
+
     controls = dict(
-        size_gb=w.FloatLogSlider(value=980.0, base=10, min=1, max=4, step=0.05,
-                                 description="checkpoint size GB", style=style),
-        write_gb_per_s=w.FloatLogSlider(value=10.0, base=10, min=0, max=3, step=0.05,
-                                        description="write bandwidth GB/s", style=style),
-        mtbf_h=w.FloatLogSlider(value=24.0, base=10, min=-0.5, max=2.7, step=0.05,
-                                description="MTBF hours", style=style),
+        size_gb=options_slider(SIZES_GB, 980.0, "checkpoint size", "GB"),
+        write_gb_per_s=options_slider(WRITE_GB_PER_S, 10.0, "write bandwidth", "GB/s"),
+        mtbf_h=options_slider(MTBF_H, 24.0, "MTBF", "h"),
         recovery_min=w.FloatSlider(value=2.0, min=0.0, max=30.0, step=1.0,
-                                   description="restart minutes", style=style),
-        interval_min=w.FloatLogSlider(value=60.0, base=10, min=0, max=3.5, step=0.02,
-                                      description="your interval minutes", style=style),
+                                   description="restart minutes", style=STYLE),
+        interval_min=options_slider(INTERVAL_MIN, 60.0, "your interval", "min"),
         n_gpus=w.Dropdown(options=[64, 512, 2048, 16384], value=512, description="GPUs",
-                          style=style),
+                          style=STYLE),
         usd_per_gpu_hour=w.FloatSlider(value=2.0, min=0.5, max=6.0, step=0.25,
-                                       description="$ per GPU-hour", style=style),
+                                       description="\\$ per GPU-hour", style=STYLE),
         target_waste_pct=w.FloatSlider(value=10.0, min=1.0, max=30.0, step=1.0,
-                                       description="waste target %", style=style),
+                                       description="waste target %", style=STYLE),
     )
-    status = w.HTML()
+    view = View("ch07", [list(controls.values())])
 
-    def redraw(size_gb: float, write_gb_per_s: float, mtbf_h: float, recovery_min: float,
-               interval_min: float, n_gpus: int, usd_per_gpu_hour: float,
-               target_waste_pct: float) -> None:
-        status.value = status_html(size_gb, write_gb_per_s, mtbf_h, recovery_min,
-                                   interval_min, n_gpus, usd_per_gpu_hour, target_waste_pct)
-        c = ck.checkpoint_write_time_s(size_gb, write_gb_per_s)
-        display(waste_curve_figure(c, mtbf_h, recovery_min, interval_min))
+    def redraw() -> None:
+        v = {name: control.value for name, control in controls.items()}
+        c = ck.checkpoint_write_time_s(v["size_gb"], v["write_gb_per_s"])
+        view.show(status_html(**v),
+                  [waste_curve_figure(c, v["mtbf_h"], v["recovery_min"], v["interval_min"])])
 
-    plots = w.interactive_output(redraw, controls)
-    widgets = list(controls.values())
-    box = w.VBox([w.HBox([w.VBox(widgets[:4]), w.VBox(widgets[4:])]), status, plots])
+    view.watch(redraw)
+    box = view.box
     box.controls = controls  # lets tests (and curious learners) move the sliders
-    box.status = status
     return box

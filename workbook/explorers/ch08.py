@@ -33,6 +33,19 @@ PREDICTION = Prediction(
                  "steps never reach. (The second question: mixed-precision Adam saves no "
                  "model-state memory; 2 + 2 + 4 + 4 + 4 and 4 + 4 + 4 + 4 are both 16 bytes "
                  "per parameter.)"),
+    feedback={
+        "the same as at the start": (
+            "The scaler does not average out: each overflow halves the scale, and only "
+            "growth_interval (2000) clean steps in a row grow it back."),
+        "a quarter of it": (
+            "Right: two overflows, two halvings."),
+        "double it": (
+            "Growing needs 2000 clean steps in a row, which five steps never reach; the two "
+            "overflows halve it twice."),
+    },
+    reflection=(
+        "Your run's loss scale keeps falling step after step. What does that tell you about the "
+        "gradients, and what would you check before blaming the initial scale?"),
 )
 
 
@@ -199,47 +212,47 @@ def _lines_html(lines: list[str]) -> str:
 def explorer() -> Any:
     """Two views: a gradient on the number lines, and a dynamic loss-scale trace."""
     import ipywidgets as w
-    from IPython.display import display
 
-    style = {"description_width": "150px"}
+    from workbook.explorers.view import STYLE, View
+
     number = dict(
         gradient=w.FloatLogSlider(value=1e-6, base=10, min=-12, max=6, step=0.1,
-                                  description="gradient magnitude", style=style),
+                                  description="gradient magnitude", style=STYLE),
         loss_scale=w.FloatLogSlider(value=1.0, base=2, min=0, max=24, step=1,
-                                    description="loss scale", style=style),
+                                    description="loss scale", style=STYLE),
     )
     trace = dict(
-        n_steps=w.IntSlider(value=60, min=10, max=200, description="steps", style=style),
+        n_steps=w.IntSlider(value=60, min=10, max=200, description="steps", style=STYLE),
         burst=w.IntSlider(value=3, min=0, max=20, description="overflows at start",
-                          style=style),
+                          style=STYLE),
         every=w.IntSlider(value=0, min=0, max=30, description="then one every (0 = never)",
-                          style=style),
+                          style=STYLE),
         growth_interval=w.IntSlider(value=10, min=1, max=40, description="growth_interval",
-                                    style=style),
+                                    style=STYLE),
         init_scale=w.Dropdown(options=[("2^10", 1024.0), ("2^16", 65536.0),
                                        ("2^24", 2.0**24)], value=65536.0,
-                              description="initial scale", style=style),
+                              description="initial scale", style=STYLE),
     )
-    number_status, trace_status = w.HTML(), w.HTML()
+    number_view = View("ch08", [list(number.values())], slot="explorer-number")
+    trace_view = View("ch08", [list(trace.values())], slot="explorer-trace")
 
-    def draw_number(gradient: float, loss_scale: float) -> None:
-        number_status.value = _lines_html(precision_report(gradient, loss_scale))
-        display(number_lines_figure(gradient * loss_scale))
+    def draw_number() -> None:
+        gradient, loss_scale = number["gradient"].value, number["loss_scale"].value
+        number_view.show(_lines_html(precision_report(gradient, loss_scale)),
+                         [number_lines_figure(gradient * loss_scale)])
 
-    def draw_trace(n_steps: int, burst: int, every: int, growth_interval: int,
-                   init_scale: float) -> None:
-        flags = overflow_pattern(n_steps, burst, every)
-        problems = loss_scale_problems(flags, init_scale, growth_interval)
-        trace_status.value = _lines_html(problems or ["✔ No overflow: no step skipped."])
-        display(loss_scale_figure(flags, init_scale, growth_interval))
+    def draw_trace() -> None:
+        v = {name: control.value for name, control in trace.items()}
+        flags = overflow_pattern(v["n_steps"], v["burst"], v["every"])
+        problems = loss_scale_problems(flags, v["init_scale"], v["growth_interval"])
+        trace_view.show(_lines_html(problems or ["✔ No overflow: no step skipped."]),
+                        [loss_scale_figure(flags, v["init_scale"], v["growth_interval"])])
 
-    box = w.VBox([
-        w.HTML("<h4>1 · Where does a gradient land?</h4>"), w.VBox(list(number.values())),
-        number_status, w.interactive_output(draw_number, number),
-        w.HTML("<h4>2 · Dynamic loss scaling, step by step</h4>"),
-        w.HBox([w.VBox(list(trace.values())[:3]), w.VBox(list(trace.values())[3:])]),
-        trace_status, w.interactive_output(draw_trace, trace),
-    ])
+    number_view.watch(draw_number)
+    trace_view.watch(draw_trace)
+    box = w.VBox([w.HTML("<h4>1 · Where does a gradient land?</h4>"), number_view.box,
+                  w.HTML("<h4>2 · Dynamic loss scaling, step by step</h4>"), trace_view.box],
+                 layout=w.Layout(width="100%"))
     box.controls = {**number, **trace}  # lets tests (and curious learners) move the sliders
-    box.status = (number_status, trace_status)
+    box.status = (number_view.status, trace_view.status)
     return box

@@ -7,6 +7,8 @@
 * :func:`reconstruction`: every figure recomputed with :mod:`solutions.llama3`, beside the
   paper's (Table 4) and the Llama 3.1 model card's 30.84M H100 GPU-hours.
 * :func:`explorer`: the 5D planner (:mod:`workbook.explorers.ch09_planner`).
+* :func:`mfu_scaling_figure`: predicted MFU against GPU count as DP scales out
+  (:mod:`workbook.explorers.ch09_speed`).
 """
 
 from __future__ import annotations
@@ -18,10 +20,17 @@ from typing import Any
 from autograder.prediction import Prediction
 from solutions import hardware, models
 from solutions import llama3 as l3
-from workbook.explorers.ch09_planner import Settings, explorer, planner_figure, planner_messages
+from workbook.explorers.ch09_planner import (
+    PlannerSettings,
+    explorer,
+    planner_figure,
+    planner_messages,
+)
+from workbook.explorers.ch09_speed import mfu_scaling_figure
 
-__all__ = ["PREDICTION", "Settings", "Table", "explorer", "grid_figure", "planner_figure",
-           "planner_messages", "rank_coordinates", "real_runs_table", "reconstruction"]
+__all__ = ["PREDICTION", "PlannerSettings", "Table", "explorer", "grid_figure",
+           "mfu_scaling_figure", "planner_figure", "planner_messages", "rank_coordinates",
+           "real_runs_table", "reconstruction"]
 
 _LAYER_CHOICES = {"about 2 billion": 2e9, "about 3 billion": 3e9, "about 4 billion": 4e9}
 
@@ -42,6 +51,19 @@ PREDICTION = Prediction(
                  "of attention. The three SwiGLU matrices add 3 x 16,384 x 53,248 = 2,617.2M, "
                  "so a layer holds 3.19 billion. Full multi-head attention would have made it "
                  "3.69 billion, and 126 such layers a 465B model."),
+    feedback={
+        "about 2 billion": (
+            "The feed-forward block alone holds 3 x 16,384 x 53,248 = 2.6 billion: SwiGLU has "
+            "three matrices, not two."),
+        "about 3 billion": (
+            "Right: 3.19 billion, most of it in the three SwiGLU matrices."),
+        "about 4 billion": (
+            "About 3.7 billion would be full multi-head attention; with 8 shared key/value heads,"
+            " K and V are 16 times smaller than Q."),
+    },
+    reflection=(
+        "Of all the numbers you rebuilt for Llama 3 405B, which surprised you most, and which "
+        "choice of the published layout would you change first with half the GPUs?"),
 )
 
 

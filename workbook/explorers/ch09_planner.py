@@ -1,11 +1,12 @@
 """Chapter 9 explorer, part 2: the 5D planner as sliders, with its verdicts in words.
 
 Everything here is a view on :mod:`solutions.planner`, :mod:`solutions.planner_memory` and
-:mod:`solutions.planner_comm`: a :class:`Settings` record holds what the widgets show,
+:mod:`solutions.planner_comm`: a :class:`PlannerSettings` record holds what the widgets show,
 :func:`planner_messages` lists what is wrong with it (the validator's problems plus a bubble
 target), :func:`plan_numbers` gathers the memory, traffic, bubble and cost, and
-:func:`planner_figure` draws them. MFU is an input, not a prediction: no formula from the
-layout alone predicts it, so the learner sets it (the Llama 3 paper measured 38-43%, Table 4).
+:func:`planner_figure` draws them. Step time, MFU, days and cost are the step-time model's
+prediction for the layout (:func:`solutions.performance.estimate`); ticking "What-if MFU"
+replaces the prediction by the MFU slider, and the summary says so.
 
 Communication times assume no overlap: TP+SP runs over NVLink at the per-direction rate
 (half the datasheet's two-way total) when TP fits in a node, everything else over one
@@ -21,6 +22,8 @@ from typing import Any
 from solutions import hardware, models, planner
 from solutions.planner_comm import comm_per_step, comm_time_s
 from solutions.planner_memory import RECOMPUTE_MODES, ParallelConfig, Recompute, memory_per_gpu
+from solutions.planner_search import Ranked
+from workbook.explorers.ch09_speed import speed_line, speed_numbers, versus_best
 
 GPU_COUNTS: tuple[int, ...] = (8, 64, 256, 512, 1024, 2048, 4096, 6144, 8192, 16384)
 SEQ_LENS: tuple[int, ...] = (2048, 4096, 8192, 32768, 131072)
@@ -31,9 +34,9 @@ MODEL_LABELS: dict[str, str] = {arch.name: key for key, arch in models.MODELS.it
 
 
 @dataclass(frozen=True)
-class Settings:
+class PlannerSettings:
     """One state of the planner. Defaults: the paper's 405B layout (Table 4, 16,384 GPUs)
-    with full recomputation and a 2-chunk interleaved schedule."""
+    with FSDP (ZeRO-3, §3.3.2), full recomputation and a 2-chunk interleaved schedule."""
 
     model: str = "llama3-405b"
     gpu: str = "H100"
@@ -43,13 +46,14 @@ class Settings:
     pp: int = 16
     dp: int = 128
     ep: int = 1
-    zero_stage: int = 1
+    zero_stage: int = 3  # FSDP: Llama 3 shards weights, gradients and optimizer state
     micro_batch: int = 1
     global_batch_seqs: int = 2048
     seq_len: int = 8192
     recompute: Recompute = "full"
     virtual_stages: int = 2
     mfu_pct: float = 41.0
+    what_if_mfu: bool = False
     usd_per_gpu_hour: float = 2.0
     tokens_t: float = 15.6
     max_bubble_pct: float = 50.0
@@ -76,7 +80,7 @@ class Settings:
                               virtual_stages=self.virtual_stages)
 
 
-def planner_messages(s: Settings) -> list[str]:
+def planner_messages(s: PlannerSettings) -> list[str]:
     """Every reason the layout fails, in words ("✘ ..."); an empty list when it works."""
     cfg = s.config()
     problems = planner.validate(s.arch, cfg, s.n_gpus, s.gpu_spec.gpus_per_node,
@@ -95,23 +99,17 @@ def planner_messages(s: Settings) -> list[str]:
     return messages
 
 
-def plan_numbers(s: Settings) -> dict[str, Any]:
+def plan_numbers(s: PlannerSettings) -> dict[str, Any]:
     """Memory (GB), traffic (GB and ms per dimension), bubble, step time, days and cost.
 
     Memory and traffic are None when the layout cannot be laid out at all (more stages
     than layers, or heads that do not split).
     """
     cfg, gpu = s.config(), s.gpu_spec
-    mfu = s.mfu_pct / 100
-    days = planner.training_days(s.arch, s.tokens_t * 1e12, cfg.n_gpus, gpu, mfu)
     numbers: dict[str, Any] = {
         "bubble": planner.bubble(cfg), "m": cfg.grad_accum, "n_gpus": cfg.n_gpus,
-        "tokens_per_step": cfg.tokens_per_step,
-        "step_s": planner.step_time_s(s.arch, cfg, gpu, mfu), "days": days,
-        "gpu_hours": cfg.n_gpus * days * 24,
-        "cost_usd": planner.training_cost_usd(s.arch, s.tokens_t * 1e12, cfg.n_gpus, gpu, mfu,
-                                              s.usd_per_gpu_hour),
-        "memory": None, "comm_gb": None, "comm_ms": None,
+        "tokens_per_step": cfg.tokens_per_step, "memory": None, "comm_gb": None,
+        "comm_ms": None, **speed_numbers(s, planner_messages(replace(s, max_bubble_pct=1e9))),
     }
     try:
         memory, comm = memory_per_gpu(s.arch, cfg), comm_per_step(s.arch, cfg)
@@ -128,7 +126,7 @@ def plan_numbers(s: Settings) -> dict[str, Any]:
     return numbers
 
 
-def summary_lines(s: Settings, numbers: dict[str, Any]) -> list[str]:
+def summary_lines(s: PlannerSettings, numbers: dict[str, Any]) -> list[str]:
     """The planner's numbers as sentences (shown beside the chart)."""
     b = numbers["bubble"]
     lines = [
@@ -139,11 +137,12 @@ def summary_lines(s: Settings, numbers: dict[str, Any]) -> list[str]:
         f"{numbers['tokens_per_step'] / 1e6:,.2f}M tokens per step.",
         f"Bubble (p-1)/(m v) = {b:.1%} of compute: it alone caps the busy share of a step "
         f"at 1/(1+b) = {1 / (1 + b):.0%}.",
-        f"At {s.mfu_pct:g}% MFU on {s.gpu_spec.name}: {numbers['step_s']:,.1f} s per step, "
-        f"{numbers['days']:,.1f} days for {s.tokens_t:g}T tokens, "
-        f"{numbers['gpu_hours'] / 1e6:,.2f}M GPU-hours, ${numbers['cost_usd'] / 1e6:,.1f}M "
-        f"at ${s.usd_per_gpu_hour:g} per GPU-hour (no downtime).",
     ]
+    lines.append(speed_line(s, numbers))
+    if numbers["estimate"] is not None:
+        parts = numbers["estimate"].breakdown
+        lines.append("Where a step goes: " + ", ".join(
+            f"{k} {v:,.2f} s" for k, v in parts.items() if v >= 0.005) + ".")
     if numbers["memory"] is not None:
         mem = numbers["memory"]
         lines.append(f"Busiest GPU: {mem['total']:,.1f} GB of {s.memory_budget_gb:g} GB ("
@@ -159,7 +158,7 @@ def summary_lines(s: Settings, numbers: dict[str, Any]) -> list[str]:
 _PART_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52")
 
 
-def _draw_memory(ax: Any, s: Settings, memory: dict[str, float] | None) -> None:
+def _draw_memory(ax: Any, s: PlannerSettings, memory: dict[str, float] | None) -> None:
     if memory is None:
         ax.text(0.5, 0.5, "no memory estimate:\nthe layout cannot be built",
                 ha="center", va="center", transform=ax.transAxes)
@@ -196,11 +195,11 @@ def _draw_comm(ax: Any, comm_gb: dict[str, float] | None, comm_ms: dict[str, flo
     ax.set_title("Traffic per dimension (time if not overlapped)", fontsize=10, loc="left")
 
 
-def planner_figure(s: Settings | None = None) -> Any:
+def planner_figure(s: PlannerSettings | None = None) -> Any:
     """Two panels: the busiest GPU's memory against the budget, and traffic per dimension."""
     import matplotlib.pyplot as plt
 
-    s = s or Settings()
+    s = s or PlannerSettings()
     numbers = plan_numbers(s)
     fig, (mem_ax, comm_ax) = plt.subplots(1, 2, figsize=(11, 3.0),
                                           gridspec_kw={"width_ratios": [1.2, 1]})
@@ -221,7 +220,7 @@ def report_html(messages: list[str], lines: list[str]) -> str:
     return f'<div role="status">{verdict}<ul>{details}</ul></div>'
 
 
-def published_settings(s: Settings) -> Settings | None:
+def published_settings(s: PlannerSettings) -> PlannerSettings | None:
     """``s`` with the layout a paper published for its model, or None when there is none."""
     name = s.arch.name
     run = next((r for r in models.TRAINING_RUNS if r.model == name), None)
@@ -234,14 +233,44 @@ def published_settings(s: Settings) -> Settings | None:
                    tokens_t=run.tokens / 1e12)
 
 
+#: token budgets (trillions) on the slider: every published run's, and round numbers between
+TOKENS_T: tuple[float, ...] = tuple(sorted(
+    {0.3, 1.0, 2.0, 3.0, 10.0, 15.0, 30.0, 100.0}
+    | {r.tokens / 1e12 for r in models.TRAINING_RUNS}))
+
+
+def invalid_reason(s: PlannerSettings, numbers: dict[str, Any]) -> str:
+    """Why there is nothing to plot for ``s`` ("" when the layout can be drawn)."""
+    if s.config().n_gpus != s.n_gpus:
+        return (f"TP x CP x PP x DP = {s.config().n_gpus:,} GPUs, but the cluster has "
+                f"{s.n_gpus:,}.")
+    if numbers["memory"] is None:
+        return "the model cannot be split this way (more stages than layers, or heads " \
+               "that do not divide)."
+    return ""
+
+
+def _with_option(control: Any, value: Any) -> None:
+    """Set a control to ``value``: a list gains the value if it is missing, a slider's range
+    stretches to hold it (a published layout may lie outside the defaults)."""
+    options = getattr(control, "options", None)
+    if options and not isinstance(options[0], tuple) and value not in options:
+        control.options = sorted([*options, value])
+    elif isinstance(getattr(control, "max", None), (int, float)) and value > control.max:
+        control.max = value
+    control.value = value
+
+
 class PlannerExplorer:
     """The widgets; ``box`` is what a notebook shows and ``controls`` drive it."""
 
-    def __init__(self, settings: Settings | None = None) -> None:
+    def __init__(self, settings: PlannerSettings | None = None) -> None:
         import ipywidgets as w
 
-        s = settings or Settings()
-        st = {"description_width": "120px"}
+        from workbook.explorers.view import STYLE, View, options_slider
+
+        s = settings or PlannerSettings()
+        st = STYLE
 
         def islider(label: str, value: int, lo: int, hi: int) -> Any:
             return w.IntSlider(value=value, min=lo, max=hi, description=label, style=st)
@@ -265,60 +294,82 @@ class PlannerExplorer:
                                   description="Sequence", style=st),
             "recompute": w.Dropdown(options=list(RECOMPUTE_MODES), value=s.recompute,
                                     description="Recompute", style=st),
-            "virtual_stages": islider("Chunks v", s.virtual_stages, 1, 4),
+            "virtual_stages": islider("Chunks v", s.virtual_stages, 1, 8),
+            "what_if_mfu": w.Checkbox(value=s.what_if_mfu, description="What-if MFU",
+                                      style=st),
             "mfu_pct": w.FloatSlider(value=s.mfu_pct, min=5, max=70, step=0.5,
                                      description="MFU (%)", style=st),
             "usd_per_gpu_hour": w.FloatSlider(value=s.usd_per_gpu_hour, min=0.5, max=8,
-                                              step=0.25, description="$ / GPU-hour", style=st),
-            "tokens_t": w.FloatLogSlider(value=s.tokens_t, base=10, min=-1, max=2, step=0.01,
-                                         description="Tokens (T)", style=st),
+                                              step=0.25, description="\\$ / GPU-hour",
+                                              style=st),
+            "tokens_t": options_slider(TOKENS_T, s.tokens_t, "Tokens",
+                                       label=lambda v: f"{v:g}T"),
             "max_bubble_pct": w.FloatSlider(value=s.max_bubble_pct, min=1, max=100, step=1,
                                             description="Bubble target %", style=st),
         }
-        self.recommend_button = w.Button(description="Recommend a layout")
-        self.published_button = w.Button(description="Load published layout")
-        self.note, self.status, self.out = w.HTML(), w.HTML(), w.Output()
-        self._hold = False
-        for control in self.controls.values():
-            control.observe(self.redraw, names="value")
-        self.recommend_button.on_click(lambda _: self.recommend())
-        self.published_button.on_click(lambda _: self.load_published())
+        wide = w.Layout(width="auto")
+        self.recommend_button = w.Button(description="Recommend a layout", layout=wide)
+        self.published_button = w.Button(description="Load published layout", layout=wide)
+        self.note, self.bar = w.HTML(), w.HTML()
         c = self.controls
-        columns = [[c[k] for k in ("model", "gpu", "n_gpus", "seq_len", "global_batch_seqs")],
-                   [c[k] for k in ("tp", "cp", "pp", "dp", "ep", "virtual_stages")],
-                   [c[k] for k in ("zero_stage", "micro_batch", "recompute", "max_bubble_pct")],
-                   [c[k] for k in ("mfu_pct", "usd_per_gpu_hour", "tokens_t")]
-                   + [self.recommend_button, self.published_button]]
-        self.box = w.VBox([w.HBox([w.VBox(col) for col in columns[:2]]),
-                           w.HBox([w.VBox(col) for col in columns[2:]]),
-                           self.note, self.status, self.out])
-        self.redraw()
+        rows = [[c[k] for k in ("model", "gpu", "n_gpus", "seq_len", "global_batch_seqs")],
+                [c[k] for k in ("tp", "cp", "pp", "dp", "ep", "virtual_stages")],
+                [c[k] for k in ("zero_stage", "micro_batch", "recompute", "max_bubble_pct")],
+                [c[k] for k in ("what_if_mfu", "mfu_pct", "usd_per_gpu_hour", "tokens_t")],
+                [self.recommend_button, self.published_button]]
+        self.view = View("ch09", rows, extra=[self.note, self.bar])
+        self.status, self.out, self.box = self.view.status, self.view.out, self.view.box
+        self._hold = False
+        self.best: tuple[tuple[Any, ...], Ranked] | None = None  # (search key, fastest)
+        self.view.watch(self.redraw, list(self.controls.values()))
+        self.recommend_button.on_click(lambda _: self._guarded(self.recommend))
+        self.published_button.on_click(lambda _: self._guarded(self.load_published))
 
-    def settings(self) -> Settings:
-        return Settings(**{k: c.value for k, c in self.controls.items()})
+    def _guarded(self, action: Any) -> None:
+        try:
+            action()
+        except Exception as exc:  # shown on the page, never in the log console
+            self.note.value = f"<p>✘ {html.escape(type(exc).__name__)}: {html.escape(str(exc))}</p>"
 
-    def apply(self, s: Settings) -> None:
+    def settings(self) -> PlannerSettings:
+        return PlannerSettings(**{k: c.value for k, c in self.controls.items()})
+
+    def apply(self, s: PlannerSettings) -> None:
         """Set every control from ``s`` and redraw once."""
         self._hold = True
         try:
             for key, control in self.controls.items():
-                control.value = getattr(s, key)
+                _with_option(control, getattr(s, key))
         finally:
             self._hold = False
         self.redraw()
 
     def recommend(self) -> None:
+        """Search every layout, load the fastest and keep it to compare against."""
         s = self.settings()
-        cfg = planner.recommend(s.arch, s.n_gpus, s.global_batch_seqs, s.seq_len,
-                                s.gpu_spec.gpus_per_node, s.memory_budget_gb, s.zero_stage,
-                                s.micro_batch, s.recompute)
-        if cfg is None:
-            self.note.value = ("<p>✘ No layout with TP in {1, 2, 4, 8} fits these settings: "
-                               "try ZeRO-3, full recomputation or more GPUs.</p>")
+        found = planner.recommend(s.arch, s.n_gpus, s.global_batch_seqs, s.seq_len,
+                                  s.gpu_spec, memory_budget_gb=s.memory_budget_gb, top=3)
+        if not found.best:
+            self.note.value = (f"<p>✘ None of the {found.candidates:,} layouts searched fits "
+                               "these settings: try more GPUs or a smaller batch.</p>")
             return
-        self.note.value = ("<p>Recommended: the valid layout with the smallest bubble, then "
-                           "the smallest TP x PP (CP 1, EP 1, v 1).</p>")
-        self.apply(replace(s, tp=cfg.tp, pp=cfg.pp, dp=cfg.dp, cp=1, ep=1, virtual_stages=1))
+        top = found.best[0]
+        self.best = (self._search_key(s), top)
+        others = "; ".join(f"{r.label()}: {r.estimate.step_time_s:,.2f} s"
+                           for r in found.best[1:])
+        self.note.value = "<p>" + html.escape(
+            f"Recommended: the fastest of {found.valid:,} valid layouts ({found.candidates:,} "
+            f"searched) by predicted step time, {top.estimate.step_time_s:,.2f} s. Next: "
+            f"{others}.") + "</p>"
+        c = top.config
+        self.apply(replace(s, tp=c.tp, cp=c.cp, pp=c.pp, dp=c.dp, ep=1,
+                           virtual_stages=c.virtual_stages, micro_batch=c.micro_batch,
+                           recompute=c.activation_recompute, zero_stage=c.zero_stage,
+                           what_if_mfu=False))
+
+    @staticmethod
+    def _search_key(s: PlannerSettings) -> tuple[Any, ...]:
+        return (s.model, s.gpu, s.n_gpus, s.global_batch_seqs, s.seq_len, s.memory_budget_gb)
 
     def load_published(self) -> None:
         s = published_settings(self.settings())
@@ -333,18 +384,29 @@ class PlannerExplorer:
         self.note.value = f"<p>{html.escape(note)}</p>"
         self.apply(s)
 
-    def redraw(self, _: Any = None) -> None:
+    def redraw(self) -> None:
         if self._hold:
             return
-        from IPython.display import display
+        from workbook.explorers.ch09_status import status_bar_html, status_cells
 
         s = self.settings()
-        self.status.value = report_html(planner_messages(s), summary_lines(s, plan_numbers(s)))
-        with self.out:
-            self.out.clear_output(wait=True)
-            display(planner_figure(s))
+        numbers = plan_numbers(s)
+        lines = summary_lines(s, numbers)
+        if self.best is not None and self.best[0] == self._search_key(s):
+            lines.append(versus_best(numbers, self.best[1]))
+        report = report_html(planner_messages(s), lines)
+        invalid = invalid_reason(s, numbers)
+        if invalid or numbers["days"] is None:
+            self.bar.value = ""
+        else:
+            self.bar.value = status_bar_html(status_cells(
+                numbers, s.memory_budget_gb, s.max_bubble_pct, 100 * numbers["mfu"]))
+        if invalid:
+            self.view.show(report, invalid=invalid)
+        else:
+            self.view.show(report, [planner_figure(s)])
 
 
-def explorer(settings: Settings | None = None) -> Any:
+def explorer(settings: PlannerSettings | None = None) -> Any:
     """The 5D planner: model, GPU, cluster, five degrees, ZeRO, batch, MFU, price."""
     return PlannerExplorer(settings).box

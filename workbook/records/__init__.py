@@ -7,8 +7,9 @@ import importlib.util
 from functools import cache, lru_cache
 
 from autograder.exercise import Exercise
+from workbook.outline import CHAPTERS
 
-CHAPTER_MODULES: tuple[str, ...] = tuple(f"workbook.records.ch{n:02d}" for n in range(10))
+CHAPTER_MODULES: tuple[str, ...] = tuple(f"workbook.records.ch{c.number:02d}" for c in CHAPTERS)
 
 
 @lru_cache(maxsize=1)

@@ -22,7 +22,7 @@ A100_SPEC = "NVIDIA A100 Tensor Core GPU datasheet (NVLink: 600 GB/s, i.e. 300 G
 # -- 0.1 --------------------------------------------------------------------------------
 
 EX_0_1 = Exercise(
-    id="0.1", chapter=0, kind="derive", title="Ring AllReduce volume per GPU",
+    id="0.1", chapter=0, category="derive", title="Ring AllReduce volume per GPU",
     prompt=("{n_gpus} GPUs each hold a {message_gb} GB gradient (1 GB = 10^9 bytes). They sum it "
             "with a ring AllReduce. How many GB does each GPU **send** over the whole "
             "operation, reduce-scatter and all-gather together? (It receives the same amount.)"),
@@ -31,7 +31,7 @@ EX_0_1 = Exercise(
     # the "2M" misconception within the tolerance.
     vary=lambda rng: dict(n_gpus=rng.choice([4, 8, 16, 32, 64]),
                           message_gb=rng.choice([0.5, 1.0, 2.0, 4.0, 7.0, 14.0])),
-    answer=Numeric(unit="GB", rel_tol=0.005),
+    answer_kind=Numeric(unit="GB", rel_tol=0.005),
     reference=lambda p: col.ring_allreduce_gb_per_gpu(p["message_gb"], p["n_gpus"]),
     hints=(
         "The ring cuts the gradient into N equal chunks and runs two phases.",
@@ -67,7 +67,7 @@ EX_0_1 = Exercise(
 # -- 0.2 --------------------------------------------------------------------------------
 
 EX_0_2 = Exercise(
-    id="0.2", chapter=0, kind="derive", title="Ring AllReduce time, bandwidth only",
+    id="0.2", chapter=0, category="derive", title="Ring AllReduce time, bandwidth only",
     prompt=("{n_gpus} GPUs form a ring. Each GPU can send {link_gb_per_s} GB/s to its "
             "neighbour **while** receiving {link_gb_per_s} GB/s from the other neighbour "
             "({link_gb_per_s} GB/s in each direction). They all-reduce a {message_gb} GB "
@@ -76,7 +76,7 @@ EX_0_2 = Exercise(
     vary=lambda rng: dict(n_gpus=rng.choice([4, 8, 16, 32, 64]),
                           message_gb=rng.choice([0.5, 1.0, 2.0, 4.0, 14.0]),
                           link_gb_per_s=rng.choice([25.0, 50.0, 100.0, 200.0, 300.0])),
-    answer=Numeric(unit="ms", rel_tol=0.01),
+    answer_kind=Numeric(unit="ms", rel_tol=0.01),
     reference=lambda p: col.ring_allreduce_time_ms(p["message_gb"], p["n_gpus"],
                                                    p["link_gb_per_s"], 0.0),
     hints=(
@@ -129,7 +129,7 @@ def _utilisation_pct(p: Params) -> float:
 
 
 EX_0_3 = Exercise(
-    id="0.3", chapter=0, kind="trace", title="Bus bandwidth utilisation",
+    id="0.3", chapter=0, category="trace", title="Bus bandwidth utilisation",
     prompt=("{n_gpus} GPUs are connected by NVLink that gives each GPU {peak_gb_per_s} GB/s "
             "in each direction (marketing figures add the two directions: "
             "2 x {peak_gb_per_s} GB/s). An AllReduce of a {message_gb} GB buffer takes "
@@ -137,7 +137,7 @@ EX_0_3 = Exercise(
             "percentage of the {peak_gb_per_s} GB/s per-direction peak."),
     params=dict(n_gpus=8, message_gb=4.0, time_ms=30.0, peak_gb_per_s=300.0),
     vary=_vary_0_3,
-    answer=Numeric(unit="%", rel_tol=0.01),
+    answer_kind=Numeric(unit="%", rel_tol=0.01),
     reference=_utilisation_pct,
     hints=(
         "First the algorithm bandwidth: buffer size divided by time.",
@@ -176,7 +176,7 @@ def _ring_or_tree(p: Params) -> str:
 
 
 EX_0_4 = Exercise(
-    id="0.4", chapter=0, kind="trace", title="Ring versus a simple tree",
+    id="0.4", chapter=0, category="trace", title="Ring versus a simple tree",
     prompt=("{n_gpus} GPUs all-reduce a {message_gb} GB buffer. Every link carries "
             "{link_gb_per_s} GB/s per direction and each message costs {latency_us} us of "
             "latency. Compare two algorithms under the model in the notes: the ring, and an "
@@ -198,7 +198,7 @@ EX_0_4 = Exercise(
                           message_gb=rng.choice([0.25, 0.5, 1.0, 4.0, 14.0]),
                           link_gb_per_s=rng.choice([25.0, 50.0, 100.0, 300.0]),
                           latency_us=rng.choice([0.0, 2.0, 5.0, 10.0])),
-    answer=Choice(options=(
+    answer_kind=Choice(options=(
         Option("A", "The ring", "Right: a ring step moves only M/N, and all links work at "
                "once; the tree's few rounds each push the whole buffer through one link."),
         Option("B", "The tree, because it needs only 2 ceil(log2 N) rounds instead of 2(N-1) "
@@ -242,7 +242,7 @@ def _cases_0_5(rng: random.Random) -> tuple[float, int, float, float]:
 
 
 EX_0_5 = Exercise(
-    id="0.5", chapter=0, kind="build", title="Write ring_allreduce_time_ms",
+    id="0.5", chapter=0, category="build", title="Write ring_allreduce_time_ms",
     prompt=("Write `ring_allreduce_time_ms(message_gb, n_gpus, link_gb_per_s, latency_us)`: the "
             "time in ms of a ring AllReduce of a `message_gb` GB buffer (10^9 bytes) over "
             "`n_gpus` GPUs, where each link carries `link_gb_per_s` GB/s per direction and "
@@ -256,7 +256,7 @@ EX_0_5 = Exercise(
     ),
     params={},
     vary=lambda rng: {},
-    answer=Function(
+    answer_kind=Function(
         function_name="ring_allreduce_time_ms",
         signature="(message_gb, n_gpus, link_gb_per_s, latency_us)",
         cases=_cases_0_5,
@@ -306,7 +306,7 @@ def _cases_0_6(rng: random.Random) -> tuple[float, int, float]:
 
 
 EX_0_6 = Exercise(
-    id="0.6", chapter=0, kind="debug", title="The doubled AllReduce time",
+    id="0.6", chapter=0, category="debug", title="The doubled AllReduce time",
     prompt=("This function should return the bandwidth-only time in seconds of a ring "
             "AllReduce (per-direction link bandwidth `link_gb_per_s`, latency ignored). It "
             "returns twice the right value: for 2 GB on 8 GPUs at 50 GB/s it gives "
@@ -315,7 +315,7 @@ EX_0_6 = Exercise(
     notes="```python\n" + BUGGY_0_6 + "```",
     params={},
     vary=lambda rng: {},
-    answer=Debug(
+    answer_kind=Debug(
         code=BUGGY_0_6,
         fix=Function(
             function_name="ring_allreduce_bandwidth_time_s",

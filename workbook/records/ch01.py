@@ -48,13 +48,13 @@ def _bytes(p: Params, per_param: float) -> float:
 # -- 1.1 --------------------------------------------------------------------------------
 
 EX_1_1 = Exercise(
-    id="1.1", chapter=1, kind="derive", title="Model states without ZeRO",
+    id="1.1", chapter=1, category="derive", title="Model states without ZeRO",
     prompt=("A {n_params_b}B-parameter model is trained with mixed-precision Adam and plain "
             "data parallelism (no ZeRO). How many GB of model states does each GPU hold?"),
     notes=ADAM_NOTE,
     params=dict(n_params_b=7.0),
     vary=lambda rng: dict(n_params_b=rng.choice(SIZES_B)),
-    answer=Numeric(unit="GB", rel_tol=0.005),
+    answer_kind=Numeric(unit="GB", rel_tol=0.005),
     reference=lambda p: zero.model_state_gb_per_gpu(p["n_params_b"] * 1e9, 0, 1),
     hints=(
         "Add up the bytes every parameter needs: weights, gradients, optimizer.",
@@ -86,14 +86,14 @@ EX_1_1 = Exercise(
 # -- 1.2 to 1.4 -------------------------------------------------------------------------
 
 EX_1_2 = Exercise(
-    id="1.2", chapter=1, kind="derive", title="ZeRO stage 1",
+    id="1.2", chapter=1, category="derive", title="ZeRO stage 1",
     prompt=("The same mixed-precision Adam training of a {n_params_b}B-parameter model now uses "
             "ZeRO stage 1 (optimizer states sharded) over {n_gpus} data-parallel GPUs. How "
             "many GB of model states does each GPU hold?"),
     notes=ADAM_NOTE,
     params=dict(n_params_b=7.0, n_gpus=64),
     vary=_vary_memory,
-    answer=Numeric(unit="GB", rel_tol=0.005),
+    answer_kind=Numeric(unit="GB", rel_tol=0.005),
     reference=_gb(1),
     hints=(
         "Stage 1 splits only the 12 bytes of optimizer state across the GPUs.",
@@ -119,14 +119,14 @@ EX_1_2 = Exercise(
 )
 
 EX_1_3 = Exercise(
-    id="1.3", chapter=1, kind="derive", title="ZeRO stage 2",
+    id="1.3", chapter=1, category="derive", title="ZeRO stage 2",
     prompt=("Same {n_params_b}B-parameter model and mixed-precision Adam, now ZeRO stage 2 "
             "(optimizer states and gradients sharded) over {n_gpus} data-parallel GPUs. How "
             "many GB of model states does each GPU hold?"),
     notes=ADAM_NOTE,
     params=dict(n_params_b=7.0, n_gpus=64),
     vary=_vary_memory,
-    answer=Numeric(unit="GB", rel_tol=0.005),
+    answer_kind=Numeric(unit="GB", rel_tol=0.005),
     reference=_gb(2),
     hints=(
         "Stage 2 adds the gradients to what is split across GPUs.",
@@ -150,7 +150,7 @@ EX_1_3 = Exercise(
 )
 
 EX_1_4 = Exercise(
-    id="1.4", chapter=1, kind="derive", title="ZeRO stage 3",
+    id="1.4", chapter=1, category="derive", title="ZeRO stage 3",
     prompt=("Same {n_params_b}B-parameter model and mixed-precision Adam, now ZeRO stage 3 "
             "(optimizer states, gradients and weights sharded) over {n_gpus} data-parallel "
             "GPUs. How many GB of model states does each GPU hold between layers (not counting "
@@ -158,7 +158,7 @@ EX_1_4 = Exercise(
     notes=ADAM_NOTE,
     params=dict(n_params_b=7.0, n_gpus=64),
     vary=_vary_memory,
-    answer=Numeric(unit="GB", rel_tol=0.005),
+    answer_kind=Numeric(unit="GB", rel_tol=0.005),
     reference=_gb(3),
     hints=(
         "Stage 3 splits all three kinds of model state.",
@@ -190,7 +190,7 @@ def _comm(stage: int) -> Callable[[Params], float]:
 
 
 EX_1_5 = Exercise(
-    id="1.5", chapter=1, kind="derive", title="ZeRO-3 communication per step",
+    id="1.5", chapter=1, category="derive", title="ZeRO-3 communication per step",
     prompt=("ZeRO stage 3 trains a {n_params_b}B-parameter model on {n_gpus} data-parallel "
             "GPUs; weights and gradients are FP16 (2 bytes per parameter). Every training "
             "step, each GPU takes part in three ring collectives over the whole model: an "
@@ -200,7 +200,7 @@ EX_1_5 = Exercise(
     params=dict(n_params_b=7.0, n_gpus=64),
     # At most 64 GPUs, so that 3S, the large-N limit, stays outside the tolerance.
     vary=lambda rng: dict(n_params_b=rng.choice(SIZES_B), n_gpus=rng.choice([8, 16, 32, 64])),
-    answer=Numeric(unit="GB", rel_tol=0.005),
+    answer_kind=Numeric(unit="GB", rel_tol=0.005),
     reference=_comm(3),
     hints=(
         "First the size of the full FP16 weight (or gradient) tensor in GB.",
@@ -240,7 +240,7 @@ def _min_stage(p: Params) -> str:
 
 
 EX_1_6 = Exercise(
-    id="1.6", chapter=1, kind="trace", title="The lowest ZeRO stage that fits",
+    id="1.6", chapter=1, category="trace", title="The lowest ZeRO stage that fits",
     prompt=("You train a {n_params_b}B-parameter model with mixed-precision Adam on {n_gpus} "
             "data-parallel GPUs. Activations take {activations_gb} GB per GPU, and each GPU "
             "has {budget_gb} GB usable for model states plus activations. Which is the lowest "
@@ -255,7 +255,7 @@ EX_1_6 = Exercise(
                           n_gpus=rng.choice([8, 16, 32, 64]),
                           activations_gb=rng.choice([8.0, 12.0, 20.0, 30.0]),
                           budget_gb=rng.choice([38.0, 76.0, 84.0])),
-    answer=Choice(options=(
+    answer_kind=Choice(options=(
         Option("A", "Stage 0 (plain data parallelism)",
                "Without ZeRO every GPU holds 16 bytes per parameter, far above the budget for "
                "a model of this size."),

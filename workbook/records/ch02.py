@@ -38,7 +38,7 @@ def _vary_batch(rng: random.Random) -> dict[str, Any]:
 # -- 2.1 --------------------------------------------------------------------------------
 
 EX_2_1 = Exercise(
-    id="2.1", chapter=2, kind="derive", title="Accumulation steps",
+    id="2.1", chapter=2, category="derive", title="Accumulation steps",
     prompt=("You want an effective batch of {target_batch} sequences per optimizer step. Each "
             "GPU fits a micro-batch of {micro_batch} sequences, and {dp_degree} GPUs do data "
             "parallelism. How many gradient accumulation steps (micro-batches per GPU per "
@@ -46,7 +46,7 @@ EX_2_1 = Exercise(
     notes=BATCH_NOTE,
     params=dict(target_batch=2048, micro_batch=4, dp_degree=8),
     vary=_vary_batch,
-    answer=Numeric(unit="steps", rel_tol=0.0, abs_tol=1e-9),
+    answer_kind=Numeric(unit="steps", rel_tol=0.0, abs_tol=1e-9),
     reference=lambda p: acc.required_accumulation_steps(p["target_batch"], p["micro_batch"],
                                                         p["dp_degree"]),
     hints=(
@@ -73,7 +73,7 @@ EX_2_1 = Exercise(
 # -- 2.2 --------------------------------------------------------------------------------
 
 EX_2_2 = Exercise(
-    id="2.2", chapter=2, kind="derive", title="AllReduce time saved by accumulating",
+    id="2.2", chapter=2, category="derive", title="AllReduce time saved by accumulating",
     prompt=("Each GPU runs {accum_steps} micro-batches per optimizer step. Compare two ways of "
             "processing them: (a) all-reduce the gradients after every micro-batch, or (b) "
             "accumulate locally and all-reduce once, after the last micro-batch. One AllReduce "
@@ -82,7 +82,7 @@ EX_2_2 = Exercise(
     params=dict(accum_steps=64, allreduce_ms=50.0),
     vary=lambda rng: dict(accum_steps=rng.choice([4, 8, 16, 32, 64, 128]),
                           allreduce_ms=rng.choice([5.0, 12.0, 20.0, 50.0, 80.0, 150.0])),
-    answer=Numeric(unit="ms", rel_tol=0.005),
+    answer_kind=Numeric(unit="ms", rel_tol=0.005),
     reference=lambda p: acc.comm_time_saved_ms(p["accum_steps"], p["allreduce_ms"]),
     hints=(
         "Count the AllReduces in each plan.",
@@ -117,7 +117,7 @@ def _throughput(p: Params) -> float:
 
 
 EX_2_3 = Exercise(
-    id="2.3", chapter=2, kind="derive", title="Throughput with accumulation",
+    id="2.3", chapter=2, category="derive", title="Throughput with accumulation",
     prompt=("{dp_degree} data-parallel GPUs each run {accum_steps} micro-batches of "
             "{micro_batch} sequences per optimizer step. One micro-batch's forward + backward "
             "takes {micro_batch_ms} ms on each GPU (all GPUs work in parallel), and then one "
@@ -133,7 +133,7 @@ EX_2_3 = Exercise(
                           dp_degree=rng.choice([8, 16, 64, 256]),
                           micro_batch_ms=rng.choice([40.0, 80.0, 120.0, 250.0]),
                           allreduce_ms=rng.choice([50.0, 80.0, 120.0, 200.0])),
-    answer=Numeric(unit="seq/s", rel_tol=0.002),
+    answer_kind=Numeric(unit="seq/s", rel_tol=0.002),
     reference=_throughput,
     hints=(
         "First the wall time of one optimizer step, then the sequences it processes.",
@@ -174,7 +174,7 @@ def _cases_2_4(rng: random.Random) -> tuple[int, int, int]:
 
 
 EX_2_4 = Exercise(
-    id="2.4", chapter=2, kind="build", title="Write required_accumulation_steps",
+    id="2.4", chapter=2, category="build", title="Write required_accumulation_steps",
     prompt=("Write `required_accumulation_steps(target_batch, micro_batch, dp_degree)`: the "
             "number of gradient accumulation steps needed to reach an effective batch of "
             "`target_batch` sequences with `micro_batch` sequences per GPU per step on "
@@ -186,7 +186,7 @@ EX_2_4 = Exercise(
            "is < 1."),
     params={},
     vary=lambda rng: {},
-    answer=Function(
+    answer_kind=Function(
         function_name="required_accumulation_steps",
         signature="(target_batch, micro_batch, dp_degree)",
         cases=_cases_2_4,
@@ -244,7 +244,7 @@ def _vary_2_5(rng: random.Random) -> dict[str, Any]:
 
 
 EX_2_5 = Exercise(
-    id="2.5", chapter=2, kind="trace", title="Checkpointing for a bigger micro-batch?",
+    id="2.5", chapter=2, category="trace", title="Checkpointing for a bigger micro-batch?",
     prompt=("The effective batch is {target_batch} sequences on {dp_degree} GPUs. "
             "**Plan 1:** micro-batch {small_micro} without activation checkpointing; one "
             "micro-batch's forward + backward takes {small_ms} ms. **Plan 2:** micro-batch "
@@ -257,7 +257,7 @@ EX_2_5 = Exercise(
     params=dict(target_batch=2048, dp_degree=8, small_micro=8, small_ms=200.0,
                 large_micro=16, large_ms=380.0),
     vary=_vary_2_5,
-    answer=Choice(options=(
+    answer_kind=Choice(options=(
         Option("A", "Plan 1: the smaller micro-batch without checkpointing",
                "Right: plan 2 halves the accumulation steps but each step takes about twice "
                "as long, and recomputation then multiplies it by 4/3."),

@@ -36,13 +36,13 @@ def _vary_scaling(rng: random.Random) -> dict[str, Any]:
 # -- 3.1 --------------------------------------------------------------------------------
 
 EX_3_1 = Exercise(
-    id="3.1", chapter=3, kind="derive", title="Linear scaling rule",
+    id="3.1", chapter=3, category="derive", title="Linear scaling rule",
     prompt=("A learning rate of {base_lr:.1e} was tuned at a batch of {base_batch} sequences. "
             "You move to a batch of {new_batch} sequences. What learning rate does the "
             "linear scaling rule give?"),
     params=dict(base_lr=3e-4, base_batch=256, new_batch=2048),
     vary=_vary_scaling,
-    answer=Numeric(unit="", rel_tol=0.005),
+    answer_kind=Numeric(unit="", rel_tol=0.005),
     reference=lambda p: lr.linear_scaled_lr(p["base_lr"], p["base_batch"], p["new_batch"]),
     hints=(
         "The rule multiplies the learning rate by the same factor as the batch.",
@@ -73,12 +73,12 @@ EX_3_1 = Exercise(
 # -- 3.2 --------------------------------------------------------------------------------
 
 EX_3_2 = Exercise(
-    id="3.2", chapter=3, kind="derive", title="Square-root scaling",
+    id="3.2", chapter=3, category="derive", title="Square-root scaling",
     prompt=("Same move: {base_lr:.1e} tuned at {base_batch} sequences, new batch "
             "{new_batch}. What learning rate does square-root scaling give?"),
     params=dict(base_lr=3e-4, base_batch=256, new_batch=2048),
     vary=_vary_scaling,
-    answer=Numeric(unit="", rel_tol=0.005),
+    answer_kind=Numeric(unit="", rel_tol=0.005),
     reference=lambda p: lr.sqrt_scaled_lr(p["base_lr"], p["base_batch"], p["new_batch"]),
     hints=(
         "Compute the batch factor k first.",
@@ -113,7 +113,7 @@ def _vary_3_3(rng: random.Random) -> dict[str, Any]:
 
 
 EX_3_3 = Exercise(
-    id="3.3", chapter=3, kind="derive", title="Warmup length by the course heuristic",
+    id="3.3", chapter=3, category="derive", title="Warmup length by the course heuristic",
     prompt=("You scaled the batch from {base_batch} to {new_batch} and will train for "
             "{total_steps} steps. This course's rule of thumb sets warmup to "
             "(B_new / B_base) x 1000 steps. How many warmup steps is that?"),
@@ -122,7 +122,7 @@ EX_3_3 = Exercise(
            "usually pick a fixed number of steps (a few thousand)."),
     params=dict(base_batch=256, new_batch=2048, total_steps=100_000),
     vary=_vary_3_3,
-    answer=Numeric(unit="steps", rel_tol=0.0, abs_tol=0.5),
+    answer_kind=Numeric(unit="steps", rel_tol=0.0, abs_tol=0.5),
     reference=lambda p: lr.warmup_steps_heuristic(p["base_batch"], p["new_batch"]),
     hints=(
         "Only the batch growth factor enters the rule.",
@@ -164,7 +164,7 @@ def _regime_key(p: Params) -> str:
 
 
 EX_3_4 = Exercise(
-    id="3.4", chapter=3, kind="trace", title="Doubling the batch around the critical batch",
+    id="3.4", chapter=3, category="trace", title="Doubling the batch around the critical batch",
     prompt=("Measurements put your run's critical batch size at about {critical_batch_m} M "
             "tokens. You train at {batch_m} M tokens per batch and consider doubling it to "
             "finish in fewer optimizer steps. Using the model in the notes, what does "
@@ -176,7 +176,7 @@ EX_3_4 = Exercise(
            "token count."),
     params=dict(critical_batch_m=2.0, batch_m=16.0),
     vary=_vary_3_4,
-    answer=Choice(options=(
+    answer_kind=Choice(options=(
         Option("A", "Steps nearly halve and the tokens needed barely grow: almost a free "
                "speed-up",
                "This is what happens far below B_crit: S is close to S_min x B_crit / B, so "
@@ -225,7 +225,7 @@ def _vary_3_5(rng: random.Random) -> dict[str, Any]:
 
 
 EX_3_5 = Exercise(
-    id="3.5", chapter=3, kind="trace", title="Cosine schedule after scaling the batch",
+    id="3.5", chapter=3, category="trace", title="Cosine schedule after scaling the batch",
     prompt=("Run A: peak learning rate {peak_lr:.1e}, cosine decay to 0 over {total_steps} "
             "steps. Run B multiplies the batch by {factor}, scales the peak linearly to "
             "{new_peak_lr:.1e} and trains on the same number of tokens, so it takes "
@@ -233,7 +233,7 @@ EX_3_5 = Exercise(
     params=dict(peak_lr=3e-4, total_steps=100_000, factor=2, new_peak_lr=6e-4,
                 new_total_steps=50_000),
     vary=_vary_3_5,
-    answer=Choice(options=(
+    answer_kind=Choice(options=(
         Option("A", "Over run B's own step count (the original count divided by the batch "
                "factor)",
                "Right: the schedule is a function of progress through the run; it must reach "

@@ -29,7 +29,7 @@ PALM_MFU = "Chowdhery et al., 'PaLM', arXiv:2204.02311, 2022, Appendix B (model 
 # -- 4.1 --------------------------------------------------------------------------------
 
 EX_4_1 = Exercise(
-    id="4.1", chapter=4, kind="derive", title="Gradient AllReduce for a 10B model",
+    id="4.1", chapter=4, category="derive", title="Gradient AllReduce for a 10B model",
     prompt=("A {params_billion}B-parameter model keeps FP16 gradients (2 bytes per parameter; "
             "1 GB = 10^9 bytes). {n_gpus} GPUs all-reduce them in one ring in which every "
             "GPU sends to its neighbour at {link_gb_per_s} GB/s in each direction. Ignoring "
@@ -42,7 +42,7 @@ EX_4_1 = Exercise(
     vary=lambda rng: dict(params_billion=rng.choice([1.0, 7.0, 10.0, 13.0, 70.0]),
                           n_gpus=rng.choice([8, 16, 32, 64, 128]),
                           link_gb_per_s=rng.choice([50.0, 100.0, 300.0, 450.0, 600.0])),
-    answer=Numeric(unit="ms", rel_tol=0.01),
+    answer_kind=Numeric(unit="ms", rel_tol=0.01),
     reference=lambda p: ov.dp_allreduce_time_ms(p["params_billion"], p["n_gpus"],
                                                 p["link_gb_per_s"]),
     hints=(
@@ -92,7 +92,7 @@ def _vary_4_2(rng: random.Random) -> dict[str, Any]:
 
 
 EX_4_2 = Exercise(
-    id="4.2", chapter=4, kind="derive", title="How much AllReduce hides behind backward",
+    id="4.2", chapter=4, category="derive", title="How much AllReduce hides behind backward",
     prompt=("The backward pass takes {backward_ms} ms over {n_layers} equal layers. Each "
             "layer's gradients form one bucket whose AllReduce takes {comm_per_layer_ms} ms. "
             "Under the model in the notes, what percentage of the total AllReduce time is "
@@ -104,7 +104,7 @@ EX_4_2 = Exercise(
            "gradients first, so the bucket that finishes last belongs to the first layer."),
     params=dict(n_layers=40, backward_ms=200.0, comm_per_layer_ms=1.5),
     vary=_vary_4_2,
-    answer=Numeric(unit="%", rel_tol=0.005),
+    answer_kind=Numeric(unit="%", rel_tol=0.005),
     reference=_overlap_pct,
     hints=(
         "Compare one layer's compute time with one bucket's AllReduce time.",
@@ -142,7 +142,7 @@ def _inter_node_ms(p: Params) -> float:
 
 
 EX_4_3 = Exercise(
-    id="4.3", chapter=4, kind="derive", title="The inter-node step of a hierarchical AllReduce",
+    id="4.3", chapter=4, category="derive", title="The inter-node step of a hierarchical AllReduce",
     prompt=("{n_nodes} nodes of {gpus_per_node} GPUs train a {params_billion}B-parameter "
             "model with FP16 gradients (2 bytes per parameter). The AllReduce is done in "
             "three phases: sum inside each node over NVLink, AllReduce the node sums across "
@@ -158,7 +158,7 @@ EX_4_3 = Exercise(
                           n_nodes=rng.choice([4, 8, 16, 32]),
                           gpus_per_node=8,
                           ib_gb_per_s=rng.choice([25.0, 50.0, 100.0])),
-    answer=Numeric(unit="ms", rel_tol=0.01),
+    answer_kind=Numeric(unit="ms", rel_tol=0.01),
     reference=_inter_node_ms,
     hints=(
         "After the in-node sum, each node holds one full gradient S. How many members does "
@@ -202,7 +202,7 @@ def _ratio_4_4(p: Params) -> float:
 
 
 EX_4_4 = Exercise(
-    id="4.4", chapter=4, kind="trace", title="Communication over compute",
+    id="4.4", chapter=4, category="trace", title="Communication over compute",
     prompt=("One training step makes each GPU execute {flops_tflop} TFLOP (forward and "
             "backward). The GPU peaks at {peak_tflops} dense BF16 TFLOPS and runs at "
             "{mfu:.0%} MFU. The gradient AllReduce takes {comm_ms} ms and does not overlap "
@@ -215,7 +215,7 @@ EX_4_4 = Exercise(
                           peak_tflops=rng.choice([312.0, 989.4]),
                           mfu=rng.choice([0.35, 0.4, 0.5]),
                           comm_ms=rng.choice([50.0, 87.5, 175.0, 350.0])),
-    answer=Numeric(unit="", rel_tol=0.01),
+    answer_kind=Numeric(unit="", rel_tol=0.01),
     reference=_ratio_4_4,
     hints=(
         "Compute time = FLOPs / achieved FLOP/s, and achieved = peak x MFU.",
@@ -256,7 +256,7 @@ def _cases_4_5(rng: random.Random) -> tuple[float, int, float, float, float]:
 
 
 EX_4_5 = Exercise(
-    id="4.5", chapter=4, kind="build", title="Write comm_compute_ratio",
+    id="4.5", chapter=4, category="build", title="Write comm_compute_ratio",
     prompt=("Write `comm_compute_ratio(params_billion, n_gpus, link_gb_per_s, "
             "flops_per_step_tflop, achieved_tflops)`: the ratio of the gradient AllReduce "
             "time to the compute time of one data-parallel step. The gradients are FP16 "
@@ -272,7 +272,7 @@ EX_4_5 = Exercise(
                 flops_per_step_tflop=120.0, achieved_tflops=494.7),
     vary=lambda rng: dict(params_billion=10.0, n_gpus=8, link_gb_per_s=100.0,
                           flops_per_step_tflop=120.0, achieved_tflops=494.7),
-    answer=Function(
+    answer_kind=Function(
         function_name="comm_compute_ratio",
         signature=("(params_billion, n_gpus, link_gb_per_s, flops_per_step_tflop, "
                    "achieved_tflops)"),

@@ -34,14 +34,14 @@ def _vary_pm(rng: random.Random) -> dict[str, Any]:
 # -- 5.1 --------------------------------------------------------------------------------
 
 EX_5_1 = Exercise(
-    id="5.1", chapter=5, kind="derive", title="The pipeline bubble",
+    id="5.1", chapter=5, category="derive", title="The pipeline bubble",
     prompt=("A 1F1B pipeline has {pp} stages and processes {m} microbatches per batch. "
             "Express the bubble (the time stages sit idle while the pipeline fills and "
             "drains) as a percentage of the **ideal compute time** m (t_f + t_b), the "
             "definition of Narayanan et al. (2021)."),
     params=dict(pp=4, m=12),
     vary=_vary_pm,
-    answer=Numeric(unit="%", rel_tol=0.005),
+    answer_kind=Numeric(unit="%", rel_tol=0.005),
     reference=lambda p: 100 * pl.bubble_over_compute(p["pp"], p["m"]),
     hints=(
         "The fill and drain cost (p-1) forward and (p-1) backward slots on every stage.",
@@ -76,7 +76,7 @@ def _vary_5_2(rng: random.Random) -> dict[str, Any]:
 
 
 EX_5_2 = Exercise(
-    id="5.2", chapter=5, kind="derive", title="Activation memory under 1F1B",
+    id="5.2", chapter=5, category="derive", title="Activation memory under 1F1B",
     prompt=("A 1F1B pipeline has {pp} stages and {m} microbatches per batch. Each microbatch "
             "leaves {activation_gb} GB of activations stashed on a stage until its backward "
             "pass there. What is the peak stashed-activation memory, in GB, on stage "
@@ -86,7 +86,7 @@ EX_5_2 = Exercise(
            "the remaining backwards."),
     params=dict(pp=4, m=12, stage=0, activation_gb=2.0),
     vary=_vary_5_2,
-    answer=Numeric(unit="GB", rel_tol=0.005),
+    answer_kind=Numeric(unit="GB", rel_tol=0.005),
     reference=lambda p: pl.activation_memory_gb(p["activation_gb"], p["pp"], p["m"],
                                                 "1f1b", p["stage"]),
     hints=(
@@ -124,13 +124,13 @@ def _vary_5_3(rng: random.Random) -> dict[str, Any]:
 
 
 EX_5_3 = Exercise(
-    id="5.3", chapter=5, kind="derive", title="Interleaved 1F1B",
+    id="5.3", chapter=5, category="derive", title="Interleaved 1F1B",
     prompt=("Same kind of pipeline: {pp} stages, {m} microbatches, but each GPU now holds "
             "v = {v} model chunks (interleaved 1F1B). What is the bubble as a percentage of "
             "the ideal compute time?"),
     params=dict(pp=4, m=12, v=4),
     vary=_vary_5_3,
-    answer=Numeric(unit="%", rel_tol=0.005),
+    answer_kind=Numeric(unit="%", rel_tol=0.005),
     reference=lambda p: 100 * pl.bubble_over_compute(p["pp"], p["m"], p["v"]),
     hints=(
         "Each chunk is 1/v of a stage, so each fill/drain slot is v times shorter.",
@@ -162,7 +162,8 @@ def _vary_5_4(rng: random.Random) -> dict[str, Any]:
 
 
 EX_5_4 = Exercise(
-    id="5.4", chapter=5, kind="derive", title="Point-to-point traffic of an interleaved pipeline",
+    id="5.4", chapter=5, category="derive",
+    title="Point-to-point traffic of an interleaved pipeline",
     prompt=("A pipeline of {pp} GPUs, each holding v = {v} model chunks, processes {m} "
             "microbatches per batch. At every chunk boundary, one microbatch sends "
             "{activation_gb} GB of activations forward and receives a gradient of the same "
@@ -173,7 +174,7 @@ EX_5_4 = Exercise(
            "different GPUs."),
     params=dict(pp=4, m=12, v=4, activation_gb=0.5),
     vary=_vary_5_4,
-    answer=Numeric(unit="GB", rel_tol=0.005),
+    answer_kind=Numeric(unit="GB", rel_tol=0.005),
     reference=lambda p: pl.p2p_total_gb_per_step(p["activation_gb"], p["pp"], p["m"], p["v"]),
     hints=(
         "How many chunk boundaries does one microbatch cross on its way through the model?",
@@ -218,14 +219,14 @@ def _cases_5_5(rng: random.Random) -> tuple[int, int, int]:
 
 
 EX_5_5 = Exercise(
-    id="5.5", chapter=5, kind="debug", title="The bubble with the wrong denominator",
+    id="5.5", chapter=5, category="debug", title="The bubble with the wrong denominator",
     prompt=("The docstring promises the bubble as a fraction of the ideal compute time, but "
             "for pp = {pp}, m = {m} the function returns 0.2 instead of 0.25. Which line is "
             "wrong? Give the line number (the `def` line is 1) and the fixed function."),
     notes="```python\n" + BUGGY_5_5 + "```",
     params=dict(pp=4, m=12),
     vary=lambda rng: dict(pp=4, m=12),
-    answer=Debug(
+    answer_kind=Debug(
         code=BUGGY_5_5,
         fix=Function(
             function_name="bubble_over_compute",
@@ -254,13 +255,13 @@ EX_5_5 = Exercise(
 # -- 5.6 --------------------------------------------------------------------------------
 
 EX_5_6 = Exercise(
-    id="5.6", chapter=5, kind="trace", title="Fewest microbatches for a small bubble",
+    id="5.6", chapter=5, category="trace", title="Fewest microbatches for a small bubble",
     prompt=("A pipeline has {pp} stages and no interleaving. What is the smallest number of "
             "microbatches m for which the bubble over ideal compute time, (p-1)/m, is "
             "**strictly below** {target_pct} %?"),
     params=dict(pp=8, target_pct=5),
     vary=lambda rng: dict(pp=rng.choice([4, 8, 12, 16]), target_pct=rng.choice([2, 5, 10])),
-    answer=Numeric(unit="microbatches", rel_tol=0.0, abs_tol=0.0),
+    answer_kind=Numeric(unit="microbatches", rel_tol=0.0, abs_tol=0.0),
     reference=lambda p: pl.min_microbatches(p["pp"], p["target_pct"] / 100),
     hints=(
         "Solve (p-1)/m < target for m.",

@@ -20,13 +20,13 @@ def _vary_6_1(rng: random.Random) -> dict[str, Any]:
 
 
 EX_6_1 = Exercise(
-    id="6.1", chapter=6, kind="derive", title="Column-parallel shard shape",
+    id="6.1", chapter=6, category="derive", title="Column-parallel shard shape",
     prompt=("A [d, d] weight matrix with d = {d_model} is split column-parallel over TP = {tp} "
             "GPUs. Each GPU holds a [rows, columns] shard. How many columns does one shard "
             "have?"),
     params=dict(d_model=8192, tp=8),
     vary=_vary_6_1,
-    answer=Numeric(unit="columns", rel_tol=0.0, abs_tol=0.5),
+    answer_kind=Numeric(unit="columns", rel_tol=0.0, abs_tol=0.5),
     reference=lambda p: tp.column_parallel_shard_shape(p["d_model"], p["d_model"], p["tp"])[1],
     hints=("A column split leaves every row on every GPU.",
            "Only the output dimension is divided among the TP GPUs.",
@@ -67,7 +67,7 @@ def _ring_mb(p: Any) -> float:
 
 
 EX_6_2 = Exercise(
-    id="6.2", chapter=6, kind="derive", title="Data sent per TP AllReduce",
+    id="6.2", chapter=6, category="derive", title="Data sent per TP AllReduce",
     prompt=("TP = {tp}, hidden size d = {d_model}, sequence length s = {seq_len}, "
             "micro-batch b = {micro_batch}, activations in FP16 (2 bytes). Each TP AllReduce "
             "sums an activation tensor of shape [b x s, d]. With a ring AllReduce, how many "
@@ -75,7 +75,7 @@ EX_6_2 = Exercise(
             "the same amount)?"),
     params=dict(tp=8, d_model=8192, seq_len=4096, micro_batch=1),
     vary=_vary_6_2,
-    answer=Numeric(unit="MB", rel_tol=0.005),
+    answer_kind=Numeric(unit="MB", rel_tol=0.005),
     reference=_ring_mb,
     hints=("First find the size of the tensor: b x s x d elements at 2 bytes each.",
            "A ring AllReduce is a reduce-scatter followed by an all-gather.",
@@ -115,14 +115,14 @@ def _all_layers_gb(p: Any) -> float:
 
 
 EX_6_3 = Exercise(
-    id="6.3", chapter=6, kind="derive", title="Weight memory per GPU under TP",
+    id="6.3", chapter=6, category="derive", title="Weight memory per GPU under TP",
     prompt=("Approximate each transformer layer by 12 d^2 parameters (no GQA, a 4d MLP, no "
             "biases) with d = {d_model} and {n_layers} layers, weights in FP16 (2 bytes). "
             "With TP = {tp}, how many GB (1e9 bytes) of layer weights does each GPU hold? "
             "Ignore embeddings."),
     params=dict(d_model=8192, n_layers=80, tp=8),
     vary=_vary_6_3,
-    answer=Numeric(unit="GB", rel_tol=0.005),
+    answer_kind=Numeric(unit="GB", rel_tol=0.005),
     reference=lambda p: tp.tp_weight_gb_per_gpu(tp.layer_params_12d2(p["d_model"]),
                                                 p["n_layers"], p["tp"]),
     hints=("Parameters per layer: 12 x d^2.",
@@ -160,14 +160,14 @@ def _fractional_kv_heads(p: Any) -> float:
 
 
 EX_6_4 = Exercise(
-    id="6.4", chapter=6, kind="trace", title="Attention heads per GPU with GQA",
+    id="6.4", chapter=6, category="trace", title="Attention heads per GPU with GQA",
     prompt=("A model uses grouped-query attention with {n_heads} query heads and {n_kv_heads} "
             "key/value heads. Attention is split over TP = {tp} GPUs by whole heads. How many "
             "distinct K/V heads does each GPU hold? (If there are fewer K/V heads than GPUs, "
             "a K/V head is copied to several GPUs; count the copy a GPU holds.)"),
     params=dict(n_heads=64, n_kv_heads=8, tp=8),
     vary=_vary_6_4,
-    answer=Numeric(unit="heads", rel_tol=0.0, abs_tol=0.01),
+    answer_kind=Numeric(unit="heads", rel_tol=0.0, abs_tol=0.01),
     reference=lambda p: tp.kv_heads_per_gpu(p["n_kv_heads"], p["tp"]),
     hints=("Query heads split as n_heads / TP. Do K/V heads split the same way?",
            "A head is never cut in two: it lives whole on a GPU.",
@@ -203,7 +203,7 @@ def _comm_ms(p: Any) -> float:
 
 
 EX_6_5 = Exercise(
-    id="6.5", chapter=6, kind="derive", title="TP communication overhead",
+    id="6.5", chapter=6, category="derive", title="TP communication overhead",
     prompt=("A model with {n_layers} layers runs with Megatron-style TP inside one NVLink "
             "node. One TP AllReduce takes {allreduce_ms} ms. The forward plus backward "
             "compute of one micro-batch takes {compute_ms} ms, and no communication overlaps "
@@ -211,7 +211,7 @@ EX_6_5 = Exercise(
             "communication time as a percentage of the compute time?"),
     params=dict(n_layers=80, allreduce_ms=0.26, compute_ms=300.0),
     vary=_vary_6_5,
-    answer=Numeric(unit="%", rel_tol=0.005),
+    answer_kind=Numeric(unit="%", rel_tol=0.005),
     reference=lambda p: tp.tp_comm_overhead_percent(
         tp.tp_allreduces_per_step(p["n_layers"]), p["allreduce_ms"], p["compute_ms"]),
     notes=("0.26 ms is roughly what the 117 MB per GPU of exercise 6.2 takes at H100 NVLink's "

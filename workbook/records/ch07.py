@@ -24,14 +24,14 @@ def _size_gb(p: Any, bytes_per_param: float) -> float:
 
 
 EX_7_1 = Exercise(
-    id="7.1", chapter=7, kind="derive", title="Checkpoint size",
+    id="7.1", chapter=7, category="derive", title="Checkpoint size",
     prompt=("A {n_params_b}B-parameter model trains with mixed-precision Adam. A full "
             "checkpoint saves the FP16 weights, the FP32 master weights, Adam's FP32 momentum "
             "and FP32 variance, and a step counter and learning rate (8 bytes together). "
             "Gradients are not saved. How many GB (1e9 bytes) is one checkpoint?"),
     params=dict(n_params_b=70),
     vary=_vary_7_1,
-    answer=Numeric(unit="GB", rel_tol=0.005),
+    answer_kind=Numeric(unit="GB", rel_tol=0.005),
     reference=lambda p: ck.checkpoint_size_gb(p["n_params_b"] * 1e9, extra_bytes=8),
     hints=("List the bytes per parameter of each saved tensor.",
            "FP16 weights 2, FP32 master 4, momentum 4, variance 4.",
@@ -58,13 +58,13 @@ def _vary_7_2(rng: random.Random) -> dict[str, Any]:
 
 
 EX_7_2 = Exercise(
-    id="7.2", chapter=7, kind="derive", title="Checkpoint write time",
+    id="7.2", chapter=7, category="derive", title="Checkpoint write time",
     prompt=("A {size_gb} GB checkpoint is written to a shared file system whose aggregate "
             "write bandwidth is {write_gb_per_s} GB/s (bytes, not bits). Training pauses "
             "while it writes. How many seconds does one checkpoint take?"),
     params=dict(size_gb=980.0, write_gb_per_s=10.0),
     vary=_vary_7_2,
-    answer=Numeric(unit="s", rel_tol=0.005),
+    answer_kind=Numeric(unit="s", rel_tol=0.005),
     reference=lambda p: ck.checkpoint_write_time_s(p["size_gb"], p["write_gb_per_s"]),
     hints=("Time = size / bandwidth.", "Both are in GB; the answer comes out in seconds."),
     explanation=("{size_gb} GB / {write_gb_per_s} GB/s = {expected} s. Writing shards from "
@@ -92,13 +92,13 @@ def _young_min(p: Any) -> float:
 
 
 EX_7_3 = Exercise(
-    id="7.3", chapter=7, kind="derive", title="Young's optimal checkpoint interval",
+    id="7.3", chapter=7, category="derive", title="Young's optimal checkpoint interval",
     prompt=("A cluster's mean time between failures (MTBF) is M = {mtbf_h} hours and one "
             "checkpoint takes C = {checkpoint_s} s. Using Young's first-order formula "
             "tau = sqrt(2 C M), how many minutes should pass between checkpoints?"),
     params=dict(mtbf_h=24.0, checkpoint_s=98.0),
     vary=_vary_7_3,
-    answer=Numeric(unit="min", rel_tol=0.01),
+    answer_kind=Numeric(unit="min", rel_tol=0.01),
     reference=_young_min,
     hints=("Put C and M in the same unit first (seconds is easiest).",
            "M = hours x 3600 s.",
@@ -127,7 +127,7 @@ def _vary_7_4(rng: random.Random) -> dict[str, Any]:
 
 
 EX_7_4 = Exercise(
-    id="7.4", chapter=7, kind="derive", title="Cost of one crash",
+    id="7.4", chapter=7, category="derive", title="Cost of one crash",
     prompt=("A run uses {n_gpus} GPUs at ${usd_per_gpu_hour} per GPU-hour and checkpoints "
             "every {interval_min} minutes. A crash is equally likely at any moment of the "
             "interval, and recovery (restart and reload) takes {recovery_min} minutes during "
@@ -135,7 +135,7 @@ EX_7_4 = Exercise(
             "average (lost work plus recovery)?"),
     params=dict(n_gpus=512, usd_per_gpu_hour=2.0, interval_min=68, recovery_min=2),
     vary=_vary_7_4,
-    answer=Numeric(unit="$", rel_tol=0.005),
+    answer_kind=Numeric(unit="$", rel_tol=0.005),
     reference=lambda p: ck.cost_per_crash_usd(p["n_gpus"], p["usd_per_gpu_hour"],
                                               p["interval_min"], p["recovery_min"]),
     hints=("On average a crash lands halfway through an interval.",
@@ -167,7 +167,7 @@ def _cases_7_5(rng: random.Random) -> tuple[float, float]:
 
 
 EX_7_5 = Exercise(
-    id="7.5", chapter=7, kind="build", title="optimal_checkpoint_interval()",
+    id="7.5", chapter=7, category="build", title="optimal_checkpoint_interval()",
     prompt=("Write optimal_checkpoint_interval(mtbf_hours, checkpoint_s) returning "
             "(interval_min, waste_percent): Young's interval tau = sqrt(2 C M) in minutes, and "
             "the expected waste at that interval, 100 x (C / tau + tau / (2 M)) percent: time "
@@ -176,7 +176,7 @@ EX_7_5 = Exercise(
             "input is not > 0."),
     params=dict(),
     vary=lambda rng: dict(),
-    answer=Function(
+    answer_kind=Function(
         "optimal_checkpoint_interval",
         "(mtbf_hours: float, checkpoint_s: float) -> tuple[float, float]",
         cases=_cases_7_5,

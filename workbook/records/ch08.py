@@ -34,13 +34,13 @@ def _mantissa_only(p: Any) -> float:
 
 
 EX_8_1 = Exercise(
-    id="8.1", chapter=8, kind="derive", title="Smallest normal number",
+    id="8.1", chapter=8, category="derive", title="Smallest normal number",
     prompt=("{format_name} has {exponent_bits} exponent bits with bias {bias}; the smallest "
             "stored exponent for a normal number is 1. What is its smallest positive normal "
             "value? Give a plain number, for example 1.2e-3 (not a power of two)."),
     params=_format_params("FP16"),
     vary=lambda rng: _format_params(rng.choice(["FP16", "BF16", "FP8 E4M3", "FP8 E5M2"])),
-    answer=Numeric(unit="", rel_tol=0.001),
+    answer_kind=Numeric(unit="", rel_tol=0.001),
     reference=lambda p: pr.format_by_name(p["format_name"]).min_normal,
     hints=("A normal number is 1.f x 2^(E - bias) with E >= 1.",
            "The smallest one has E = 1 and f = 0: 2^(1 - bias).",
@@ -71,7 +71,7 @@ def _vary_8_2(rng: random.Random) -> dict[str, Any]:
 
 
 EX_8_2 = Exercise(
-    id="8.2", chapter=8, kind="trace", title="Trace dynamic loss scaling",
+    id="8.2", chapter=8, category="trace", title="Trace dynamic loss scaling",
     prompt=("Dynamic loss scaling with PyTorch's GradScaler rules: start at scale "
             "{init_scale}, growth_interval = {growth_interval}, growth factor 2, backoff 0.5. "
             "The steps' overflow flags are {overflows} (True = inf/NaN in the gradients). "
@@ -80,7 +80,7 @@ EX_8_2 = Exercise(
     params=dict(overflows=(False, True, False, True, False), init_scale=65536.0,
                 growth_interval=2000),
     vary=_vary_8_2,
-    answer=Trace(columns=("scale", "good_count", "skipped")),
+    answer_kind=Trace(columns=("scale", "good_count", "skipped")),
     reference=lambda p: ls.loss_scale_trace(p["overflows"], p["init_scale"],
                                             p["growth_interval"]),
     hints=("An overflow skips the step, halves the scale and resets good_count to 0.",
@@ -98,7 +98,7 @@ EX_8_2 = Exercise(
 
 # -- 8.3 ---------------------------------------------------------------------------------
 EX_8_3 = Exercise(
-    id="8.3", chapter=8, kind="derive", title="Model-state memory: mixed vs FP32",
+    id="8.3", chapter=8, category="derive", title="Model-state memory: mixed vs FP32",
     prompt=("A {n_params_b}B-parameter model trains with Adam. Mixed precision keeps FP16 "
             "weights, FP16 gradients, FP32 master weights and two FP32 Adam moments; pure "
             "FP32 training keeps FP32 weights, FP32 gradients and two FP32 Adam moments. "
@@ -106,7 +106,7 @@ EX_8_3 = Exercise(
             "mixed-precision memory to pure-FP32 memory?"),
     params=dict(n_params_b=13),
     vary=lambda rng: dict(n_params_b=rng.choice([1.3, 7, 13, 34, 70])),
-    answer=Numeric(unit="", rel_tol=0.01),
+    answer_kind=Numeric(unit="", rel_tol=0.01),
     reference=lambda p: pr.mixed_to_fp32_state_ratio(),
     hints=("Count bytes per parameter for each recipe.",
            "Mixed: 2 + 2 + 4 + 4 + 4.", "FP32: 4 + 4 + 4 + 4."),
@@ -126,13 +126,13 @@ EX_8_3 = Exercise(
 
 # -- 8.4 ---------------------------------------------------------------------------------
 EX_8_4 = Exercise(
-    id="8.4", chapter=8, kind="trace", title="Why E4M3 forward, E5M2 backward",
+    id="8.4", chapter=8, category="trace", title="Why E4M3 forward, E5M2 backward",
     prompt=("FP8 E4M3 (largest value 448) is used for weights and activations in the forward "
             "pass, and FP8 E5M2 (largest value 57344) for gradients in the backward pass. "
             "Which statement gives the reason?"),
     params=dict(),
     vary=lambda rng: dict(),
-    answer=Choice(options=(
+    answer_kind=Choice(options=(
         Option("A", "E5M2 has more mantissa bits, so gradients are stored more precisely.",
                "E5M2 has 2 mantissa bits, E4M3 has 3; E4M3 is the more precise of the two."),
         Option("B", "Gradients are always larger in magnitude than activations, so they "
@@ -178,14 +178,14 @@ def _fp16_gb(p: Any) -> float:
 
 
 EX_8_5 = Exercise(
-    id="8.5", chapter=8, kind="derive", title="Activation memory saved by FP8",
+    id="8.5", chapter=8, category="derive", title="Activation memory saved by FP8",
     prompt=("In a simplified model, each of {n_layers} layers keeps two tensors of shape "
             "[b, s, d] for the backward pass (the inputs to attention and to the MLP), with "
             "b = {micro_batch}, s = {seq_len}, d = {d_model}. How many GB (1e9 bytes) are "
             "saved by storing them in FP8 (1 byte) instead of FP16 (2 bytes)?"),
     params=dict(micro_batch=4, seq_len=4096, d_model=8192, n_layers=80),
     vary=_vary_8_5,
-    answer=Numeric(unit="GB", rel_tol=0.005),
+    answer_kind=Numeric(unit="GB", rel_tol=0.005),
     reference=lambda p: pr.fp8_activation_saving_gb(p["micro_batch"], p["seq_len"],
                                                     p["d_model"], p["n_layers"]),
     hints=("Elements = 2 x b x s x d x layers.",
@@ -216,7 +216,7 @@ def _cases_8_6(rng: random.Random) -> tuple[list[bool], float, int]:
 
 
 EX_8_6 = Exercise(
-    id="8.6", chapter=8, kind="build", title="dynamic_loss_scale()",
+    id="8.6", chapter=8, category="build", title="dynamic_loss_scale()",
     prompt=("Write dynamic_loss_scale(overflows, init_scale=65536.0, growth_interval=2000) "
             "that returns the loss scale after processing the list of per-step overflow "
             "flags, with PyTorch GradScaler's rules: on overflow, scale x 0.5 and the good-"
@@ -225,7 +225,7 @@ EX_8_6 = Exercise(
             "init_scale <= 0 or growth_interval < 1."),
     params=dict(),
     vary=lambda rng: dict(),
-    answer=Function(
+    answer_kind=Function(
         "dynamic_loss_scale",
         "(overflows: list[bool], init_scale: float = 65536.0, growth_interval: int = 2000)"
         " -> float",

@@ -52,14 +52,14 @@ def _vary_9_1(rng: random.Random) -> dict[str, Any]:
 
 
 EX_9_1 = Exercise(
-    id="9.1", chapter=9, kind="derive", title="The data-parallel degree",
+    id="9.1", chapter=9, category="derive", title="The data-parallel degree",
     prompt=("A cluster of {n_gpus:,} GPUs trains with tensor parallelism TP = {tp}, context "
             "parallelism CP = {cp} and pipeline parallelism PP = {pp}. Every GPU belongs to "
             "exactly one TP x CP x PP model replica. How many data-parallel replicas (DP) "
             "are there?"),
     params=dict(n_gpus=16384, tp=8, pp=16, cp=1),
     vary=_vary_9_1,
-    answer=Numeric(unit="", rel_tol=1e-9),
+    answer_kind=Numeric(unit="", rel_tol=1e-9),
     reference=lambda p: l3.dp_degree(p["n_gpus"], p["tp"], p["pp"], p["cp"]),
     hints=("The four degrees multiply to the GPU count: TP x CP x PP x DP = N.",
            "One model replica uses TP x CP x PP GPUs.",
@@ -88,7 +88,7 @@ def _vary_9_2(rng: random.Random) -> dict[str, Any]:
 
 
 EX_9_2 = Exercise(
-    id="9.2", chapter=9, kind="derive", title="Layers per pipeline stage",
+    id="9.2", chapter=9, category="derive", title="Layers per pipeline stage",
     prompt=("A {n_layers}-layer model is split over PP = {pp} pipeline stages as evenly as "
             "possible (stage sizes differ by at most one layer). How many layers does the "
             "most heavily loaded stage hold?"),
@@ -97,7 +97,7 @@ EX_9_2 = Exercise(
            "output head, so the middle stages are the full ones."),
     params=dict(n_layers=126, pp=16),
     vary=_vary_9_2,
-    answer=Numeric(unit="layers", rel_tol=1e-9),
+    answer_kind=Numeric(unit="layers", rel_tol=1e-9),
     reference=lambda p: l3.max_layers_per_stage(p["n_layers"], p["pp"]),
     hints=("Divide the layers by the stages: the result is not a whole number.",
            "A stage holds whole layers: some stages get the quotient rounded up.",
@@ -142,7 +142,7 @@ def _mha_layer(p: Mapping[str, Any]) -> int:
 
 
 EX_9_3 = Exercise(
-    id="9.3", chapter=9, kind="derive", title="Weight memory per GPU with GQA and SwiGLU",
+    id="9.3", chapter=9, category="derive", title="Weight memory per GPU with GQA and SwiGLU",
     prompt=("Each layer has model width d = {d_model:,}, {n_heads} query heads and "
             "{n_kv_heads} key/value heads (grouped-query attention, head size d / heads), "
             "and a SwiGLU FFN of width {d_ffn:,}. Ignore norm weights. One pipeline stage "
@@ -151,7 +151,7 @@ EX_9_3 = Exercise(
     params=dict(d_model=16384, n_heads=128, n_kv_heads=8, d_ffn=53248, layers_on_stage=8,
                 tp=8),
     vary=_vary_9_3,
-    answer=Numeric(unit="GB", rel_tol=0.005),
+    answer_kind=Numeric(unit="GB", rel_tol=0.005),
     reference=lambda p: _weights_gb(p, _gqa_layer(p)),
     hints=("Q and O are d x d; with GQA, K and V are only d x (kv_heads x head size) each.",
            "SwiGLU has three d x d_ffn matrices: gate, up and down.",
@@ -192,13 +192,13 @@ def _flops(p: Mapping[str, Any]) -> float:
 
 
 EX_9_4 = Exercise(
-    id="9.4", chapter=9, kind="derive", title="Training compute in petaFLOP-days",
+    id="9.4", chapter=9, category="derive", title="Training compute in petaFLOP-days",
     prompt=("A dense model of {n_params_b} billion parameters is trained on {tokens_t} "
             "trillion tokens. Using the estimate of 6 FLOPs per parameter per token, how "
             "many petaFLOP/s-days (1 PF-day = 1e15 FLOP/s for 86,400 s) does training take?"),
     params=dict(n_params_b=405.0, tokens_t=15.6),
     vary=_vary_9_4,
-    answer=Numeric(unit="PF-days", rel_tol=0.005),
+    answer_kind=Numeric(unit="PF-days", rel_tol=0.005),
     reference=lambda p: l3.pf_days(_flops(p)),
     hints=("C = 6 N D: 2N FLOPs per token forward, 4N backward.",
            "One PF-day is 1e15 x 86,400 = 8.64e19 FLOPs.",
@@ -228,7 +228,7 @@ def _days(p: Mapping[str, Any], peak: float | None = None, mfu_pct: float | None
 
 
 EX_9_5 = Exercise(
-    id="9.5", chapter=9, kind="derive", title="Training time at a given MFU",
+    id="9.5", chapter=9, category="derive", title="Training time at a given MFU",
     prompt=("Training needs 6 x N x D FLOPs with N = {n_params_b} billion parameters and "
             "D = {tokens_t} trillion tokens. It runs on {n_gpus:,} H100 GPUs whose dense BF16 "
             "peak is {peak_tflops} TFLOPS, at {mfu_pct}% model FLOPs utilisation (MFU), with "
@@ -239,7 +239,7 @@ EX_9_5 = Exercise(
            "imply an average of about 35% MFU over the whole run, downtime included."),
     params=dict(n_params_b=405.0, tokens_t=15.6, n_gpus=16384, peak_tflops=989.4, mfu_pct=40),
     vary=_vary_9_5,
-    answer=Numeric(unit="days", rel_tol=0.005),
+    answer_kind=Numeric(unit="days", rel_tol=0.005),
     reference=_days,
     hints=("Achieved FLOP/s = GPUs x peak x MFU.",
            "Time in seconds = total FLOPs / achieved FLOP/s.",
@@ -274,7 +274,7 @@ def _m(p: Mapping[str, Any]) -> int:
 
 
 EX_9_6 = Exercise(
-    id="9.6", chapter=9, kind="derive", title="The pipeline bubble of the 405B run",
+    id="9.6", chapter=9, category="derive", title="The pipeline bubble of the 405B run",
     prompt=("Each data-parallel group processes {batch_per_dp} sequences per step in "
             "micro-batches of {micro_batch} sequence(s), through PP = {pp} pipeline stages with "
             "an interleaved 1F1B schedule of v = {v} model chunks per GPU. What is the "
@@ -285,16 +285,18 @@ EX_9_6 = Exercise(
            "interleaved schedule; v is given here as a parameter."),
     params=dict(pp=16, batch_per_dp=16, micro_batch=1, v=2),
     vary=_vary_9_6,
-    answer=Numeric(unit="%", rel_tol=0.005),
+    answer_kind=Numeric(unit="%", rel_tol=0.005),
     reference=lambda p: 100 * bubble_over_compute(p["pp"], _m(p), p["v"]),
     hints=("The number of micro-batches is m = batch per DP group / micro-batch size.",
            "1F1B leaves (p-1)/m of the compute time idle; interleaving divides it by v.",
            "Bubble = (p-1)/(m v), as a percentage."),
     explanation=("m = {batch_per_dp} / {micro_batch} micro-batches, so the bubble is "
                  "(p-1)/(m v) = ({pp}-1)/(m x {v}) = {expected}% of the ideal compute time. "
-                 "As a share of the whole step it is (p-1)/(m v + p - 1), smaller. For Llama 3 "
-                 "with v = 2: 15/32 = 46.9% (31.9% of wall time): a large price the paper "
-                 "accepts to fit 16M-token batches and 405B parameters."),
+                 "As a share of the whole step it is (p-1)/(m v + p - 1), smaller. Llama 3 "
+                 "interleaves but does not publish v: with m = 16 on 16 stages the bubble is "
+                 "94% for v = 1, 47% for v = 2 and 23% for v = 4, which is why the choice of v "
+                 "matters so much. With fewer micro-batches than stages (m < p) it exceeds "
+                 "100%, and interleaving no longer helps."),
     misconceptions=(
         Misconception(lambda p: _only_if(p["v"] > 1, 100 * bubble_over_compute(p["pp"], _m(p))),
                       "That is plain 1F1B; interleaving with v = {v} divides the bubble by v."),
@@ -325,7 +327,7 @@ def _dp_gb(p: Mapping[str, Any], tp: int | None = None) -> float:
 
 
 EX_9_7 = Exercise(
-    id="9.7", chapter=9, kind="derive", title="Data-parallel gradient all-reduce volume",
+    id="9.7", chapter=9, category="derive", title="Data-parallel gradient all-reduce volume",
     prompt=("A pipeline stage holds {layers_on_stage} layers of {params_per_layer:,} parameters "
             "each, split over TP = {tp} GPUs. Each GPU all-reduces its gradient shard "
             "({bytes_per_grad} bytes per gradient) with the {n_dp} GPUs of its data-parallel "
@@ -336,7 +338,7 @@ EX_9_7 = Exercise(
     params=dict(params_per_layer=3187671040, layers_on_stage=8, tp=8, n_dp=128,
                 bytes_per_grad=2),
     vary=_vary_9_7,
-    answer=Numeric(unit="GB", rel_tol=0.005),
+    answer_kind=Numeric(unit="GB", rel_tol=0.005),
     reference=_dp_gb,
     hints=("The gradient each GPU reduces is its own shard: layers x params / TP x bytes.",
            "A ring all-reduce is a reduce-scatter plus an all-gather.",
@@ -358,25 +360,32 @@ EX_9_7 = Exercise(
 
 # -- 9.8 ---------------------------------------------------------------------------------
 
+def _order_9_8(p: Mapping[str, Any]) -> tuple[str, ...]:
+    """The paper's order, innermost first; reversed when the question runs outermost first."""
+    order = tuple(l3.PARALLELISM_ORDER)
+    return order if p["first"] == "innermost" else order[::-1]
+
+
 EX_9_8 = Exercise(
-    id="9.8", chapter=9, kind="design", title="Order the four parallelism dimensions",
+    id="9.8", chapter=9, category="design", title="Order the four parallelism dimensions",
     prompt=("Llama 3 405B combines tensor (TP), context (CP), pipeline (PP) and data (DP) "
-            "parallelism. Order the four from **innermost** (ranks placed on the closest, "
-            "fastest-connected GPUs) to **outermost** (ranks spread furthest apart across the "
-            "network), as the paper does."),
+            "parallelism. Innermost means ranks placed on the closest, fastest-connected "
+            "GPUs; outermost, ranks spread furthest apart across the network. Order the four "
+            "as the paper places them, from **{first}** to **{last}**."),
     notes=("TP exchanges activations several times inside every layer (blocking); CP gathers "
            "keys and values once per layer and can partly overlap; PP sends one activation per "
            "micro-batch to the next stage; DP reduces gradients once per step, overlapped "
            "with the backward pass."),
-    params={},
-    vary=lambda rng: {},
-    answer=Ordering(items=("PP", "DP", "TP", "CP"), first_label="innermost",
-                    last_label="outermost"),
-    reference=lambda p: l3.PARALLELISM_ORDER,
+    params=dict(first="innermost", last="outermost"),
+    vary=lambda rng: dict(first="outermost", last="innermost"),  # the other direction
+    answer_kind=Ordering(items=("PP", "DP", "TP", "CP"), first_label="first", last_label="last"),
+    reference=_order_9_8,
     hints=("Put the most frequent, latency-critical communication on NVLink inside a node.",
            "TP fits inside the 8-GPU node; DP traffic happens once per step.",
            "Between them, CP talks once per layer and PP once per micro-batch."),
-    explanation=("[TP, CP, PP, DP]: TP needs NVLink; CP's per-layer K/V all-gathers come next; "
+    explanation=("Innermost to outermost the paper's order is TP, CP, PP, DP, so from {first} to "
+                 "{last} it is {expected}. TP needs NVLink; CP's per-layer K/V all-gathers come "
+                 "next; "
                  "PP only sends point-to-point activations between stages; DP's gradient "
                  "reduction is the least frequent and overlaps with compute, so it tolerates "
                  "the slowest, furthest links (Llama 3 §3.3.2)."),
@@ -397,16 +406,16 @@ def _power_cost(p: Mapping[str, Any], pue: float = 1.0) -> float:
 
 
 EX_9_9 = Exercise(
-    id="9.9", chapter=9, kind="derive", title="The GPUs' electricity bill",
+    id="9.9", chapter=9, category="derive", title="The GPUs' electricity bill",
     prompt=("{n_gpus:,} GPUs each draw {watts} W for {days} days, around the clock. At "
             "${usd_per_kwh} per kWh, what does the GPUs' own electricity cost in dollars "
             "(no cooling or facility overhead)?"),
     notes=("H100 SXM TDP is 700 W (Llama 3 §3.3.1). Multiply by a facility PUE for the whole "
-           "data centre; the GPU rental at $2 per GPU-hour would be 16,384 x 77 x 24 x $2 = "
-           "$60.6M, roughly sixty times the electricity."),
+           "data centre. Once you have the answer, set it beside the GPU rental: at $2 per "
+           "GPU-hour, 16,384 GPUs for 77 days cost 16,384 x 77 x 24 x $2 = $60.6M."),
     params=dict(n_gpus=16384, watts=700, days=77, usd_per_kwh=0.05),
     vary=_vary_9_9,
-    answer=Numeric(unit="$", rel_tol=0.005),
+    answer_kind=Numeric(unit="$", rel_tol=0.005),
     reference=_power_cost,
     hints=("Power in kW = GPUs x watts / 1000.",
            "Energy in kWh = kW x days x 24 hours.",

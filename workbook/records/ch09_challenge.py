@@ -1,6 +1,7 @@
-"""Chapter 9's open design challenge (record 9.10, beyond the 58): lay out Llama 3 405B.
+"""Chapter 9's challenges beyond the 58: the open design task 9.10 (lay out Llama 3 405B)
+and the step-time records 9.11-9.13 (:mod:`workbook.records.ch09_step_time`).
 
-Graded by constraints: every layout that meets them is right, the paper's among them.
+9.10 is graded by constraints: every layout that meets them is right, the paper's among them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from autograder.exercise import Exercise
 from autograder.kinds import Constraints, Rule
 from solutions import models, planner
 from workbook.records.ch09 import KORTHIKANTI, LLAMA3_PAR, LLAMA3_T4, NARAYANAN, ZERO
+from workbook.records.ch09_step_time import STEP_TIME_CHALLENGES
 
 # -- 9.10 (challenge): design a layout, graded by constraints -----------------------------
 
@@ -87,7 +89,7 @@ def _vary_9_10(rng: random.Random) -> dict[str, Any]:
 
 
 EX_9_10 = Exercise(
-    id="9.10", chapter=9, kind="design", title="Lay out Llama 3 405B on the cluster",
+    id="9.10", chapter=9, category="design", title="Lay out Llama 3 405B on the cluster",
     prompt=("Choose TP, PP and DP for Llama 3 405B ({n_layers} layers) on {n_gpus:,} H100s "
             "with {gpus_per_node} GPUs per node, a batch of {global_batch_seqs:,} sequences "
             "of {seq_len:,} tokens in micro-batches of 1 (CP = 1). Requirements: "
@@ -106,7 +108,7 @@ EX_9_10 = Exercise(
                 global_batch_seqs=2048, seq_len=8192, v=2, max_bubble_pct=50,
                 memory_budget_gb=80),
     vary=_vary_9_10,
-    answer=Constraints(fields=("tp", "pp", "dp"), rules=DESIGN_RULES),
+    answer_kind=Constraints(fields=("tp", "pp", "dp"), rules=DESIGN_RULES),
     reference=_design_reference,
     hints=("Start from the node: TP can be at most {gpus_per_node}.",
            "The layer limit sets the smallest PP: ceil({n_layers} / PP) <= "
@@ -120,4 +122,4 @@ EX_9_10 = Exercise(
     sources=(LLAMA3_T4, LLAMA3_PAR, NARAYANAN, KORTHIKANTI, ZERO),
 )
 
-CHALLENGES: tuple[Exercise, ...] = (EX_9_10,)
+CHALLENGES: tuple[Exercise, ...] = (EX_9_10, *STEP_TIME_CHALLENGES)

@@ -26,8 +26,8 @@ def double(x: float) -> float:
 
 
 def _record(exercise_id: str, answer: Any, reference: Callable[[Any], Any]) -> Exercise:
-    return Exercise(id=exercise_id, chapter=1, kind="derive", title=f"Toy {exercise_id}",
-                    prompt="", params={}, vary=lambda rng: {}, answer=answer,
+    return Exercise(id=exercise_id, chapter=1, category="derive", title=f"Toy {exercise_id}",
+                    prompt="", params={}, vary=lambda rng: {}, answer_kind=answer,
                     reference=reference, hints=("think",), explanation="", sources=())
 
 
@@ -55,7 +55,7 @@ CELLS = (
 @pytest.fixture
 def release() -> Release:
     return Release(1, "Toy", "ch01_toy", CELLS,
-                   (Task(RECORDS[0], "answer_1_1"), Task(RECORDS[1], None)))
+                   (Task(RECORDS[0]), Task(RECORDS[1])))
 
 
 def notebook_tree(answers: dict[str, str] | None = None) -> dict[str, Any]:

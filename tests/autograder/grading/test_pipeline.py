@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grading import Settings, grade_folder, pipeline
+from autograder.grading import GradingSettings, grade_folder, pipeline
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 
@@ -26,7 +26,7 @@ def test_a_bug_on_one_file_is_an_error_row_and_the_batch_goes_on(
         return real(ctx, task)
 
     monkeypatch.setattr(pipeline, "grade_task", fragile)
-    batch = grade_folder(tmp_path / "in", {1: release}, Settings(workers=2, timeout_s=1))
+    batch = grade_folder(tmp_path / "in", {1: release}, GradingSettings(workers=2, timeout_s=1))
     by_student = {nb.student: nb for nb in batch.notebooks}
     assert [e.status for e in by_student["ann"].exercises] == ["correct", "unanswered"]
     assert by_student["bob"].problem == (
@@ -38,7 +38,7 @@ def test_a_bug_on_one_file_is_an_error_row_and_the_batch_goes_on(
 
 
 def test_limits_follow_the_timeout_and_the_work_in_a_job() -> None:
-    limits = Settings(timeout_s=2).limits(cost=5)
+    limits = GradingSettings(timeout_s=2).limits(cost=5)
     assert (limits.cell_timeout_s, limits.call_timeout_s) == (2, 2)
     assert limits.wall_s == limits.cpu_s == 2 * 5 + 2
-    assert Settings(timeout_s=1).limits(cost=1000).wall_s == 1 * 40 + 2  # capped
+    assert GradingSettings(timeout_s=1).limits(cost=1000).wall_s == 1 * 40 + 2  # capped

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import workbook as wb
-from autograder.exercise import render
+from autograder.template import fill
 from workbook import journal
 
 
@@ -57,8 +57,8 @@ def test_grading_mode_raises_on_wrong_and_logs_nothing(monkeypatch: pytest.Monke
 def test_hints_climb_the_ladder_and_are_counted() -> None:
     record = wb.exercise("0.1")
     first, second = wb.hint("0.1"), wb.hint("0.1")
-    assert first.body == render(record.hints[0], record.params)
-    assert second.body == render(record.hints[1], record.params)
+    assert first.body == fill(record.hints[0], record.params)
+    assert second.body == fill(record.hints[1], record.params)
     wb.check("0.1", 1.75)
     assert checks()[-1].hints_used == 2
 
@@ -118,7 +118,8 @@ def test_unknown_exercise_names_valid_ids() -> None:
 
 def test_untouched_function_stub_is_not_an_attempt() -> None:
     namespace: dict = {}
-    exec(wb.exercise("0.5").answer.stub(), namespace)  # the answer cell as generated
+    record = wb.exercise("0.5")
+    exec(record.answer_kind.placeholder(record.names), namespace)  # the answer cell as generated
     result = wb.check("0.5", namespace["ring_allreduce_time_ms"])
     assert not result.passed and not result.attempt_counted
     assert str(result).startswith("○ Not answered yet")

@@ -1,4 +1,4 @@
-"""Progress while grading: a one-line bar on a terminal, plain lines otherwise (logs, CI)."""
+"""A status bar while grading: one line redrawn on a terminal, plain lines otherwise (logs, CI)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from autograder.grading.safe_text import visible
 BAR_WIDTH = 28
 
 
-class Progress:
+class StatusBar:
     """Call :meth:`step` once per file, then :meth:`done`."""
 
     def __init__(self, total: int, stream: TextIO, *, tty: bool | None = None) -> None:

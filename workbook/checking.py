@@ -12,8 +12,9 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.exercise import Exercise, render
+from autograder.exercise import Exercise
 from autograder.result import CheckResult
+from autograder.template import fill
 from workbook import journal
 from workbook.records import lookup
 
@@ -39,32 +40,17 @@ def check(exercise_id: str, answer: Any) -> CheckResult:
     return _check(record, answer, params)
 
 
-def is_blank(answer: Any) -> bool:
-    """True for an untouched answer cell: None, ..., or a dict/list of Nones."""
-    if answer is None or answer is Ellipsis:
-        return True
-    if type(answer) is dict:
-        return all(value is None for value in answer.values())
-    if type(answer) in (list, tuple):
-        return len(answer) > 0 and all(value is None for value in answer)
-    return False
-
-
-def _untouched(record: Exercise, answer: Any) -> bool:
-    """True for an answer cell left as generated: a blank value, the function stub, or a
-    debug answer whose line is still None."""
-    from autograder.kinds import Debug, Function
-
-    kind = record.answer
-    if isinstance(kind, Function):
-        return is_blank(answer) or kind.is_stub(answer)
-    if isinstance(kind, Debug) and type(answer) in (list, tuple) and len(answer) == 2:
-        return answer[0] is None
-    return is_blank(answer)
+def check_shown(exercise_id: str, answer: Any, params: dict[str, Any] | None) -> CheckResult:
+    """Check ``answer`` against exactly the numbers the learner is looking at: ``params``
+    (a variant shown on a card) or, with None, the printed ones. Used by the card, which
+    keeps showing a variant until the learner draws another."""
+    record = lookup(exercise_id)
+    _pending_variants.pop(record.id, None)
+    return _check(record, answer, None if grading_mode() else params)
 
 
 def _check(record: Exercise, answer: Any, params: dict[str, Any] | None) -> CheckResult:
-    if _untouched(record, answer):
+    if record.answer_kind.is_untouched(answer):
         result = _unanswered(record)
     else:
         verdict = record.grade(answer, params)
@@ -72,6 +58,7 @@ def _check(record: Exercise, answer: Any, params: dict[str, Any] | None) -> Chec
             exercise_id=record.id, title=record.title, verdict=verdict,
             hint=_next_hint(record, wrong=not verdict.passed), params=params,
             attempt_counted=verdict.counts_as_attempt,
+            variant_prompt=fill(record.prompt, params) if params else "",
         )
     if grading_mode():
         if not result.passed:
@@ -88,7 +75,7 @@ def _unanswered(record: Exercise) -> CheckResult:
     from autograder.kinds.base import Verdict
 
     verdict = Verdict(status="invalid",
-                      message=f"Nothing to check yet: expected {record.answer.describe()}.")
+                      message=f"Nothing to check yet: expected {record.answer_kind.describe()}.")
     return CheckResult(exercise_id=record.id, title=record.title, verdict=verdict,
                        hint="", params=None, attempt_counted=False, unanswered=True)
 
@@ -99,8 +86,8 @@ def _next_hint(record: Exercise, wrong: bool) -> str:
         return ""
     seen = journal.hints_seen(record.id)
     if seen >= len(record.hints):
-        return f"All hints used: solution({record.id!r}) shows the worked explanation."
-    return f"Hint {seen + 1} of {len(record.hints)}: run hint({record.id!r})."
+        return "You have seen every hint; the worked solution is next (Show solution)."
+    return f"A hint is waiting: hint {seen + 1} of {len(record.hints)} (press Hint)."
 
 
 @dataclass(frozen=True)
@@ -125,24 +112,26 @@ class Text:
                 f"<div>{body}</div></div>")
 
 
-def hint(exercise_id: str) -> Text:
-    """The next hint of the exercise's ladder (the last one again once all are seen)."""
+def hint(exercise_id: str, params: dict[str, Any] | None = None) -> Text:
+    """The next hint of the exercise's ladder (the last one again once all are seen), in
+    the numbers of ``params`` (a variant) or the printed ones."""
     record = lookup(exercise_id)
     seen = journal.hints_seen(record.id)
     index = min(seen, len(record.hints) - 1)
     if not grading_mode():
         journal.record_event("hint", record.id, value=str(index + 1))
     return Text(f"Hint {index + 1} of {len(record.hints)} for exercise {record.id}",
-                render(record.hints[index], record.params))
+                fill(record.hints[index], record.params if params is None else params))
 
 
-def solution(exercise_id: str) -> Text:
-    """The worked explanation, for the canonical numbers (recorded as viewed)."""
+def solution(exercise_id: str, params: dict[str, Any] | None = None) -> Text:
+    """The worked explanation, for ``params`` (a variant) or the printed numbers (recorded
+    as viewed)."""
     record = lookup(exercise_id)
     if not grading_mode():
         journal.record_event("solution", record.id)
     return Text(f"Worked solution for exercise {record.id}: {record.title}",
-                record.render_explanation())
+                record.render_explanation(params))
 
 
 @dataclass
@@ -154,7 +143,7 @@ class Practice:
 
     @property
     def prompt(self) -> str:
-        return render(self.record.prompt, self.params)
+        return self.record.render_prompt(self.params)
 
     def check(self, answer: Any) -> CheckResult:
         """Check an answer against this variant's numbers."""
@@ -163,14 +152,14 @@ class Practice:
 
     def __str__(self) -> str:
         return (f"Practice {self.record.id} ({self.record.title}), new numbers:\n{self.prompt}\n"
-                f"Answer with check({self.record.id!r}, ...) or this object's .check(...).")
+                "Your next check of this exercise is marked against these numbers.")
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
         return Text(f"Practice {self.record.id}: {self.record.title} (new numbers)",
-                    self.prompt + f"\n\nYour next check({self.record.id!r}, ...) is checked "
-                    "against these numbers.")._repr_html_()
+                    self.prompt + "\n\nYour next check of this exercise is marked against "
+                    "these numbers.")._repr_html_()
 
 
 def practice(exercise_id: str, seed: int | None = None) -> Practice:

@@ -10,12 +10,14 @@ from pathlib import Path
 from autograder.grading.feedback import page_name, render_page, safe_folder, write_feedback
 from autograder.grading.model import Batch, ExerciseResult, NotebookResult
 from autograder.grading.pipeline import write_outputs
-from autograder.grading.progress import Progress
+from autograder.grading.status_bar import StatusBar
+from autograder.kinds.base import HiddenInput
 
 BUILD = ExerciseResult("1.2", "Write <double>", "build", 0, 1, "wrong",
                        "double(3.0) returned 7.0; expected 6.0.", yours="double: 1 of 3 cases",
-                       details=("1 of 3 cases passed.", "Also: double(0.5) returned 7.0; "
-                                "expected 1.0."), notes=("Redefines check; ignored.",),
+                       details=("1 of 3 cases passed.",
+                                HiddenInput("Also: double(0.5) returned 7.0; expected 1.0.")),
+                       notes=("Redefines check; ignored.",),
                        answer_source="def double(x):\n    return 7  # <b>")
 GRADED = NotebookResult("ann", "ann/ch01.ipynb", 1, "Toy", (
     ExerciseResult("1.1", "Toy 1.1", "derive", 1, 1, "correct", "Correct.", yours="2 GB"),
@@ -71,7 +73,7 @@ def test_page_names_and_student_folders() -> None:
 
 def test_progress_is_a_bar_on_a_terminal_and_lines_elsewhere() -> None:
     lines = io.StringIO()
-    plain = Progress(2, lines, tty=False)
+    plain = StatusBar(2, lines, tty=False)
     plain.step("ann/ch01.ipynb: 1/2")
     plain.step("bob/x.ipynb: could not be read")
     plain.done()
@@ -79,7 +81,7 @@ def test_progress_is_a_bar_on_a_terminal_and_lines_elsewhere() -> None:
                                                  "[2/2] bob/x.ipynb: could not be read"]
     assert lines.getvalue().splitlines()[2].startswith("Graded 2 file(s) in ")
     screen = io.StringIO()
-    bar = Progress(4, screen, tty=True)
+    bar = StatusBar(4, screen, tty=True)
     bar.step("ann")
     assert screen.getvalue().startswith("\r[#######.....................] 1/4  ann")
     assert "\n" not in screen.getvalue()

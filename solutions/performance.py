@@ -1,0 +1,280 @@
+"""Step-time model, part 2: how long one optimizer step of a layout takes, and why.
+
+:func:`estimate` composes the chapters' formulas into the time of one step on the busiest
+GPU (the pipeline stage with the most work), split into named costs that add up to it:
+
+* ``compute``: forward + backward of ``m`` micro-batches (:mod:`solutions.performance_flops`:
+  matmuls at the efficiency of their per-GPU shape, element-wise kernels at HBM speed);
+* ``recompute``: the extra forward work of ``"selective"`` or ``"full"`` recomputation;
+* ``tp``: per layer and micro-batch, 2 all-reduces forward (again when recomputed) and 2
+  backward of the ``[b s/cp, h]`` activation over the TP group (Shoeybi et al. 2019, §3;
+  with sequence parallelism a reduce-scatter + all-gather of the same volume, Korthikanti
+  et al. 2022, §4.2.2), ring alpha-beta time at NVLink speed, on the critical path;
+* ``cp``: Llama 3's all-gather of K and V (and reduce-scatter of their gradients) over the
+  CP group, every layer, "exposed in the critical path" (Dubey et al. 2024, §3.3.2);
+* ``ep``: MoE dispatch and combine all-to-alls, forward(s) and backward;
+* ``pp_bubble``: ``(p - 1)/(v m)`` of the per-micro-batch stage time (Narayanan et al.
+  2021, §2.2), which includes its TP/CP/EP communication;
+* ``pp_send``: each model chunk's activation forward and gradient backward to the next
+  stage, ``b s h / (t cp)`` 16-bit values per GPU (scatter/gather, Narayanan §4.1), over the
+  network when the stage's GPUs fill a node; ``(m v + p - 1)`` sends on the critical path,
+  so interleaving (v > 1) pays v times as many;
+* ``dp_exposed``: the gradient reduction (ZeRO stages 0-2: reduce-scatter + all-gather of
+  the stage's parameters over ``dp x cp`` ranks, Rajbhandari et al. 2020, §7) minus what hides
+  behind the last micro-batch's backward pass, bucket by layer (chapter 4's model,
+  :func:`solutions.overlap.exposed_comm_ms`);
+* ``fsdp_gather``: ZeRO-3/FSDP's parameter all-gathers (one hidden behind the first forward,
+  one behind the last backward, the part that does not hide);
+* ``optimizer``: Adam's update, memory-bound, over the parameters each GPU owns.
+
+Everything is in seconds per step. ``model_tflops_per_gpu`` counts 6N-style matmul FLOPs
+plus causal attention (half the score matrix, as Megatron-LM counts it today), without
+recomputation; ``hardware_tflops_per_gpu`` adds the
+recomputation (Megatron-LM's "achieved teraFLOP/s"). MFU and HFU divide them by the dense
+BF16 peak.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from solutions import hardware, models, overlap
+from solutions import performance_flops as pf
+from solutions._checks import non_negative, positive_int
+from solutions.llama3 import layers_per_stage
+from solutions.performance_comm import LayerComm, Links, layer_comm_s
+from solutions.planner_memory import ParallelConfig, stage_layer_kinds, stage_params
+from solutions.planner_validate import DEFAULT_BUDGET_GB, validate
+
+#: Bytes Adam touches per parameter it updates: FP32 master, momentum, variance read and
+#: written (24), the gradient read (4), the 16-bit weight written (2) (ZeRO §3.1 states).
+OPTIMIZER_BYTES_PER_PARAM = 30.0
+BREAKDOWN_KEYS: tuple[str, ...] = ("compute", "recompute", "tp", "cp", "ep", "pp_bubble",
+                                   "pp_send", "dp_exposed", "fsdp_gather", "optimizer")
+
+
+@dataclass(frozen=True)
+class Stack:
+    """Software choices that change the speed of a layout but not the layout itself.
+
+    ``fused_attention``: a flash-attention kernel keeps the score matrix on chip and skips
+    the masked half of a causal one (the FLOPs *counted* stay the full ``s x s``).
+    ``overlap_dp``: gradient reduction runs during the backward pass (PyTorch DDP, FSDP,
+    Megatron-Core); Megatron-LM's 2021 "local" DDP reduced after it.
+    ``grad_reduce_bytes``: bytes per gradient element in the reduce-scatter (Llama 3
+    reduce-scatters in FP32, §3.3.2).
+    """
+
+    name: str
+    sequence_parallel: bool = True
+    fused_attention: bool = True
+    overlap_dp: bool = True
+    grad_reduce_bytes: float = 2.0
+
+
+MODERN = Stack("Megatron-Core/FSDP (flash attention, SP, overlapped DP)")
+LLAMA3 = Stack("Llama 3 (flash attention, SP, FSDP, FP32 reduce-scatter)",
+               grad_reduce_bytes=4.0)
+MEGATRON_2021 = Stack("Megatron-LM 2021 (no SP, unfused attention)",
+                      sequence_parallel=False, fused_attention=False)
+
+
+@dataclass(frozen=True)
+class StepEstimate:
+    """One step of one layout: time, throughput, utilisation and where the time goes."""
+
+    step_time_s: float
+    tokens_per_s: float
+    model_tflops_per_gpu: float
+    hardware_tflops_per_gpu: float
+    mfu: float
+    hfu: float
+    breakdown: Mapping[str, float]
+
+    @property
+    def biggest_cost(self) -> str:
+        """The breakdown entry, other than compute, that costs the most time."""
+        return max((k for k in self.breakdown if k != "compute"), key=self.breakdown.__getitem__)
+
+    def _repr_html_(self) -> str:
+        colours = ("#4C72B0", "#8DA0CB", "#DD8452", "#E5C494", "#B3B3B3", "#C44E52",
+                   "#FC8D62", "#55A868", "#A6D854", "#8172B2")
+        bar = rows = ""
+        for (key, seconds), colour in zip(self.breakdown.items(), colours, strict=True):
+            share = seconds / self.step_time_s
+            bar += (f"<div title='{key}' style='width:{100 * share:.2f}%;background:{colour};"
+                    "height:18px;display:inline-block'></div>")
+            rows += (f"<tr><td><span style='color:{colour}'>&#9632;</span> {key}</td>"
+                     f"<td style='text-align:right'>{seconds:,.3f} s</td>"
+                     f"<td style='text-align:right'>{share:.1%}</td></tr>")
+        head = (f"{self.step_time_s:,.2f} s per step, {self.tokens_per_s:,.0f} tokens/s, "
+                f"MFU {self.mfu:.1%}, HFU {self.hfu:.1%}, "
+                f"{self.model_tflops_per_gpu:,.0f} model TFLOP/s per GPU")
+        return (f"<div><p>{head}</p><div style='width:100%;white-space:nowrap'>{bar}</div>"
+                f"<table>{rows}</table></div>")
+
+
+@dataclass(frozen=True)
+class _Stage:
+    """Seconds per micro-batch on one stage (whole stage, all v chunks)."""
+
+    compute: float
+    recompute: float
+    backward: float
+    forward: float
+    comm: LayerComm
+    layers: int
+
+
+def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
+                stack: Stack, links: Links, stage: int) -> _Stage:
+    dense_layers, moe_layers = stage_layer_kinds(arch, cfg.pp)[stage]
+    tokens = cfg.micro_batch * cfg.seq_len / cfg.cp / cfg.tp  # per GPU share of the work
+    eff = pf.matmul_efficiency(gpu, *pf.layer_gemm_shape(arch, cfg))
+    attn = pf.attention_flops_per_token(arch, cfg.seq_len, causal=stack.fused_attention)
+    matmul = (dense_layers * 2 * pf.matmul_params_per_token(arch, False)
+              + moe_layers * 2 * (pf.matmul_params_per_token(arch, True) if moe_layers else 0))
+    layers = dense_layers + moe_layers
+    logits = pf.logits_flops_per_token(arch) if stage == cfg.pp - 1 else 0.0
+    flops_s = tokens / (gpu.peak_flops * eff)
+    elementwise = pf.hbm_seconds(gpu, pf.ELEMENTWISE_PASSES * layers
+                                 * pf.elementwise_bytes_per_layer(
+                                     arch, cfg, stack.sequence_parallel, stack.fused_attention))
+    layer_fwd = (matmul + layers * attn) * flops_s + elementwise / 3
+    forward = layer_fwd + logits * flops_s
+    if cfg.activation_recompute == "full":
+        recompute = layer_fwd
+    elif cfg.activation_recompute == "selective":
+        recompute = layers * attn * flops_s
+    else:
+        recompute = 0.0
+    comm = layer_comm_s(arch, cfg, links, stack.sequence_parallel, dense_layers, moe_layers)
+    return _Stage(compute=3 * forward, recompute=recompute, backward=2 * forward + recompute,
+                  forward=forward, comm=comm, layers=layers)
+
+
+def _busiest_stage(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
+                   stack: Stack, links: Links) -> tuple[int, _Stage]:
+    """The stage with the most work per micro-batch: among the stages with the most layers,
+    the first of each (dense, MoE) mix, and the last stage (it adds the output head)."""
+    counts = layers_per_stage(arch.n_layers, cfg.pp)
+    kinds = stage_layer_kinds(arch, cfg.pp)
+    first_of_kind = {kinds[i]: i for i in reversed(range(cfg.pp)) if counts[i] == max(counts)}
+    candidates = sorted(set(first_of_kind.values()) | {cfg.pp - 1})
+    times = {i: _stage_time(arch, cfg, gpu, stack, links, i) for i in candidates}
+    best = max(times, key=lambda i: times[i].compute + times[i].recompute + times[i].comm.total)
+    return best, times[best]
+
+
+def _dp_seconds(arch: models.Architecture, cfg: ParallelConfig, stack: Stack, links: Links,
+                stage: int, st: _Stage) -> tuple[float, float]:
+    """(exposed gradient reduction, exposed ZeRO-3 gathers) in seconds per step."""
+    n = cfg.dp * cfg.cp
+    if n == 1:
+        return 0.0, 0.0
+    params = stage_params(arch, cfg, stage)
+    n_expert = max(1, n // cfg.ep)
+    reduce_s = (links.dp_reduce_scatter_s(params.dense, n, stack.grad_reduce_bytes)
+                + links.dp_reduce_scatter_s(params.expert, n_expert, stack.grad_reduce_bytes))
+    gather_s = (links.dp_reduce_scatter_s(params.dense, n, pf.BYTES_16BIT)
+                + links.dp_reduce_scatter_s(params.expert, n_expert, pf.BYTES_16BIT))
+    buckets = max(1, st.layers)
+    if not stack.overlap_dp:
+        zero3 = 2 * gather_s if cfg.zero_stage == 3 else 0.0
+        return reduce_s + (0.0 if cfg.zero_stage == 3 else gather_s), zero3
+    grads = reduce_s + (0.0 if cfg.zero_stage == 3 else gather_s)
+    dp = overlap.exposed_comm_ms(buckets, grads / buckets, st.backward / buckets)
+    if cfg.zero_stage != 3:
+        return dp, 0.0
+    fwd = overlap.exposed_comm_ms(buckets, gather_s / buckets, st.forward / buckets)
+    bwd = overlap.exposed_comm_ms(buckets, (gather_s + reduce_s) / buckets,
+                                  st.backward / buckets) - dp
+    return dp, fwd + max(0.0, bwd)
+
+
+def _optimizer_seconds(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
+                       stage: int) -> float:
+    params = stage_params(arch, cfg, stage)
+    owners = (cfg.dp * cfg.cp) if cfg.zero_stage >= 1 else 1
+    local = params.dense / owners + params.expert / max(1, owners // cfg.ep)
+    return pf.hbm_seconds(gpu, local * OPTIMIZER_BYTES_PER_PARAM)
+
+
+def pipeline_costs_s(work_s: float, send_s: float, pp: int, m: int, v: int = 1,
+                     ) -> tuple[float, float]:
+    """(bubble, sends) in seconds per step for a pipeline of ``pp`` stages, ``m``
+    micro-batches and ``v`` chunks per GPU, given the busiest stage's ``work_s`` per
+    micro-batch and ``send_s`` per chunk (activation out + gradient back).
+
+    Bubble ``(p - 1)/v x work`` (Narayanan et al. 2021, §2.2: (p-1)/(v m) of the compute);
+    sends ``(m v + p - 1) x send`` on the critical path, none when ``pp = 1``. Interleaving
+    needs at least ``pp`` micro-batches (ValueError otherwise).
+    """
+    non_negative("work_s", work_s)
+    non_negative("send_s", send_s)
+    p, m, v = positive_int("pp", pp), positive_int("m", m), positive_int("v", v)
+    if v > 1 and m < p:
+        raise ValueError(f"interleaving (v={v}) needs at least pp={p} micro-batches, got m={m}")
+    if p == 1:
+        return 0.0, 0.0
+    return (p - 1) / v * work_s, (m * v + p - 1) * send_s
+
+
+def step_time_from_costs(work_s: float, send_s: float, pp: int, m: int, v: int,
+                         dp_exposed_s: float) -> float:
+    """One step from a cost table: ``m x work + bubble + sends + exposed DP`` seconds
+    (:func:`pipeline_costs_s`); the composition :func:`breakdown_s` uses."""
+    bubble, sends = pipeline_costs_s(work_s, send_s, pp, m, v)
+    return m * work_s + bubble + sends + non_negative("dp_exposed_s", dp_exposed_s)
+
+
+def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
+                cluster: hardware.Cluster, stack: Stack = MODERN) -> dict[str, float]:
+    """Seconds per step per named cost (see the module docstring); no validation."""
+    links = Links(cluster, cfg)
+    stage, st = _busiest_stage(arch, cfg, gpu, stack, links)
+    m, p, v = cfg.grad_accum, cfg.pp, cfg.virtual_stages
+    per_mb = st.compute + st.recompute + st.comm.total
+    bubble, sends = pipeline_costs_s(per_mb, links.pp_send_s(arch), p, m, v)
+    dp, gathers = _dp_seconds(arch, cfg, stack, links, stage, st)
+    return {
+        "compute": m * st.compute, "recompute": m * st.recompute,
+        "tp": m * st.comm.tp, "cp": m * st.comm.cp, "ep": m * st.comm.ep,
+        "pp_bubble": bubble, "pp_send": sends,
+        "dp_exposed": dp, "fsdp_gather": gathers,
+        "optimizer": _optimizer_seconds(arch, cfg, gpu, stage),
+    }
+
+
+def estimate(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
+             cluster: hardware.Cluster | None = None, stack: Stack = MODERN,
+             memory_budget_gb: float | None = DEFAULT_BUDGET_GB) -> StepEstimate:
+    """Predicted step time, throughput, MFU and breakdown of ``cfg`` training ``arch``.
+
+    The global batch is ``dp x micro_batch x grad_accum`` sequences of ``cfg.seq_len``.
+    ``cluster`` defaults to :func:`solutions.hardware.default_cluster` of ``gpu``. Raises
+    ValueError listing every problem :func:`solutions.planner_validate.validate` finds
+    (the memory check is skipped when ``memory_budget_gb`` is None).
+    """
+    cluster = cluster or hardware.default_cluster(gpu)
+    problems = validate(arch, cfg, None, cluster.gpus_per_node,
+                        memory_budget_gb or DEFAULT_BUDGET_GB)
+    if memory_budget_gb is None:
+        problems = [p for p in problems if not p.startswith("Needs ")]
+    if problems:
+        raise ValueError("invalid layout: " + " ".join(problems))
+    return summarise(arch, cfg, gpu, breakdown_s(arch, cfg, gpu, cluster, stack))
+
+
+def summarise(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
+              breakdown: dict[str, float]) -> StepEstimate:
+    """Turn a breakdown into step time, tokens/s, TFLOP/s per GPU, MFU and HFU."""
+    step = sum(breakdown.values())
+    tokens = cfg.tokens_per_step
+    model = pf.model_flops_per_token(arch, cfg.seq_len) * tokens / cfg.n_gpus / step / 1e12
+    extra = pf.recompute_flops_per_token(arch, cfg) * tokens / cfg.n_gpus / step / 1e12
+    peak = gpu.bf16_dense_tflops
+    return StepEstimate(step_time_s=step, tokens_per_s=tokens / step,
+                        model_tflops_per_gpu=model, hardware_tflops_per_gpu=model + extra,
+                        mfu=model / peak, hfu=(model + extra) / peak, breakdown=breakdown)

@@ -1,0 +1,114 @@
+"""Step-time model, part 3: the time of each collective a layout runs, alpha-beta style.
+
+Ring collectives over ``n`` GPUs (Thakur et al. 2005, §4; NCCL doc/PERFORMANCE.md): an
+all-gather or reduce-scatter of a message of M bytes takes ``(n - 1) x (alpha + M / (n B))``,
+an all-reduce twice that (:func:`solutions.collectives.ring_allreduce_time_ms`). ``B`` is
+the per-direction bandwidth one GPU gets (:meth:`solutions.hardware.Cluster.link_gb_per_s`),
+``alpha`` the latency of one step.
+
+Which link a group uses follows Llama 3's rank order ``[TP, CP, PP, DP]``, innermost first
+(Dubey et al. 2024, §3.3.2): a group whose members are ``stride`` ranks apart and that spans
+more GPUs than a node crosses the network. TP (stride 1) stays on NVLink when ``tp`` fits a
+node; CP has stride ``tp``; PP neighbours are ``tp x cp`` apart; DP and EP span the rest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from solutions import hardware, models
+from solutions.collectives import ring_allreduce_time_ms
+from solutions.performance_flops import BYTES_16BIT, forward_passes
+from solutions.planner_memory import ParallelConfig
+from solutions.tensor_parallel import kv_heads_per_gpu
+
+
+@dataclass(frozen=True)
+class LayerComm:
+    """Seconds of TP, CP and EP communication per micro-batch on one stage."""
+
+    tp: float
+    cp: float
+    ep: float
+
+    @property
+    def total(self) -> float:
+        return self.tp + self.cp + self.ep
+
+
+class Links:
+    """The bandwidth and latency each parallel group of ``cfg`` sees on ``cluster``."""
+
+    def __init__(self, cluster: hardware.Cluster, cfg: ParallelConfig) -> None:
+        self.cluster, self.cfg = cluster, cfg
+        node = cluster.gpus_per_node
+        self.tp_crosses = cfg.tp > node
+        self.cp_crosses = cfg.tp * cfg.cp > node
+        self.pp_crosses = cfg.tp * cfg.cp >= node  # the next stage starts on another node
+        self.dp_crosses = cfg.n_gpus > node
+
+    def _ring_step_s(self, message_bytes: float, n: int, crosses: bool) -> float:
+        """One of the ``n - 1`` steps of a ring all-gather/reduce-scatter of the message."""
+        c = self.cluster
+        return c.latency_s(crosses) + message_bytes / n / (c.link_gb_per_s(crosses) * 1e9)
+
+    def allreduce_s(self, message_bytes: float, n: int, crosses: bool) -> float:
+        """Ring all-reduce, seconds: :func:`solutions.collectives.ring_allreduce_time_ms`."""
+        if n == 1:
+            return 0.0
+        c = self.cluster
+        return 1e-3 * ring_allreduce_time_ms(message_bytes / 1e9, n, c.link_gb_per_s(crosses),
+                                             c.latency_s(crosses) * 1e6)
+
+    def gather_s(self, message_bytes: float, n: int, crosses: bool) -> float:
+        """Ring all-gather (or reduce-scatter) of a ``message_bytes`` result, seconds
+        (nothing to send, e.g. the expert weights of a dense model: no collective at all)."""
+        if n == 1 or message_bytes == 0:
+            return 0.0
+        return (n - 1) * self._ring_step_s(message_bytes, n, crosses)
+
+    def dp_reduce_scatter_s(self, n_params: float, n: int, bytes_per_element: float) -> float:
+        """Reduce-scatter (or all-gather) of ``n_params`` elements over the DP group."""
+        return self.gather_s(n_params * bytes_per_element, n, self.dp_crosses)
+
+    def pp_send_s(self, arch: models.Architecture) -> float:
+        """One chunk's activation out and gradient in: 2 transfers of ``b s h / (t cp)``
+        16-bit values per GPU (each TP rank sends its slice on its own link)."""
+        cfg = self.cfg
+        message = cfg.micro_batch * cfg.seq_len / cfg.cp * arch.d_model * BYTES_16BIT / cfg.tp
+        c = self.cluster
+        one = c.latency_s(self.pp_crosses) + message / (c.link_gb_per_s(self.pp_crosses) * 1e9)
+        return 2 * one
+
+
+def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
+                 sequence_parallel: bool, dense_layers: int, moe_layers: int) -> LayerComm:
+    """TP, CP and EP seconds for one micro-batch through ``dense + moe`` layers.
+
+    TP: ``2 x forward passes + 2`` all-reduces per layer of the ``[b s/cp, h]`` activation
+    (with sequence parallelism, reduce-scatter + all-gather pairs of the same volume).
+    CP: an all-gather of the local K and V per forward pass and a reduce-scatter of their
+    gradients, per layer. EP: dispatch + combine all-to-alls per forward and backward, each
+    sending ``(ep - 1)/ep`` of ``b s k h / (cp t)`` values, one latency per peer.
+    """
+    layers = dense_layers + moe_layers
+    passes = forward_passes(cfg)
+    activation = cfg.micro_batch * cfg.seq_len / cfg.cp * arch.d_model * BYTES_16BIT
+    tp_one = links.allreduce_s(activation, cfg.tp, links.tp_crosses)
+    tp = (2 * passes + 2) * layers * tp_one
+    cp = 0.0
+    if cfg.cp > 1:
+        kv_width = kv_heads_per_gpu(arch.n_kv_heads, cfg.tp) * arch.head_dim
+        local_kv = 2 * cfg.micro_batch * cfg.seq_len / cfg.cp * kv_width * BYTES_16BIT
+        cp = (passes + 1) * layers * links.gather_s(local_kv * cfg.cp, cfg.cp,
+                                                    links.cp_crosses)
+    ep = 0.0
+    if arch.moe is not None and cfg.ep > 1 and moe_layers:
+        c = links.cluster
+        tokens = cfg.micro_batch * cfg.seq_len / cfg.cp / cfg.tp
+        sent = tokens * arch.moe.experts_per_token * arch.d_model * BYTES_16BIT
+        sent *= (cfg.ep - 1) / cfg.ep
+        one = (cfg.ep - 1) * c.latency_s(links.dp_crosses) + sent / (
+            c.link_gb_per_s(links.dp_crosses) * 1e9)
+        ep = (2 * passes + 2) * moe_layers * one
+    return LayerComm(tp=tp, cp=cp, ep=ep)

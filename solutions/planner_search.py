@@ -1,0 +1,162 @@
+"""5D-parallelism planner, part 5: search every layout and rank them by predicted step time.
+
+:func:`recommend` enumerates TP (within a node), CP, PP, DP, interleaving depth v,
+micro-batch size and recomputation mode (and, if asked, ZeRO stages) for a fixed cluster
+and global batch, drops what cannot be built or does not fit in memory
+(the rules of :func:`solutions.planner_validate.validate`), predicts the step time of the rest with
+:func:`solutions.performance.breakdown_s`, and returns the fastest few with their
+breakdowns. The global batch is fixed, so the fastest step is also the highest throughput.
+
+Speed: checks run cheapest first (divisibility, then memory, then the model). A layout that
+does not fit rules out, unevaluated, the same layout with larger micro-batches or a
+recomputation mode that keeps more (memory only grows that way). The memory
+check evaluates only the stages that can be the fullest (stage 0 holds the most
+micro-batches in flight and the embedding, stage 1 is the first of the stages with an extra
+layer, the last holds the output head); MoE models, whose stages differ in kind, check
+every stage. benchmarks/recommend_speed.py times it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from solutions import hardware, models, performance
+from solutions._checks import positive_int
+from solutions.llama3 import layers_per_stage
+from solutions.planner_memory import RECOMPUTE_MODES, ParallelConfig, Recompute, stage_memory
+from solutions.planner_validate import DEFAULT_BUDGET_GB, structural_problems
+
+TP_CHOICES: tuple[int, ...] = (1, 2, 4, 8)
+CP_CHOICES: tuple[int, ...] = (1, 2, 4, 8, 16)
+VIRTUAL_CHOICES: tuple[int, ...] = (1, 2, 4, 8)
+MICRO_BATCH_CHOICES: tuple[int, ...] = (1, 2, 4, 8)
+ZERO_CHOICES: tuple[int, ...] = (1, 3)  # Megatron's distributed optimizer, and FSDP
+_RECOMPUTE_MEMORY_RANK = {"full": 0, "selective": 1, "none": 2}  # least memory first
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A layout and its predicted step; ``rank`` 1 is the fastest."""
+
+    rank: int
+    config: ParallelConfig
+    estimate: performance.StepEstimate
+
+    def label(self) -> str:
+        c = self.config
+        return (f"TP{c.tp} CP{c.cp} PP{c.pp} DP{c.dp} v{c.virtual_stages} b{c.micro_batch} "
+                f"m{c.grad_accum} {c.activation_recompute} ZeRO-{c.zero_stage}")
+
+    def _repr_html_(self) -> str:
+        return f"<p>#{self.rank}: {self.label()}</p>{self.estimate._repr_html_()}"
+
+
+@dataclass(frozen=True)
+class Search:
+    """What :func:`recommend` looked at: candidates judged, how many fit, the best ones."""
+
+    candidates: int
+    valid: int
+    best: tuple[Ranked, ...]
+
+    def _repr_html_(self) -> str:
+        head = f"<p>{self.candidates:,} layouts judged, {self.valid:,} valid and fit memory.</p>"
+        return head + "".join(r._repr_html_() for r in self.best)
+
+
+def _grid(arch: models.Architecture, n_gpus: int, batch: int, seq_len: int,
+          gpus_per_node: int, zero_stages: tuple[int, ...],
+          recompute_modes: tuple[str, ...] = RECOMPUTE_MODES) -> Iterator[ParallelConfig]:
+    """Every layout whose degrees multiply out and whose batch splits into micro-batches."""
+    modes = sorted(recompute_modes, key=_RECOMPUTE_MEMORY_RANK.__getitem__)  # least memory first
+    for tp, cp in itertools.product(TP_CHOICES, CP_CHOICES):
+        if tp > gpus_per_node or n_gpus % (tp * cp) or seq_len % (tp * cp * (2 if cp > 1 else 1)):
+            continue
+        for pp in range(1, arch.n_layers + 1):
+            if n_gpus % (tp * cp * pp):
+                continue
+            dp = n_gpus // (tp * cp * pp)
+            fewest = min(layers_per_stage(arch.n_layers, pp))
+            for micro, v, zero, recompute in itertools.product(
+                    MICRO_BATCH_CHOICES, VIRTUAL_CHOICES, zero_stages, modes):
+                if batch % (dp * micro) or v > fewest or (v > 1 and pp == 1):
+                    continue
+                mode: Recompute = recompute  # type: ignore[assignment]
+                yield ParallelConfig(tp=tp, cp=cp, pp=pp, dp=dp, zero_stage=zero,
+                                     micro_batch=micro, grad_accum=batch // (dp * micro),
+                                     seq_len=seq_len, activation_recompute=mode,
+                                     virtual_stages=v)
+
+
+def fits_memory(arch: models.Architecture, cfg: ParallelConfig, budget_gb: float) -> bool:
+    """True when the fullest GPU fits ``budget_gb``, checking only the stages that can be
+    fullest (see the module docstring); equal to ``memory_per_gpu(...) <= budget``."""
+    stages = range(cfg.pp) if arch.moe is not None else {0, min(1, cfg.pp - 1), cfg.pp - 1}
+    return all(stage_memory(arch, cfg, i).total_bytes <= budget_gb * 1e9 for i in stages)
+
+
+class _TooBig:
+    """Layouts already known not to fit. For fixed TP, CP, PP, DP, v and ZeRO stage the
+    fullest GPU never needs less memory with a larger micro-batch (b x min(p - i, m) grows
+    or stays, with m = batch / (DP b)) or a recomputation mode that keeps more; so one
+    failure rules out every layout at least as large in both, without computing it."""
+
+    def __init__(self) -> None:
+        self.failed: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+
+    @staticmethod
+    def _key(cfg: ParallelConfig) -> tuple[int, ...]:
+        return (cfg.tp, cfg.cp, cfg.pp, cfg.dp, cfg.virtual_stages, cfg.zero_stage)
+
+    def rules_out(self, cfg: ParallelConfig) -> bool:
+        rank = _RECOMPUTE_MEMORY_RANK[cfg.activation_recompute]
+        return any(rank >= r and cfg.micro_batch >= b
+                   for r, b in self.failed.get(self._key(cfg), ()))
+
+    def add(self, cfg: ParallelConfig) -> None:
+        rank = _RECOMPUTE_MEMORY_RANK[cfg.activation_recompute]
+        self.failed.setdefault(self._key(cfg), []).append((rank, cfg.micro_batch))
+
+
+def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, seq_len: int,
+              gpu: hardware.GPU = hardware.H100_SXM, cluster: hardware.Cluster | None = None,
+              memory_budget_gb: float = DEFAULT_BUDGET_GB,
+              zero_stages: tuple[int, ...] = ZERO_CHOICES,
+              top: int = 5, stack: performance.Stack = performance.MODERN,
+              recompute_modes: tuple[str, ...] = RECOMPUTE_MODES) -> Search:
+    """The ``top`` fastest valid layouts for ``arch`` on ``n_gpus`` of ``gpu``, by predicted
+    step time, with the number of layouts judged. ``best`` is empty when nothing fits."""
+    positive_int("n_gpus", n_gpus)
+    positive_int("global_batch_seqs", global_batch_seqs)
+    positive_int("top", top)
+    cluster = cluster or hardware.default_cluster(gpu)
+    judged, scored = 0, []
+    bad = set(recompute_modes) - set(RECOMPUTE_MODES)
+    if bad:
+        raise ValueError(f"recompute_modes must be among {RECOMPUTE_MODES}, got {sorted(bad)}")
+    too_big = _TooBig()
+    for cfg in _grid(arch, n_gpus, global_batch_seqs, seq_len, cluster.gpus_per_node,
+                     zero_stages, recompute_modes):
+        judged += 1
+        if too_big.rules_out(cfg) or structural_problems(arch, cfg, None,
+                                                         cluster.gpus_per_node):
+            continue
+        if not fits_memory(arch, cfg, memory_budget_gb):
+            too_big.add(cfg)
+            continue
+        seconds = performance.breakdown_s(arch, cfg, gpu, cluster, stack)
+        scored.append((sum(seconds.values()), cfg, seconds))
+    scored.sort(key=lambda item: (item[0], item[1].tp * item[1].pp))
+    best = tuple(Ranked(i, cfg, performance.summarise(arch, cfg, gpu, seconds))
+                 for i, (_, cfg, seconds) in enumerate(scored[:top], start=1))
+    return Search(candidates=judged, valid=len(scored), best=best)
+
+
+def why_faster(fast: performance.StepEstimate, slow: performance.StepEstimate,
+               top: int = 3) -> list[tuple[str, float]]:
+    """The costs that make ``slow`` slower than ``fast``: (name, extra seconds per step),
+    largest first, only those where ``slow`` pays more."""
+    extra = {k: slow.breakdown[k] - fast.breakdown[k] for k in fast.breakdown}
+    return sorted(((k, v) for k, v in extra.items() if v > 0), key=lambda kv: -kv[1])[:top]

@@ -1,0 +1,183 @@
+"""The step-time model against hand arithmetic from the papers' formulas."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from solutions import hardware as hw
+from solutions import models as m
+from solutions import performance as perf
+from solutions import performance_flops as pf
+from solutions.performance_validation import gpt, narayanan_tflops_per_gpu
+from solutions.planner_memory import ParallelConfig
+
+GPT_145B = gpt(145.6, n_layers=80, d_model=12288, n_heads=96)
+SELENE = hw.SELENE_A100
+NO_NETWORK_LATENCY = replace(SELENE, nvlink_latency_us=0.0, inter_node_latency_us=0.0)
+
+
+def _estimate(arch: m.Architecture, cfg: ParallelConfig, cluster: hw.Cluster = SELENE,
+              stack: perf.Stack = perf.MEGATRON_2021) -> perf.StepEstimate:
+    return perf.estimate(arch, cfg, cluster.gpu, cluster, stack, memory_budget_gb=None)
+
+
+def test_narayanan_flops_formula_with_recomputation() -> None:
+    # Narayanan et al. 2021, appendix: F = 96 B s l h^2 (1 + s/6h + V/16lh) per batch
+    cfg = ParallelConfig(tp=8, pp=8, dp=24, micro_batch=2, grad_accum=48, seq_len=2048,
+                         activation_recompute="full", zero_stage=0, virtual_stages=2)
+    b, s, layers, h, v = 2304, 2048, 80, 12288, 51200
+    by_hand = 96 * b * s * layers * h**2 * (1 + s / (6 * h) + v / (16 * layers * h))
+    step = _estimate(GPT_145B, cfg).step_time_s
+    per_batch = narayanan_tflops_per_gpu(GPT_145B, cfg, step) * 1e12 * cfg.n_gpus * step
+    assert per_batch == pytest.approx(by_hand, rel=1e-3)
+
+
+def test_flops_without_recomputation_are_72_with_v_over_12lh() -> None:
+    # 3 passes instead of 4: 72 B s l h^2 (1 + s/6h + V/12lh); attention counted in full
+    s, layers, h, v = 2048, 80, 12288, 51200
+    by_hand = 72 * s * layers * h**2 * (1 + s / (6 * h) + v / (12 * layers * h)) / s
+    assert pf.model_flops_per_token(GPT_145B, s, causal=False) == pytest.approx(by_hand,
+                                                                                rel=1e-3)
+
+
+def test_llama_405b_model_flops_count_causal_attention() -> None:
+    # matmul weights per layer: 2 x 16384^2 + 2 x 16384 x 1024 (GQA) + 3 x 16384 x 53248
+    per_layer = 2 * 16384**2 + 2 * 16384 * 1024 + 3 * 16384 * 53248
+    matmul = 6 * (126 * per_layer + 128256 * 16384)  # + the output head
+    attention = 3 * 126 * 2 * 8192 * 16384  # half of 4 s (heads x head_dim), fwd + bwd
+    assert pf.model_flops_per_token(m.LLAMA3_405B, 8192) == pytest.approx(matmul + attention)
+
+
+def test_one_gpu_step_is_compute_by_hand() -> None:
+    arch = m.GENERIC_7B
+    cfg = ParallelConfig(tp=1, pp=1, dp=1, micro_batch=1, grad_accum=4, seq_len=4096,
+                         activation_recompute="none", zero_stage=0)
+    est = _estimate(arch, cfg, hw.LLAMA3_H100, perf.MODERN)
+    # GEMM [4096, 4096] x [4096, 11008]: intensity mkn / (mk + kn + mn)
+    mm, k, n = 4096, 4096, 11008
+    ai = mm * k * n / (mm * k + k * n + mm * n)
+    f = pf.MATMUL_PEAK_FRACTION["H100"]
+    eff = f / (1 + f * (989.4e12 / 3.35e12) / ai)
+    layer_w = 4 * 4096**2 + 3 * 4096 * 11008
+    flops_fwd = 4096 * (32 * (2 * layer_w + 2 * 4096 * 4096) + 2 * 32000 * 4096)
+    elementwise = pf.ELEMENTWISE_PASSES * 32 * 34 * 4096 * 4096 / 3.35e12
+    by_hand = 4 * (3 * flops_fwd / (989.4e12 * eff) + elementwise)
+    assert est.breakdown["compute"] == pytest.approx(by_hand, rel=1e-9)
+    assert sum(v for k, v in est.breakdown.items() if k not in ("compute", "optimizer")) == 0
+
+
+def test_breakdown_adds_up_and_mfu_is_model_flops_over_peak() -> None:
+    cfg = ParallelConfig(tp=8, pp=16, dp=128, cp=1, micro_batch=1, grad_accum=16,
+                         seq_len=8192, zero_stage=3, activation_recompute="full",
+                         virtual_stages=2)
+    est = perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM)
+    assert tuple(est.breakdown) == perf.BREAKDOWN_KEYS
+    assert sum(est.breakdown.values()) == pytest.approx(est.step_time_s)
+    assert est.tokens_per_s == pytest.approx(2048 * 8192 / est.step_time_s)
+    assert est.mfu == pytest.approx(est.model_tflops_per_gpu / 989.4)
+    # full recomputation: one more forward of every layer, ~4/3 of the model FLOPs
+    assert 1.25 < est.hfu / est.mfu < 4 / 3
+    assert all(v >= 0 for v in est.breakdown.values())
+    html = est._repr_html_()
+    assert all(key in html for key in perf.BREAKDOWN_KEYS)
+
+
+def test_tp_all_reduces_by_hand() -> None:
+    # GPT 18.4B on one node, TP 8, no recomputation: 4 all-reduces per layer per micro-batch
+    arch = gpt(18.4, n_layers=40, d_model=6144, n_heads=48)
+    cfg = ParallelConfig(tp=8, pp=1, dp=1, micro_batch=8, grad_accum=4, seq_len=2048,
+                         activation_recompute="none", zero_stage=0)
+    est = _estimate(arch, cfg, NO_NETWORK_LATENCY)
+    message = 8 * 2048 * 6144 * 2  # bytes of the [b s, h] activation
+    one = 2 * 7 * message / 8 / (300e9 * SELENE.collective_efficiency)  # 2(t-1) M/(t B)
+    assert est.breakdown["tp"] == pytest.approx(4 * 40 * 4 * one)
+    full = _estimate(arch, replace(cfg, activation_recompute="full"), NO_NETWORK_LATENCY)
+    assert full.breakdown["tp"] == pytest.approx(est.breakdown["tp"] * 6 / 4)
+
+
+def test_pipeline_bubble_is_p_minus_1_over_v_m_of_the_stage_work() -> None:
+    cfg = ParallelConfig(tp=8, pp=8, dp=24, micro_batch=2, grad_accum=48, seq_len=2048,
+                         activation_recompute="full", zero_stage=0, virtual_stages=2)
+    b = _estimate(GPT_145B, cfg).breakdown
+    work = b["compute"] + b["recompute"] + b["tp"] + b["cp"] + b["ep"]
+    assert b["pp_bubble"] / work == pytest.approx((8 - 1) / (2 * 48))
+
+
+def test_stage_sends_cross_nodes_and_interleaving_multiplies_them() -> None:
+    cfg = ParallelConfig(tp=8, pp=8, dp=24, micro_batch=2, grad_accum=48, seq_len=2048,
+                         activation_recompute="full", zero_stage=0)
+    one = 2 * (2 * 2048 * 12288 * 2 / 8) / (25e9 * SELENE.collective_efficiency)
+    plain = _estimate(GPT_145B, cfg, NO_NETWORK_LATENCY).breakdown["pp_send"]
+    assert plain == pytest.approx((48 + 7) * one)  # (m v + p - 1) sends of b s h / t
+    inter = _estimate(GPT_145B, replace(cfg, virtual_stages=2), NO_NETWORK_LATENCY)
+    assert inter.breakdown["pp_send"] == pytest.approx((96 + 7) * one)
+
+
+def test_dp_reduction_exposed_without_overlap_and_mostly_hidden_with_it() -> None:
+    arch = gpt(1.7, n_layers=24, d_model=2304, n_heads=24)
+    cfg = ParallelConfig(tp=1, pp=1, dp=32, micro_batch=16, grad_accum=1, seq_len=2048,
+                         activation_recompute="full", zero_stage=0)
+    # parameters: 24 layers x (12 h^2 + 13 h) + V h (one tied table) + 2048 positions x h
+    h = 2304
+    params = 24 * (12 * h * h + 13 * h) + 51200 * h + 2048 * h + 2 * h
+    by_hand = 2 * 31 * params * 2 / 32 / (25e9 * SELENE.collective_efficiency)
+    stack = replace(perf.MEGATRON_2021, overlap_dp=False)
+    exposed = _estimate(arch, cfg, NO_NETWORK_LATENCY, stack).breakdown["dp_exposed"]
+    assert exposed == pytest.approx(by_hand, rel=1e-5)
+    hidden = _estimate(arch, cfg, NO_NETWORK_LATENCY, perf.MEGATRON_2021)
+    assert hidden.breakdown["dp_exposed"] < exposed / 10  # only the last bucket sticks out
+
+
+def test_context_parallel_all_gather_is_on_the_critical_path() -> None:
+    base = ParallelConfig(tp=8, cp=1, pp=16, dp=8, micro_batch=1, grad_accum=16,
+                          seq_len=131072, zero_stage=3, activation_recompute="selective",
+                          virtual_stages=2)
+    cfg = replace(base, cp=16)
+    est = perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM, memory_budget_gb=None)
+    # per layer: all-gather of local K,V (2 x 8192 tokens x 1 KV head x 128 x 2 bytes) over
+    # 16 ranks, and the reduce-scatter of their gradients: 2 x 15 steps
+    c = hw.LLAMA3_H100
+    local = 2 * 8192 * 128 * 2
+    step = c.inter_node_latency_us * 1e-6 + local / (50e9 * c.collective_efficiency)
+    assert est.breakdown["cp"] == pytest.approx(16 * 8 * 2 * 15 * step)
+
+
+def test_zero3_charges_parameter_all_gathers() -> None:
+    cfg = ParallelConfig(tp=8, pp=16, dp=128, micro_batch=1, grad_accum=16, seq_len=8192,
+                         zero_stage=1, activation_recompute="full", virtual_stages=2)
+    z1 = perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM)
+    z3 = perf.estimate(m.LLAMA3_405B, replace(cfg, zero_stage=3), hw.H100_SXM)
+    assert z1.breakdown["fsdp_gather"] == 0 < z3.breakdown["fsdp_gather"]
+
+
+@pytest.mark.parametrize("cfg", [
+    ParallelConfig(tp=16, pp=8, dp=128),     # TP across nodes
+    ParallelConfig(tp=3, pp=16, dp=128),     # 128 heads do not split 3 ways
+    ParallelConfig(tp=8, pp=127, dp=16),     # more stages than layers
+])
+def test_invalid_layouts_raise(cfg: ParallelConfig) -> None:
+    with pytest.raises(ValueError, match="invalid layout|stages|split"):
+        perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM)
+
+
+def test_out_of_memory_raises_unless_the_check_is_off() -> None:
+    cfg = ParallelConfig(tp=8, pp=16, dp=128, grad_accum=16, zero_stage=0,
+                         activation_recompute="none")
+    with pytest.raises(ValueError, match="Needs"):
+        perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM)
+    assert perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM, memory_budget_gb=None).mfu > 0
+
+
+def test_step_time_from_a_cost_table_by_hand() -> None:
+    # 16 micro-batches of 0.3 s on 16 stages, v = 2, sends of 5 ms, 0.1 s exposed DP:
+    # 16 x 0.3 + 15/2 x 0.3 + (32 + 15) x 0.005 + 0.1 = 4.8 + 2.25 + 0.235 + 0.1 = 7.385 s
+    assert perf.step_time_from_costs(0.3, 0.005, 16, 16, 2, 0.1) == pytest.approx(7.385)
+    assert perf.step_time_from_costs(0.3, 0.005, 1, 16, 1, 0.0) == pytest.approx(4.8)
+    # m < p: plain 1F1B still works (bubble 15 x work), interleaving cannot fill the pipe
+    assert perf.pipeline_costs_s(0.3, 0.0, 16, 4, 1) == pytest.approx((4.5, 0.0))
+    with pytest.raises(ValueError, match="at least pp=16"):
+        perf.step_time_from_costs(0.3, 0.005, 16, 4, 2, 0.1)
+    with pytest.raises(ValueError):
+        perf.step_time_from_costs(-0.3, 0.005, 16, 16, 2, 0.1)
