@@ -147,15 +147,15 @@ def command(python: str, code_dir: str, hidden: Iterable[str] = (),
             bwrap: str | None = None) -> list[str]:
     """The command starting one warm worker inside bubblewrap (ends with ``-- python``)."""
     roots = _roots(python)
-    args = [bwrap or bwrap_path() or "bwrap", "--ro-bind", "/usr", "/usr", *_system_links()]
+    args = [bwrap or bwrap_path() or "bwrap", "--ro-bind", "/usr", "/usr", *_system_links(),
+            "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
+            *(["--size", str(TMP_BYTES)] if supports("--size") else []),
+            "--tmpfs", "/tmp"]  # first, so that an interpreter under /tmp is bound on top
     args += _parents([*roots, SANDBOX_CODE])
     for root in roots:
         args += ["--ro-bind", root, root]
     args += _hide(hidden, roots)
-    return [*args, "--ro-bind", code_dir, SANDBOX_CODE,
-            "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
-            *(["--size", str(TMP_BYTES)] if supports("--size") else []),
-            "--tmpfs", "/tmp", "--remount-ro", "/",
+    return [*args, "--ro-bind", code_dir, SANDBOX_CODE, "--remount-ro", "/",
             *_namespaces(), "--die-with-parent", "--new-session", "--as-pid-1",
             "--clearenv", "--chdir", "/tmp", "--", python]
 
