@@ -6,7 +6,13 @@ Two mechanisms, chosen per call:
   an interval timer (``signal.setitimer(ITIMER_REAL)``) delivers SIGALRM, whose handler
   raises ``TimeLimitExceeded`` inside the learner's code. The learner's code really
   stops. Python runs signal handlers between bytecodes, so one long call into C (a
-  huge ``10 ** 10 ** 8``) finishes before the limit is noticed.
+  huge ``10 ** 10 ** 8``) finishes before the limit is noticed. The learner's code can
+  disarm that timer (``signal.setitimer(ITIMER_REAL, 0)``) or replace the handler, so a
+  watchdog thread backs it up: shortly after the limit it raises ``TimeLimitExceeded``
+  in the main thread itself (as below), again and again until the call is over. Code
+  that catches BaseException in a loop can still outlast both: in one process nothing
+  can stop it but the person at the keyboard; the grader runs such code in its sandbox,
+  where the worker kills the job at its wall clock.
 * Elsewhere (a worker thread, Windows) the call runs in a daemon thread and we wait
   ``join(timeout)``. Python cannot kill a thread: on a timeout we ask it to stop by
   raising ``TimeLimitExceeded`` in it (``PyThreadState_SetAsyncExc``, CPython only),
@@ -71,7 +77,9 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...]) -> Outcome:
         value = fn(*args)
     except TimeLimitExceeded:
         return Outcome(timed_out=True, seconds=time.perf_counter() - start)
-    except (Exception, SystemExit) as exc:
+    except KeyboardInterrupt:  # the person at the keyboard stopped the kernel
+        raise
+    except BaseException as exc:  # noqa: B036 - SystemExit, GeneratorExit, the learner's own
         return Outcome(error=exc, seconds=time.perf_counter() - start)
     return Outcome(value=value, seconds=time.perf_counter() - start)
 
@@ -80,16 +88,84 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
     raise TimeLimitExceeded
 
 
+WATCHDOG_GRACE_S = 0.05   # after the limit, before the watchdog steps in
+WATCHDOG_REPEAT_S = 0.05  # how often it raises again in code that swallows the first
+
+
+class _Watchdog:
+    """One daemon thread per process that raises TimeLimitExceeded in the armed thread once
+    its deadline is past, and again every WATCHDOG_REPEAT_S until disarmed. Arming costs
+    a lock and a notify, not a thread start."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.deadline: float | None = None
+        self.target = 0
+        self.fired = False
+        self.thread: threading.Thread | None = None
+
+    def arm(self, limit_s: float) -> bool:
+        with self.cond:
+            if self.thread is None or not self.thread.is_alive():  # first use, or a fork
+                thread = threading.Thread(target=self._watch, daemon=True,
+                                          name="learner-watchdog")
+                try:
+                    thread.start()
+                except RuntimeError:  # no threads here: the interval timer alone
+                    return False
+                self.thread = thread
+            self.target, self.fired = threading.get_ident(), False
+            self.deadline = time.monotonic() + limit_s + WATCHDOG_GRACE_S
+            self.cond.notify()
+        return True
+
+    def disarm(self) -> bool:
+        """True if it had fired (a pending exception is withdrawn); safe against its own
+        exception arriving meanwhile."""
+        while True:
+            try:
+                with self.cond:
+                    self.deadline = None
+                    fired, self.fired = self.fired, False
+                    if fired:
+                        _raise_in(self.target, None)
+                    return fired
+            except TimeLimitExceeded:
+                continue
+
+    def _watch(self) -> None:
+        with self.cond:
+            while True:
+                if self.deadline is None:
+                    self.cond.wait()
+                    continue
+                left = self.deadline - time.monotonic()
+                if left > 0:
+                    self.cond.wait(left)
+                    continue
+                self.fired = _raise_in(self.target, TimeLimitExceeded) or self.fired
+                self.deadline = time.monotonic() + WATCHDOG_REPEAT_S
+
+
+_WATCHDOG = _Watchdog()
+
+
 def _call_with_alarm(fn: Callable[..., Any], args: tuple[Any, ...], limit_s: float) -> Outcome:
     started = time.monotonic()
+    watching = _WATCHDOG.arm(limit_s)  # before the timer: starting its thread waits
     previous_handler = signal.signal(signal.SIGALRM, _on_alarm)
     previous_delay, previous_interval = signal.setitimer(signal.ITIMER_REAL, limit_s)
     try:
         try:
-            return _call(fn, args)
+            outcome = _call(fn, args)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
+            if watching and _WATCHDOG.disarm():
+                outcome = Outcome(timed_out=True, seconds=time.monotonic() - started)
+        return outcome
     except TimeLimitExceeded:  # the alarm fired just after fn returned
+        if watching:
+            _WATCHDOG.disarm()
         return Outcome(timed_out=True, seconds=time.monotonic() - started)
     finally:
         signal.signal(signal.SIGALRM, previous_handler)
@@ -115,11 +191,19 @@ def _call_in_thread(fn: Callable[..., Any], args: tuple[Any, ...], limit_s: floa
 
 def _ask_to_stop(worker: threading.Thread) -> None:
     """Best effort: raise TimeLimitExceeded in the runaway thread (CPython only)."""
+    if worker.ident is not None:
+        _raise_in(worker.ident, TimeLimitExceeded)
+
+
+def _raise_in(thread_id: int, error: type[BaseException] | None) -> bool:
+    """Raise ``error`` in another thread at its next bytecode (None: withdraw a pending
+    one); False where CPython's ``PyThreadState_SetAsyncExc`` is not available."""
     try:
         import ctypes
     except ImportError:  # some browser builds of Python have no ctypes
-        return
+        return False
     set_async_exc = getattr(getattr(ctypes, "pythonapi", None), "PyThreadState_SetAsyncExc", None)
-    if set_async_exc is None or worker.ident is None:
-        return
-    set_async_exc(ctypes.c_ulong(worker.ident), ctypes.py_object(TimeLimitExceeded))
+    if set_async_exc is None:
+        return False
+    what = ctypes.py_object(error) if error is not None else None
+    return bool(set_async_exc(ctypes.c_ulong(thread_id), what))

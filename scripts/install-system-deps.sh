@@ -1,9 +1,11 @@
 #!/bin/sh
-# Installs the system programs some tests use: espeak-ng and sox (narration audio) and
-# Chromium (the browser test). Each is optional: without it those tests skip and say why.
+# Installs the system programs some tests use: bubblewrap (the grading sandbox; without it
+# `workbook grade` refuses to run unless given --unsafe-no-sandbox), espeak-ng and sox
+# (narration audio) and Chromium (the browser test). Without one, its tests skip and say why.
 # Needs apt-get and root (or password-less sudo); otherwise it only reports what is missing.
 set -u
 missing=""
+command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
 command -v espeak-ng >/dev/null 2>&1 || missing="$missing espeak-ng"
 command -v sox >/dev/null 2>&1 || missing="$missing sox libsox-fmt-all"
 command -v chromium >/dev/null 2>&1 || missing="$missing chromium"

@@ -49,10 +49,19 @@ def _parser() -> argparse.ArgumentParser:
     narrate.add_argument("--chapter", type=int, choices=range(len(CHAPTERS)), metavar="N")
     narrate.add_argument("--out", help="output folder (default: your data directory)")
     grade = sub.add_parser("grade", help="grade submitted notebooks")
-    grade.add_argument("submissions")
+    grade.add_argument("submissions", nargs="?", help="the folder of student folders")
+    grade.add_argument("--nbgrader-course", metavar="COURSE",
+                       help="grade COURSE/submitted of an nbgrader course instead")
     grade.add_argument("--out", required=True)
     grade.add_argument("--workers", type=int, default=None)
-    grade.add_argument("--timeout", type=float, default=10.0, help="seconds per exercise")
+    grade.add_argument("--timeout", type=float, default=10.0,
+                       help="seconds per cell and per call (at most 600)")
+    grade.add_argument("--batch-timeout", type=float, default=None,
+                       help="seconds for the whole batch; files not started by then get "
+                            "error rows")
+    grade.add_argument("--unsafe-no-sandbox", action="store_true",
+                       help="grade even where bubblewrap is unavailable (learner code can "
+                            "then read what your user can; the report says so)")
     return parser
 
 
@@ -60,7 +69,7 @@ def _parse_answer(text: str) -> object:
     """A command-line answer: JSON when it parses (lists, dicts), else the raw text."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deeply to be an answer
         return text
 
 
@@ -165,7 +174,9 @@ def _cmd_narrate(args: argparse.Namespace) -> int:
 def _cmd_grade(args: argparse.Namespace) -> int:
     from workbook.grading import grade_cli
 
-    return grade_cli(args.submissions, args.out, workers=args.workers, timeout_s=args.timeout)
+    return grade_cli(args.submissions, args.out, workers=args.workers, timeout_s=args.timeout,
+                     unsafe_no_sandbox=args.unsafe_no_sandbox,
+                     nbgrader_course=args.nbgrader_course, batch_timeout_s=args.batch_timeout)
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
@@ -186,6 +197,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"workbook: {exc}", file=sys.stderr)
         return 1
+    except RecursionError:
+        print("workbook: the answer is nested too deeply to be read", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

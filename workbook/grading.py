@@ -27,10 +27,13 @@ from autograder.grading import (
     Task,
     grade_folder,
     protected_folders,
+    safe_text,
     write_outputs,
 )
+from autograder.grading.discover import course_submissions
 from autograder.grading.model import Batch
 from autograder.grading.read import Cell, read_notebook
+from autograder.sandbox import bwrap
 from workbook.layout import instructor_path, learner_path
 from workbook.outline import CHAPTERS, Chapter
 from workbook.records import lookup
@@ -80,24 +83,56 @@ def grader_files() -> list[Path]:
     return paths
 
 
-def settings(workers: int, timeout_s: float, submissions: Path, out: Path) -> GradingSettings:
-    protected = protected_folders(*grader_files(), submissions, out)
+MAX_TIMEOUT_S = 600.0  # per cell and call; beyond this a "limit" protects nothing
+
+
+def settings(workers: int, timeout_s: float, submissions: Path, out: Path, *,
+             sandbox: str = "bubblewrap", batch_budget_s: float | None = None,
+             course: Path | None = None) -> GradingSettings:
+    extra = [course] if course is not None else []
+    protected = protected_folders(*grader_files(), submissions, out, *extra)
     return GradingSettings(workers=workers, timeout_s=timeout_s, protected=protected,
-                    reference=REFERENCE_PACKAGES)
+                           reference=REFERENCE_PACKAGES, sandbox=sandbox,
+                           batch_budget_s=batch_budget_s)
 
 
-def _bad_arguments(folder: Path, out: Path, workers: int, timeout_s: float) -> str:
+def _seconds_problem(name: str, value: float, most: float) -> str:
+    if not (math.isfinite(value) and 0 < value <= most):
+        return f"{name} must be a positive number of seconds, at most {most:g}, got {value:g}"
+    return ""
+
+
+def _bad_arguments(folder: Path, out: str, workers: int, timeout_s: float,
+                   batch_s: float | None) -> str:
     if not folder.is_dir():
-        return f"no such folder: {folder}"
+        return f"no such folder: {safe_text.visible(str(folder))}"
     if workers < 1:
         return f"--workers must be at least 1, got {workers}"
-    if not (math.isfinite(timeout_s) and timeout_s > 0):
-        return f"--timeout must be a positive number of seconds, got {timeout_s:g}"
-    if out.exists() and not out.is_dir():
-        return f"--out {out} exists and is not a folder"
-    if out.resolve().is_relative_to(folder.resolve()):
+    problem = _seconds_problem("--timeout", timeout_s, MAX_TIMEOUT_S)
+    if not problem and batch_s is not None:
+        problem = _seconds_problem("--batch-timeout", batch_s, 7 * 24 * 3600.0)
+    if problem:
+        return problem
+    if not out.strip():
+        return "--out must name a folder for the grades (it was empty)"
+    out_path = Path(out)
+    if out_path.is_symlink() or (out_path.exists() and not out_path.is_dir()):
+        return f"--out {safe_text.visible(out)} exists and is not a folder"
+    if out_path.resolve().is_relative_to(folder.resolve()):
         return "--out must not be inside the submissions folder"
     return ""
+
+
+def _sandbox_problem(unsafe: bool) -> str:
+    if unsafe:
+        return ""
+    reason = bwrap.unavailable_reason()
+    if not reason:
+        return ""
+    return (f"refusing to grade: learner code runs only inside the bubblewrap sandbox, and "
+            f"{reason}. Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), or "
+            "pass --unsafe-no-sandbox to grade with only in-process confinement, where a "
+            "submission can read anything your user can (not recommended)")
 
 
 def _summary(batch: Batch, out: Path) -> str:
@@ -110,27 +145,49 @@ def _summary(batch: Batch, out: Path) -> str:
              f"{batch.seconds:.1f} s: {points} of {most} points."]
     if failed:
         lines.append(f"{failed} file(s) or folder(s) could not be graded (status 'error').")
+    lines.append(f"Learner code ran in: {batch.isolation}.")
     lines.append(f"Wrote {out / 'grades.csv'}, {out / 'grades.json'} and {out / 'feedback'}/.")
-    return "\n".join(lines)
+    return safe_text.visible("\n".join(lines), keep_newlines=True)
 
 
-def grade_cli(submissions: str, out: str, *, workers: int | None = None,
-              timeout_s: float = 10.0) -> int:
-    """Exit status: 0 every file graded, 1 some could not be, 2 bad arguments."""
-    folder, out_path = Path(submissions), Path(out)
-    count = workers if workers is not None else (os.cpu_count() or 1)
-    problem = _bad_arguments(folder, out_path, count, timeout_s)
-    if problem:
-        print(f"workbook grade: {problem}", file=sys.stderr)
+def _say(text: str) -> None:
+    print(f"workbook grade: {safe_text.visible(text)}", file=sys.stderr)
+
+
+def grade_cli(submissions: str | None, out: str, *, workers: int | None = None,
+              timeout_s: float = 10.0, unsafe_no_sandbox: bool = False,
+              nbgrader_course: str | None = None, batch_timeout_s: float | None = None) -> int:
+    """Exit status: 0 every file graded, 1 some could not be (or no sandbox), 2 bad
+    arguments. SUBMISSIONS holds the student folders; ``nbgrader_course`` instead names an
+    nbgrader course folder, whose ``submitted/`` is graded."""
+    if (submissions is None) == (nbgrader_course is None):
+        _say("give either SUBMISSIONS or --nbgrader-course COURSE (not both)")
         return 2
-    try:
-        batch = grade_folder(folder, releases(), settings(count, timeout_s, folder, out_path),
-                             lambda total: StatusBar(total, sys.stderr))
-        write_outputs(batch, out_path)
-    except (OSError, RuntimeError) as error:  # the sandbox could not start, OUT not writable
-        print(f"workbook grade: {error}", file=sys.stderr)
+    course = Path(nbgrader_course) if nbgrader_course is not None else None
+    folder = course_submissions(course) if course is not None else Path(str(submissions))
+    count = workers if workers is not None else (os.cpu_count() or 1)
+    problem = _bad_arguments(folder, out, count, timeout_s, batch_timeout_s)
+    if problem:
+        _say(problem)
+        return 2
+    problem = _sandbox_problem(unsafe_no_sandbox)
+    if problem:
+        _say(problem)
         return 1
-    for message in [*batch.problems, *(nb.problem for nb in batch.notebooks if nb.problem)]:
-        print(f"could not grade: {message}", file=sys.stderr)
+    if unsafe_no_sandbox:
+        _say("WARNING: grading without the sandbox (--unsafe-no-sandbox); the report says so")
+    out_path = Path(out)
+    chosen = settings(count, timeout_s, folder, out_path, sandbox="none" if unsafe_no_sandbox
+                      else "bubblewrap", batch_budget_s=batch_timeout_s, course=course)
+    try:
+        batch = grade_folder(folder, releases(), chosen,
+                             lambda total: StatusBar(total, sys.stderr))
+        failed = write_outputs(batch, out_path)
+    except (OSError, RuntimeError) as error:  # the sandbox could not start, OUT not writable
+        _say(str(error))
+        return 1
+    for message in [*batch.problems, *(nb.problem for nb in batch.notebooks if nb.problem),
+                    *failed]:
+        print(f"could not grade: {safe_text.visible(message)}", file=sys.stderr)
     print(_summary(batch, out_path))
-    return 0 if batch.all_graded else 1
+    return 0 if batch.all_graded and not failed else 1

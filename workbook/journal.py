@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.progress.events import Event
@@ -45,8 +46,9 @@ class _Journal:
         self.views_queued = False
         self.writer: WriteBehind | None = None
         self.error = ""
-        self.path = default_store_path()
+        self.path: Path | None = None
         try:
+            self.path = default_store_path()
             self.store = ProgressStore(self.path)
         except (ProgressFileError, OSError) as exc:
             self.error = str(exc)
@@ -134,6 +136,25 @@ def events() -> list[Event]:
         return []
 
 
+def warnings() -> tuple[str, ...]:
+    """Why the progress shown may be incomplete: the log could not be opened or read, or
+    some of its rows could not be read (and were skipped)."""
+    journal = _journal()
+    if journal.store is None:
+        return (f"Progress is not being saved: {journal.error}",) if journal.error else ()
+    try:
+        journal.readable()
+        journal.store.events()
+    except (ProgressFileError, OSError) as exc:
+        return (f"The progress log could not be read: {exc}",)
+    skipped = journal.store.unreadable
+    if not skipped:
+        return ()
+    return (f"{len(skipped)} entr{'y' if len(skipped) == 1 else 'ies'} of the progress log "
+            f"could not be read and {'was' if len(skipped) == 1 else 'were'} skipped: "
+            f"{skipped[0]}",)
+
+
 def _action_counts(exercise_id: str) -> dict[str, int]:
     """Hint and solution counts: only a queued hint or solution view is waited for, so
     a check does not wait for the previous check's write."""
@@ -166,4 +187,4 @@ def summary(today: date | None = None) -> ProgressSummary:
     chapters = [(c.number, c.title, [r.id for r in records if r.chapter == c.number])
                 for c in CHAPTERS]
     labs = [(r.id, r.title.removeprefix("Lab: ")) for r in all_labs()]
-    return summarize(events(), chapters, today or date.today(), labs)
+    return summarize(events(), chapters, today or date.today(), labs, warnings())

@@ -3,16 +3,24 @@
     SUBMISSIONS/<student>/<notebook>.ipynb                 collected by hand or by an LMS
     SUBMISSIONS/<student>/<assignment>/<notebook>.ipynb    nbgrader's ``submitted/`` folder
 
-An nbgrader course folder (holding ``submitted/``) is accepted too. Which chapter a
-notebook is comes from its metadata later, never from these names; the assignment folder
-is kept only to notice a notebook filed under the wrong assignment. Hidden files, Jupyter
-checkpoints and nbgrader's ``timestamp.txt`` are skipped silently; other files that are
-not notebooks are listed as ignored. A student folder without any notebook is a problem
-to report, not something to skip.
+The folder given is always the folder of student folders: a student folder that happens
+to be called ``submitted`` is a student (an nbgrader course is graded only when the
+instructor says so, :func:`course_submissions`). Which chapter a notebook is comes from
+its metadata later, never from these names; the assignment folder is kept only to notice
+a notebook filed under the wrong assignment. Hidden files, Jupyter checkpoints and
+nbgrader's ``timestamp.txt`` are skipped silently; other files that are not notebooks are
+listed as ignored. A student folder without any notebook is a problem to report.
+
+Nothing here follows a symbolic link or opens anything but a folder: a symlinked student
+folder, assignment folder or notebook, and a ``.ipynb`` that is not a regular file (a
+FIFO, a device), become refused rows that say why, so that a submission can neither point
+the grader (running with the instructor's rights) at other files nor make it block.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,23 +66,47 @@ def _entries(folder: Path) -> list[Path]:
         return []
 
 
+def _mode(path: Path) -> int:
+    """The entry's own file type (never the target of a link); 0 when it vanished."""
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0
+
+
+def _is_dir(path: Path) -> bool:
+    return stat.S_ISDIR(_mode(path))
+
+
 def _is_notebook(path: Path) -> bool:
-    return path.suffix.lower() == NOTEBOOK_SUFFIX and path.is_file()
+    return path.suffix.lower() == NOTEBOOK_SUFFIX and stat.S_ISREG(_mode(path))
 
 
-def submissions_root(folder: Path) -> Path:
-    """The folder holding the student folders (an nbgrader course's ``submitted/``)."""
-    nested = folder / "submitted"
-    return nested if nested.is_dir() else folder
+def refusal(path: Path) -> str:
+    """Why an entry is refused outright ("" when it is an ordinary folder or file)."""
+    mode = _mode(path)
+    if stat.S_ISLNK(mode):
+        return "a symbolic link; the grader does not follow links (submit the file itself)"
+    if mode and not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        return "not a regular file (a device, pipe or socket); it was not opened"
+    return ""
+
+
+def course_submissions(course: Path) -> Path:
+    """The student folders of an nbgrader course folder: ``course/submitted``."""
+    return course / "submitted"
 
 
 def discover(folder: Path) -> Discovery:
     """Every notebook under ``folder``, every student folder without one, every stray file."""
-    root = submissions_root(folder)
+    root = folder
     out = Discovery()
     for entry in _entries(root):
         rel = entry.relative_to(root).as_posix()
-        if entry.is_dir():
+        why = refusal(entry)
+        if why:
+            out.missing.append(Missing(entry.name, rel, f"{rel}: {why}"))
+        elif _is_dir(entry):
             _student(root, entry, out)
         elif _is_notebook(entry):
             out.missing.append(Missing("", rel, f"{rel}: a notebook outside any student "
@@ -85,18 +117,21 @@ def discover(folder: Path) -> Discovery:
 
 
 def _student(root: Path, folder: Path, out: Discovery) -> None:
-    student, before = folder.name, len(out.found)
+    student, before, reported = folder.name, len(out.found), len(out.missing)
     strays: list[str] = []
     for entry in _entries(folder):
         rel = entry.relative_to(root).as_posix()
-        if _is_notebook(entry):
+        why = refusal(entry)
+        if why:
+            out.missing.append(Missing(student, rel, f"{rel}: {why}"))
+        elif _is_notebook(entry):
             out.found.append(Found(student, entry, rel))
-        elif entry.is_dir():
+        elif _is_dir(entry):
             _assignment(root, student, entry, out, strays)
         else:
             strays.append(rel)
     out.ignored.extend(strays)
-    if len(out.found) == before and not _has_assignment_message(out, student):
+    if len(out.found) == before and len(out.missing) == reported:
         seen = f" (found only: {', '.join(strays[:5])})" if strays else ""
         out.missing.append(Missing(student, f"{student}/", f"{student}/: no notebook "
                                    f"(.ipynb) in this student's folder{seen}"))
@@ -106,8 +141,12 @@ def _assignment(root: Path, student: str, folder: Path, out: Discovery,
                 strays: list[str]) -> None:
     notebooks = [e for e in _entries(folder) if _is_notebook(e)]
     for entry in _entries(folder):
-        if not _is_notebook(entry):
-            strays.append(entry.relative_to(root).as_posix() + ("/" if entry.is_dir() else ""))
+        why = refusal(entry)
+        if why:
+            rel = entry.relative_to(root).as_posix()
+            out.missing.append(Missing(student, rel, f"{rel}: {why}", folder.name))
+        elif not _is_notebook(entry):
+            strays.append(entry.relative_to(root).as_posix() + ("/" if _is_dir(entry) else ""))
     rel = folder.relative_to(root).as_posix()
     for notebook in notebooks:
         out.found.append(Found(student, notebook, notebook.relative_to(root).as_posix(),
@@ -115,7 +154,3 @@ def _assignment(root: Path, student: str, folder: Path, out: Discovery,
     if not notebooks:
         out.missing.append(Missing(student, rel + "/", f"{rel}/: no notebook (.ipynb) in "
                                    "this assignment folder", folder.name))
-
-
-def _has_assignment_message(out: Discovery, student: str) -> bool:
-    return any(m.student == student and m.assignment for m in out.missing)

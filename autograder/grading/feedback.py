@@ -10,11 +10,18 @@ from __future__ import annotations
 
 import hashlib
 import re
-from html import escape
+from html import escape as _html_escape
 from pathlib import Path
 
 from autograder.grading.model import ExerciseResult, NotebookResult
+from autograder.grading.private_files import make_private_dir, write_private
 from autograder.grading.report import shown_details
+from autograder.grading.safe_text import file_bytes, visible
+
+
+def escape(text: str) -> str:
+    """HTML-escaped, with undecodable and control characters made visible escapes."""
+    return _html_escape(visible(text, keep_newlines=True))
 
 # status -> (symbol, words)
 STATUS_TEXT = {
@@ -44,7 +51,10 @@ def page_name(notebook: NotebookResult) -> str:
         return f"ch{notebook.chapter:02d}.html"
     path = Path(notebook.path.rstrip("/"))
     stem = (path.stem if path.suffix == ".ipynb" else path.name) or "notebook"
-    return "not-graded-" + re.sub(r"[^A-Za-z0-9._-]+", "_", stem)[:80] + ".html"
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", stem).strip("._")[:80] or "notebook"
+    if cleaned != stem:
+        cleaned += "-" + hashlib.sha256(file_bytes(notebook.path)).hexdigest()[:8]
+    return "not-graded-" + cleaned + ".html"
 
 
 def _exercise(result: ExerciseResult) -> str:
@@ -101,19 +111,42 @@ def render_page(notebook: NotebookResult) -> str:
 def safe_folder(student: str) -> str:
     """A student's folder name as one harmless path component: unchanged when it already is
     one, else cleaned and tagged with a short hash (two names never share a folder)."""
-    cleaned = re.sub(r"[^\w.@+-]+", "_", student).strip("._")[:100] or "_"
-    if cleaned == student:
+    cleaned = re.sub(r"[^A-Za-z0-9_.@+-]+", "_", student).strip("._")[:100] or "_"
+    if cleaned == student and not cleaned.startswith("-"):
         return student
-    return f"{cleaned}-{hashlib.sha256(student.encode('utf-8')).hexdigest()[:8]}"
+    return f"{cleaned.lstrip('-') or '_'}-{hashlib.sha256(file_bytes(student)).hexdigest()[:8]}"
 
 
-def write_feedback(notebooks: tuple[NotebookResult, ...], folder: Path) -> list[Path]:
-    written = []
+def _unique(name: str, owner: str, taken: dict[str, str]) -> str:
+    """``name``, or ``name-2``, ``name-3``... when another owner already has it (compared
+    without case, for file systems that ignore it)."""
+    candidate, number = name, 1
+    while taken.setdefault(candidate.lower(), owner) != owner:
+        number += 1
+        candidate = f"{name}-{number}"
+    return candidate
+
+
+def write_feedback(notebooks: tuple[NotebookResult, ...], folder: Path,
+                   failed: list[str] | None = None) -> list[Path]:
+    """One page per student and chapter; returns the pages written. A page that cannot be
+    written is described in ``failed`` and the others are written anyway."""
+    failed = failed if failed is not None else []
+    written: list[Path] = []
+    folders: dict[str, str] = {}
+    pages: dict[str, dict[str, str]] = {}
     for notebook in notebooks:
         if not notebook.student:
             continue  # a notebook outside any student folder: nobody to address
-        target = folder / safe_folder(notebook.student) / page_name(notebook)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render_page(notebook), encoding="utf-8")
-        written.append(target)
+        try:
+            student_dir = _unique(safe_folder(notebook.student), notebook.student, folders)
+            page = _unique(page_name(notebook).removesuffix(".html"), notebook.path,
+                           pages.setdefault(student_dir, {})) + ".html"
+            target = folder / student_dir / page
+            make_private_dir(target.parent)
+            write_private(target, render_page(notebook))
+            written.append(target)
+        except Exception as error:  # noqa: BLE001 - one student's page never stops the rest
+            failed.append(f"{visible(notebook.path)}: the feedback page could not be written "
+                          f"({type(error).__name__}: {visible(str(error))})")
     return written

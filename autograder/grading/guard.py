@@ -4,20 +4,22 @@ Three small pieces of code the grader adds to every job (learner code never sees
 names, which carry a random token per batch):
 
 * the *guard* (first cell) installs an audit hook (PEP 578) before any learner code runs.
-  Audit hooks cannot be removed, so for the rest of the job it blocks opening or listing
-  the grader's files (the reference packages, the release and instructor notebooks, the
-  other submissions, the output folder), starting programs and loading C code through
-  ctypes, and logs each attempt with the cell that made it. It also defines a wrapper for
+  It is a reporter: it logs, with the cell that tried, each attempt to open or list the
+  grader's files (the reference packages, the release and instructor notebooks, the
+  other submissions, the output folder), to start a program or to load C code through
+  ctypes. Inside bubblewrap those files are simply not there and a program started finds
+  the same sandbox, so nothing depends on the hook; only when grading without the
+  sandbox (``--unsafe-no-sandbox``) does it also refuse them (``enforce``), as a last,
+  weak wall that code in the same interpreter can get around. It also defines a wrapper for
   the learner's functions that stops calling a function after its first time-out, as
   :class:`autograder.kinds.Function` does, so that an endless loop costs one time limit;
 * a *snapshot* after each answer cell keeps the answer as the check cell right below it
   would have seen it, whatever later cells do to the name;
 * the *report* (last cell) copies the guard's log into a variable the grader requests.
 
-This is defence in depth on top of the sandbox (a separate unprivileged process with
-resource limits and no network): the hook's checks run inside the learner's process, so
-a determined attacker who knows these internals could work around them. What it cannot
-stop is still only plain data, compared against the reference in the grader's process.
+The hook's checks run inside the learner's process, so a determined attacker who knows
+these internals can evade the report; isolation comes from bubblewrap around the worker
+(:mod:`autograder.sandbox.bwrap`), never from this hook.
 """
 
 from __future__ import annotations
@@ -69,10 +71,12 @@ def {p}install(protected, _add=__import__("sys").addaudithook,
             hit = inside(args[0])
             if hit:
                 log.append((cell(), event, hit))
-                raise _Denied("the grader's files are off limits while grading")
+                if {enforce!r}:
+                    raise _Denied("the grader's files are off limits while grading")
         elif event in programs or event.startswith("ctypes.dl"):
             log.append((cell(), event, ""))
-            raise _Denied("not allowed while grading: " + event)
+            if {enforce!r}:
+                raise _Denied("not allowed while grading: " + event)
 
     _add(hook)
     return lambda: [_list(entry) for entry in log]
@@ -129,8 +133,9 @@ class Names:
         return self.prefix + "Skipped"
 
 
-def guard_cell(names: Names, protected: Sequence[str]) -> str:
-    return GUARD_TEMPLATE.format(p=names.prefix, protected=tuple(protected))
+def guard_cell(names: Names, protected: Sequence[str], enforce: bool = False) -> str:
+    return GUARD_TEMPLATE.format(p=names.prefix, protected=tuple(protected),
+                                 enforce=bool(enforce))
 
 
 def snapshot_cell(names: Names, bindings: Sequence[tuple[str, str, bool]]) -> str:

@@ -290,7 +290,7 @@ def _dedupe(findings: Iterable[Finding]) -> list[Finding]:
 
 def blocked_findings(log: Sequence[tuple[CodeCell | None, str, str]],
                      skip_cells: Iterable[int] = ()) -> list[Finding]:
-    """Findings for operations the guard blocked: (cell that tried, event, path); one per
+    """Findings for operations the guard reported: (cell that tried, event, path); one per
     cell and kind of operation. ``skip_cells`` already have a finding that says more (an
     import of the reference, whose files were what the guard blocked)."""
     skip = set(skip_cells)
@@ -312,7 +312,7 @@ def blocked_findings(log: Sequence[tuple[CodeCell | None, str, str]],
                 "ctypes": f"Tried to load C code through ctypes ({event})",
                 "programs": f"Tried to start another program ({event})"}[kind]
         exercise = cell.exercise if cell is not None else ""
-        what += f"; blocked ({cell.where})." if cell is not None else "; blocked."
+        what += f" ({cell.where})." if cell is not None else "."
         if exercise:
             what += " The answer was not credited."
         findings.append(Finding(exercise, "blocked", what, bool(exercise),

@@ -113,11 +113,12 @@ def _requests(task: Task, names: Names) -> list[Request]:
 
 
 def plan_job(job_id: str, notebook: Notebook, release: Release, match: Match, names: Names,
-             protected: tuple[str, ...]) -> Plan:
+             protected: tuple[str, ...], *, enforce: bool = False) -> Plan:
     """The job for one submission; exercises with a missing or doubled answer cell are not
-    asked for (they are errors whatever the code does)."""
+    asked for (they are errors whatever the code does). ``enforce``: the guard also
+    refuses what it reports (only without bubblewrap, where it is the last wall left)."""
     tasks = {task.record.id: task for task in release.tasks}
-    cells = [guard_cell(names, protected)]
+    cells = [guard_cell(names, protected, enforce)]
     origins: list[CodeCell | None] = [None]
     asked: set[str] = set()
     for index in match.executed():

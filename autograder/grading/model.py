@@ -181,6 +181,7 @@ class Batch:
     ignored: tuple[str, ...] = ()       # files that are not notebooks, skipped on purpose
     problems: tuple[str, ...] = field(default_factory=tuple)  # batch-level messages
     seconds: float = 0.0
+    isolation: str = ""                 # how learner code was isolated, in words
 
     @property
     def all_graded(self) -> bool:

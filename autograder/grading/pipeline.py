@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -31,14 +31,28 @@ from autograder.grading.integrity import (
 )
 from autograder.grading.jobs import Plan, plan_job
 from autograder.grading.match import Match, match_cells
-from autograder.grading.model import Batch, ExerciseResult, Finding, NotebookResult, Release
+from autograder.grading.model import (
+    Batch,
+    ExerciseResult,
+    Finding,
+    NotebookResult,
+    Release,
+    Task,
+)
+from autograder.grading.private_files import make_private_dir
 from autograder.grading.read import Notebook, Unreadable, read_notebook
-from autograder.grading.report import write_csv, write_json
+from autograder.grading.report import UNSAFE_PREFIX, write_csv, write_json
 from autograder.grading.status_bar import StatusBar
-from autograder.sandbox import JobResult, Limits, WorkerPool
+from autograder.sandbox import Job, JobResult, Limits, WorkerPool
 
 MAX_LIMITS_PER_JOB = 40  # a job may use at most this many time limits in all
 SLACK_S = 2.0            # on top, for the job process to start and send its report
+ISOLATION_TEXT = {
+    "bubblewrap": "bubblewrap sandbox (minimal read-only root, private /tmp, new "
+                  "PID/IPC/network namespaces, rlimits)",
+    "none": f"{UNSAFE_PREFIX} (--unsafe-no-sandbox): learner code ran with only "
+            "in-process confinement and could read whatever the grader's files permit",
+}
 
 
 @dataclass(frozen=True)
@@ -54,10 +68,14 @@ class GradingSettings:
     reference: frozenset[str] = frozenset()
     memory_mb: int = 1024
     output_bytes: int = 1_000_000
+    sandbox: str = "bubblewrap"            # "none" only with --unsafe-no-sandbox
+    batch_budget_s: float | None = None    # stop starting jobs after this long
 
     def limits(self, cost: int) -> Limits:
         """Sandbox limits: ``timeout_s`` per cell and per call; the whole job gets one
-        time limit per cell and function it runs (capped), plus a little slack."""
+        time limit per exercise and function of its chapter's release (capped), plus a
+        little slack. The cost comes from the release, never from the submitted file, so
+        cells a learner adds cannot raise anyone's limit."""
         whole = self.timeout_s * min(max(cost, 1), MAX_LIMITS_PER_JOB) + SLACK_S
         return Limits(cpu_s=whole, wall_s=whole, call_timeout_s=self.timeout_s,
                       cell_timeout_s=self.timeout_s, memory_mb=self.memory_mb,
@@ -100,7 +118,8 @@ def _prepare(found: Found, index: int, releases: Mapping[int, Release], names: N
     runs = [CodeCell(i, match.answer_of(i), notebook.cells[i].source) for i in match.executed()]
     scan = scan_cells(runs, settings.reference)
     findings = compare_release(notebook, release, match) + list(scan.findings)
-    plan = plan_job(str(index), notebook, release, match, names, settings.protected)
+    plan = plan_job(str(index), notebook, release, match, names, settings.protected,
+                    enforce=settings.sandbox == "none")
     prepared = _Prepared(found, notebook, release, match, scan, findings, plan)
     implied = implied_chapter(found.assignment, releases)
     if implied is not None and implied != release.chapter:
@@ -136,11 +155,21 @@ def _finish(prepared: _Prepared, result: JobResult, settings: GradingSettings,
                   prepared.findings + _audit_log(prepared, result), limits)
     # Notes about the file itself (filed under another chapter's folder) go on every row,
     # so that they reach the gradebook too.
-    rows = tuple(_with_notes(grade_task(ctx, task), prepared.notes)
+    rows = tuple(_with_notes(_grade_one(ctx, task), prepared.notes)
                  for task in prepared.release.tasks)
     notes = tuple(prepared.notes) + notebook_notes(ctx)
     return NotebookResult(prepared.found.student, prepared.found.rel, prepared.release.chapter,
                           prepared.release.title, rows, notes, seconds=result.wall_s)
+
+
+def _grade_one(ctx: Context, task: Task) -> ExerciseResult:
+    """One exercise's row; a failure while judging one answer costs only that row."""
+    try:
+        return grade_task(ctx, task)
+    except Exception as error:  # noqa: BLE001 - one answer never voids the notebook
+        record = task.record
+        return ExerciseResult(record.id, record.title, record.category, 0, record.points,
+                              "error", _internal(error))
 
 
 def _internal(error: Exception) -> str:
@@ -233,14 +262,32 @@ def _without_duplicates(problems: list[NotebookResult]) -> list[NotebookResult]:
     return out
 
 
+def release_cost(release: Release) -> int:
+    """Time limits a chapter's job may use: one per exercise, one more per function."""
+    return sum(2 if task.function_name else 1 for task in release.tasks)
+
+
+def _within(prepared: list[_Prepared], deadline: float, late: list[_Prepared]) -> Iterator[Job]:
+    """The jobs, until the batch's time budget is spent (the rest go to ``late``)."""
+    for position, item in enumerate(prepared):
+        if time.monotonic() > deadline:
+            late.extend(prepared[position:])
+            return
+        yield item.plan.job
+
+
 def _run(prepared: list[_Prepared], settings: GradingSettings,
          progress: StatusBar | None) -> Iterable[NotebookResult]:
     if not prepared:
         return
-    limits = settings.limits(max(p.plan.cost for p in prepared))
+    limits = settings.limits(max(release_cost(p.release) for p in prepared))
     by_id = {p.plan.job.job_id: p for p in prepared}
-    with WorkerPool(min(settings.workers, len(prepared)), limits) as pool:
-        for result in pool.map(p.plan.job for p in prepared):
+    budget = settings.batch_budget_s
+    deadline = time.monotonic() + (budget if budget is not None else float("inf"))
+    late: list[_Prepared] = []
+    with WorkerPool(min(settings.workers, len(prepared)), limits, sandbox=settings.sandbox,
+                    hidden=settings.protected) as pool:
+        for result in pool.map(_within(prepared, deadline, late)):
             item = by_id[result.job_id]
             try:
                 graded = _finish(item, result, settings, limits)
@@ -250,6 +297,10 @@ def _run(prepared: list[_Prepared], settings: GradingSettings,
             if progress is not None:
                 progress.step(f"{item.found.rel}: {graded.points}/{graded.max_points}")
             yield graded
+    for item in late:
+        yield _problem(item.found.student, item.found.rel, (
+            f"not graded: the batch's time budget ({budget:g} s) ran out before this file's "
+            "turn; grade it again on its own"), item.release)
 
 
 def grade_folder(folder: Path, releases: Mapping[int, Release], settings: GradingSettings,
@@ -268,15 +319,20 @@ def grade_folder(folder: Path, releases: Mapping[int, Release], settings: Gradin
     batch_problems = [] if discovery.found or discovery.missing else [
         f"{folder}: no student folders with notebooks to grade"]
     return Batch(tuple(notebooks), tuple(discovery.ignored), tuple(batch_problems),
-                 seconds=time.monotonic() - started)
+                 seconds=time.monotonic() - started,
+                 isolation=ISOLATION_TEXT.get(settings.sandbox, settings.sandbox))
 
 
-def write_outputs(batch: Batch, out: Path) -> None:
-    """``grades.csv``, ``grades.json`` and ``feedback/<student>/chNN.html`` under ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
+def write_outputs(batch: Batch, out: Path) -> list[str]:
+    """``grades.csv``, ``grades.json`` and ``feedback/<student>/chNN.html`` under ``out``
+    (folders 0700, files 0600, each written whole or not at all). Returns the feedback
+    pages that could not be written, one message each; the others are written anyway."""
+    make_private_dir(out)
     write_csv(batch, out / "grades.csv")
     write_json(batch, out / "grades.json")
-    write_feedback(batch.notebooks, out / "feedback")
+    failed: list[str] = []
+    write_feedback(batch.notebooks, out / "feedback", failed)
+    return failed
 
 
 def protected_folders(*paths: os.PathLike[str] | str) -> tuple[str, ...]:

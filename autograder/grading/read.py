@@ -8,15 +8,24 @@ Nothing in the file is executed here. Every way a file can be unusable becomes a
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-MAX_BYTES = 50 * 1024 * 1024  # far above any real chapter notebook (outputs included)
+MAX_BYTES = 16 * 1024 * 1024  # far above any real chapter notebook (outputs included)
+# The grader reads each cell it runs with ``ast`` in its own process, which costs a few
+# hundred times the source's size: a cell or a notebook's code beyond these is refused
+# before any parsing (a chapter's answers take a few hundred characters).
+MAX_CELL_CHARS = 100_000
+MAX_CODE_CHARS = 400_000
 SUPPORTED_MAJOR = 4
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC
 
 
 class Unreadable(ValueError):
@@ -43,17 +52,42 @@ class Notebook:
     cells: tuple[Cell, ...]
 
 
-def read_notebook(path: Path) -> Notebook:
-    """Parse ``path``; raises :class:`Unreadable` with a clear message."""
+def _too_big(size: int) -> Unreadable:
+    return Unreadable(f"the file is {size / 1e6:.0f} MB, larger than the "
+                      f"{MAX_BYTES // 2**20} MB a chapter notebook can be")
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes, without following a symbolic link, opening anything but a regular
+    file, or blocking (a FIFO or device named .ipynb), and never more than MAX_BYTES."""
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise Unreadable(f"the file is {size / 1e6:.0f} MB, larger than the "
-                             f"{MAX_BYTES // 2**20} MB a chapter notebook can be")
-        data = path.read_bytes()
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise Unreadable("a symbolic link; the grader does not follow links") from None
+        raise Unreadable(f"could not read the file ({error.strerror or error})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Unreadable("not a regular file (a device, pipe or socket)")
+        if info.st_size > MAX_BYTES:
+            raise _too_big(info.st_size)
+        chunks, total = [], 0
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > MAX_BYTES:  # grew while being read
+                raise _too_big(total)
+        return b"".join(chunks)
     except OSError as error:
         raise Unreadable(f"could not read the file ({error.strerror or error})") from None
-    return parse_notebook(data)
+    finally:
+        os.close(fd)
+
+
+def read_notebook(path: Path) -> Notebook:
+    """Parse ``path``; raises :class:`Unreadable` with a clear message."""
+    return parse_notebook(read_bytes(path))
 
 
 def parse_notebook(data: bytes) -> Notebook:
@@ -96,8 +130,25 @@ def _notebook(tree: Any) -> Notebook:
     metadata = tree.get("metadata", {})
     if not isinstance(metadata, dict):
         raise Unreadable("not a notebook: its 'metadata' is not an object")
-    return Notebook(MappingProxyType(metadata),
-                    tuple(_cell(index, cell) for index, cell in enumerate(cells)))
+    notebook = Notebook(MappingProxyType(metadata),
+                        tuple(_cell(index, cell) for index, cell in enumerate(cells)))
+    _check_code_size(notebook)
+    return notebook
+
+
+def _check_code_size(notebook: Notebook) -> None:
+    total = 0
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        size = len(cell.source)
+        if size > MAX_CELL_CHARS:
+            raise Unreadable(f"code cell {cell.number} holds {size:,} characters, more than "
+                             f"the {MAX_CELL_CHARS:,} the grader reads in one cell")
+        total += size
+    if total > MAX_CODE_CHARS:
+        raise Unreadable(f"the notebook's code cells hold {total:,} characters, more than "
+                         f"the {MAX_CODE_CHARS:,} the grader reads in one notebook")
 
 
 def _cell(index: int, tree: Any) -> Cell:

@@ -12,6 +12,7 @@ learner's own check shows): details a verdict flags as :class:`HiddenInput` are 
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -19,10 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from autograder.grading.model import Batch, ExerciseResult, NotebookResult
+from autograder.grading.private_files import write_private
+from autograder.grading.safe_text import for_csv, for_json
 from autograder.kinds.base import HiddenInput
 
 CSV_COLUMNS = ("student", "chapter", "exercise_id", "points", "max_points", "status", "message")
 JSON_VERSION = 1
+UNSAFE_PREFIX = "NO SANDBOX"  # how Batch.isolation starts when graded without bubblewrap
+UNSAFE_NOTE = "Note: graded WITHOUT the sandbox (--unsafe-no-sandbox)."
 
 
 def shown_details(details: tuple[str, ...]) -> tuple[str, ...]:
@@ -35,24 +40,52 @@ def row_message(exercise: ExerciseResult) -> str:
     return f"{exercise.message} {notes}".strip()
 
 
+def _notebook_rows(notebook: NotebookResult) -> list[dict[str, Any]]:
+    chapter = "" if notebook.chapter is None else notebook.chapter
+    rows = []
+    if not notebook.exercises:
+        rows.append(dict(student=notebook.student, chapter=chapter, exercise_id="", points=0,
+                         max_points=0, status="error",
+                         message=notebook.problem or "no exercises"))
+    for exercise in notebook.exercises:
+        rows.append(dict(student=notebook.student, chapter=chapter,
+                         exercise_id=exercise.exercise_id, points=exercise.points,
+                         max_points=exercise.max_points, status=exercise.status,
+                         message=row_message(exercise)))
+    return rows
+
+
+def _failed_row(notebook: NotebookResult, error: Exception) -> dict[str, Any]:
+    return dict(student=notebook.student, chapter="", exercise_id="", points=0, max_points=0,
+                status="error", message=f"this student's rows could not be written "
+                                        f"({type(error).__name__}); see grades.json")
+
+
 def csv_rows(batch: Batch) -> Iterator[dict[str, Any]]:
+    """Every row, each cell made safe for a spreadsheet; one notebook's failure costs only
+    its own rows (replaced by an error row naming the student)."""
+    unsafe = batch.isolation.startswith(UNSAFE_PREFIX)
     for notebook in batch.notebooks:
-        chapter = "" if notebook.chapter is None else notebook.chapter
-        if not notebook.exercises:
-            yield dict(student=notebook.student, chapter=chapter, exercise_id="", points=0,
-                       max_points=0, status="error", message=notebook.problem or "no exercises")
-        for exercise in notebook.exercises:
-            yield dict(student=notebook.student, chapter=chapter,
-                       exercise_id=exercise.exercise_id, points=exercise.points,
-                       max_points=exercise.max_points, status=exercise.status,
-                       message=row_message(exercise))
+        try:
+            rows = _notebook_rows(notebook)
+        except Exception as error:  # noqa: BLE001 - never lose the other students
+            rows = [_failed_row(notebook, error)]
+        for row in rows:
+            if unsafe:
+                row["message"] = f"{row['message']} {UNSAFE_NOTE}".strip()
+            yield {key: for_csv(value) for key, value in row.items()}
+
+
+def csv_text(batch: Batch) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
+    writer.writeheader()
+    writer.writerows(csv_rows(batch))
+    return buffer.getvalue()
 
 
 def write_csv(batch: Batch, path: Path) -> None:
-    with path.open("w", newline="", encoding="utf-8") as file:
-        writer = csv.DictWriter(file, fieldnames=CSV_COLUMNS)
-        writer.writeheader()
-        writer.writerows(csv_rows(batch))
+    write_private(path, csv_text(batch))
 
 
 def _exercise_json(exercise: ExerciseResult) -> dict[str, Any]:
@@ -84,12 +117,22 @@ def summary(batch: Batch) -> dict[str, Any]:
     )
 
 
+def _safe_notebook_json(notebook: NotebookResult) -> dict[str, Any]:
+    try:
+        return _notebook_json(notebook)
+    except Exception as error:  # noqa: BLE001 - never lose the other students
+        return dict(student=notebook.student, path=notebook.path, chapter=None, points=0,
+                    max_points=0, problem=f"this notebook's results could not be written "
+                                          f"({type(error).__name__}: {error})", exercises=[])
+
+
 def batch_json(batch: Batch) -> dict[str, Any]:
-    return dict(version=JSON_VERSION, summary=summary(batch), problems=list(batch.problems),
-                ignored=list(batch.ignored),
-                notebooks=[_notebook_json(nb) for nb in batch.notebooks])
+    """The whole batch as a JSON tree whose strings all encode as UTF-8."""
+    tree = dict(version=JSON_VERSION, summary=summary(batch), isolation=batch.isolation,
+                problems=list(batch.problems), ignored=list(batch.ignored),
+                notebooks=[_safe_notebook_json(nb) for nb in batch.notebooks])
+    return dict(for_json(tree))
 
 
 def write_json(batch: Batch, path: Path) -> None:
-    path.write_text(json.dumps(batch_json(batch), indent=2, ensure_ascii=False) + "\n",
-                    encoding="utf-8")
+    write_private(path, json.dumps(batch_json(batch), indent=2, ensure_ascii=False) + "\n")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
+from autograder.grading.safe_text import visible
+
 BAR_WIDTH = 28
 
 
@@ -17,6 +19,8 @@ class StatusBar:
         self.started = time.monotonic()
 
     def step(self, label: str) -> None:
+        """One file done; ``label`` (names from the submissions) is shown made visible."""
+        label = visible(label)
         self.count += 1
         if self.tty:
             filled = BAR_WIDTH * self.count // max(self.total, 1)

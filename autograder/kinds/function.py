@@ -24,7 +24,7 @@ from typing import Any
 
 from autograder.kinds._common import close, error_text, reference_import, show
 from autograder.kinds.base import AnswerKind, CellNames, HiddenInput, Params, Verdict, is_blank
-from autograder.timelimit import call_with_time_limit
+from autograder.timelimit import Outcome, call_with_time_limit
 
 Args = tuple[Any, ...]
 _SHOWN_FAILURES = 3
@@ -66,13 +66,25 @@ class Function(AnswerKind):
     ) -> Verdict:
         if not callable(answer):
             return Verdict("invalid", self._not_callable(answer), yours=show(answer))
-        results: list[_Case] = []
-        for args in self.test_cases():
-            if any(r.timed_out for r in results):
-                results.append(_Case(False, skipped=True))
-            else:
-                results.append(self._run(answer, expected, args))
+        cases = self.test_cases()
+        # Every call of the learner's function happens before any reference value exists,
+        # so no frame the learner's code can walk up to holds one.
+        outcomes = self._call_all(answer, cases)
+        results = [_Case(False, skipped=True) if outcome is None
+                   else self._judge(expected, args, outcome)
+                   for args, outcome in zip(cases, outcomes, strict=True)]
         return self._verdict(answer, results)
+
+    def _call_all(self, fn: Callable[..., Any], cases: list[Args]) -> list[Outcome | None]:
+        """The learner's function on every case (None: skipped after a time-out)."""
+        outcomes: list[Outcome | None] = []
+        for args in cases:
+            if any(o is not None and o.timed_out for o in outcomes):
+                outcomes.append(None)
+            else:
+                outcomes.append(call_with_time_limit(fn, copy.deepcopy(args),
+                                                     self.time_limit_s))
+        return outcomes
 
     def test_cases(self) -> list[Args]:
         """Every argument tuple a check uses, edge cases first (the same on every call)."""
@@ -113,14 +125,13 @@ class Function(AnswerKind):
             stub_code.co_code, stub_code.co_consts, stub_code.co_names)
 
     # -- one case -----------------------------------------------------------------------
-    def _run(self, fn: Callable[..., Any], reference: Callable[..., Any], args: Args) -> _Case:
+    def _judge(self, reference: Callable[..., Any], args: Args, outcome: Outcome) -> _Case:
         call = f"{self.function_name}({', '.join(show(a, 30) for a in args)})"
         try:
             want: Any = reference(*copy.deepcopy(args))
             impossible: ValueError | None = None
         except ValueError as exc:  # the reference rejects this input; other errors are bugs
             want, impossible = None, exc
-        outcome = call_with_time_limit(fn, copy.deepcopy(args), self.time_limit_s)
         if outcome.timed_out:
             return _Case(False, f"{call} did not finish within {self.time_limit_s:g} s "
                                 "(an endless loop?)", timed_out=True)

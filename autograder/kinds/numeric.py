@@ -187,9 +187,9 @@ class Numeric(AnswerKind):
         if abs(value - want) <= 5 * band:
             return (f"Close, but outside the tolerance ({self._tolerance()}): keep more digits "
                     "in the intermediate results.")
-        ratio = abs(value / want)
-        word = "large" if ratio > 1 else "small"
-        ratio = max(ratio, 1 / ratio)
+        word = "large" if abs(value) > abs(want) else "small"
+        ratio = abs(value) / abs(want)  # may underflow to 0 (5e-324) or overflow to inf
+        ratio = max(ratio, 1 / ratio) if 0 < ratio < math.inf else math.inf
         if ratio < 1.5:
             how = "by less than 50%"
         elif ratio < 10:

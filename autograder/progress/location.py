@@ -33,6 +33,21 @@ MOUNT_HELP = (
 )
 
 
+class ProgressFolderError(OSError):
+    """The folder for the progress log cannot be created; the message says what to do."""
+
+
+def make_folder(folder: Path) -> None:
+    """Create the log's folder, or raise :class:`ProgressFolderError` saying why not."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        why = err.strerror or type(err).__name__
+        raise ProgressFolderError(
+            f"cannot create the progress folder {folder} ({why}); set {HOME_ENV} to a "
+            "folder you may write to. Checking still works; progress is not saved.") from None
+
+
 class DriveNotMountedError(RuntimeError):
     """Google Drive is not mounted where the progress log should go."""
 
@@ -57,9 +72,10 @@ def data_folder() -> Path:
 
 def default_store_path() -> Path:
     """The log's path: ``progress.sqlite3`` in :func:`data_folder`, which is created if
-    it does not exist yet."""
+    it does not exist yet (:class:`ProgressFolderError`, saying what to do, if it cannot
+    be)."""
     folder = data_folder()
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder)
     return folder / FILE_NAME
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.progress.events import FIELDS, Event, utc_text, variant_text
-from autograder.progress.location import APP_NAME
+from autograder.progress.location import APP_NAME, ProgressFolderError, make_folder
 
 #: The version of the table layout this code reads and writes.
 SCHEMA_VERSION = 1
@@ -99,7 +99,11 @@ class ProgressStore:
         if self.path.is_dir():
             raise ProgressFileError(f"{self.path} is a folder; the progress log must be a file "
                                     "path such as .../progress.sqlite3")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.unreadable: list[str] = []  # rows skipped by the last events(), why each
+        try:
+            make_folder(self.path.parent)
+        except ProgressFolderError as err:
+            raise ProgressFileError(str(err)) from None
         if not self._holds_tables():
             self._create_tables()
 
@@ -120,10 +124,18 @@ class ProgressStore:
 
     # -- reading ----------------------------------------------------------------
     def events(self) -> list[Event]:
-        """Every event, oldest first (by UTC time, then by order of writing)."""
+        """Every readable event, oldest first (by UTC time, then by order of writing). A
+        row that cannot be read is skipped, and described in ``unreadable``: one bad row
+        must not hide all the others."""
         with self._connect() as con:
             rows = con.execute(_SELECT).fetchall()
-        return [self._event_from_row(row) for row in rows]
+        found, self.unreadable = [], []
+        for row in rows:
+            try:
+                found.append(self._event_from_row(row))
+            except ProgressFileError as err:
+                self.unreadable.append(str(err))
+        return found
 
     def action_counts(self, exercise_id: str) -> dict[str, int]:
         """How many events of each action are logged for ``exercise_id``."""
@@ -275,6 +287,18 @@ class ProgressStore:
                 f"{self.path} is busy: another program kept it locked for more than "
                 f"{BUSY_TIMEOUT_S:.0f} s. Close other notebooks using the workbook and try "
                 "again.")
+        if "full" in text:
+            return ProgressFileError(
+                f"the disk holding {self.path} is full: the event was not saved. Free some "
+                "space; the log itself is intact.")
+        if "readonly" in text or "read-only" in text:
+            return ProgressFileError(
+                f"{self.path} is read-only: the event was not saved. Set WORKBOOK_HOME to a "
+                "folder you may write to.")
+        if "disk I/O error" in text:
+            return ProgressFileError(
+                f"the disk failed while writing {self.path} (disk I/O error): the event was "
+                "not saved. The log was left as it was.")
         if "unable to open" in text:
             return ProgressFileError(
                 f"cannot open the progress log {self.path} ({text}). Check that its folder "

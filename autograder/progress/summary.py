@@ -56,6 +56,7 @@ class ProgressSummary:
     levels: dict[str, Level] = field(default_factory=dict, repr=False)
     # Labs beyond the counted exercises, shown on their own: (id, title, level).
     labs: tuple[tuple[str, str, Level], ...] = ()
+    warnings: tuple[str, ...] = ()  # why the figures may be incomplete (unreadable log rows)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON output; ``counts`` gives the number at each exact level."""
@@ -70,6 +71,7 @@ class ProgressSummary:
             "chapters": [asdict(chapter) for chapter in self.chapters],
             "levels": dict(self.levels),
             "labs": [{"id": i, "title": t, "level": lv} for i, t, lv in self.labs],
+            "warnings": list(self.warnings),
         }
 
     def __str__(self) -> str:
@@ -89,6 +91,7 @@ class ProgressSummary:
         if self.labs:
             lines += ["", f"Labs (not counted in the {self.total}):"]
             lines += [f"  {i:>5}  {t}: {lv}" for i, t, lv in self.labs]
+        lines += [f"Warning: {warning}" for warning in self.warnings]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -101,10 +104,12 @@ class ProgressSummary:
             f'<p><span aria-hidden="true">&#x1F525;</span> Day streak: '
             f"{html.escape(streak_words(self.streak_days, self.best_streak))}</p>"
         )
+        warned = "".join(f'<p role="alert"><strong>Warning:</strong> {html.escape(w)}</p>'
+                         for w in self.warnings)
         return (
             '<section class="dtw-progress" aria-label="Workbook progress" '
             'style="font-family: system-ui, sans-serif; line-height: 1.4">'
-            f"{overall}{self._html_table()}{self._html_labs()}</section>"
+            f"{warned}{overall}{self._html_table()}{self._html_labs()}</section>"
         )
 
     def _html_labs(self) -> str:
@@ -127,7 +132,8 @@ class ProgressSummary:
 
 
 def summarize(events: Iterable[Event], chapters: Sequence[ChapterSpec],
-              today: date, labs: Sequence[ExtraSpec] = ()) -> ProgressSummary:
+              today: date, labs: Sequence[ExtraSpec] = (),
+              warnings: Sequence[str] = ()) -> ProgressSummary:
     """The dashboard for ``chapters`` (number, title, exercise ids) as of ``today``.
 
     ``today`` is the learner's local date. Events for ids not listed in ``chapters``
@@ -149,6 +155,7 @@ def summarize(events: Iterable[Event], chapters: Sequence[ChapterSpec],
                        for number, title, ids in chapters),
         levels=level_of,
         labs=tuple((eid, title, lab_levels[eid]) for eid, title in labs),
+        warnings=tuple(warnings),
     )
 
 

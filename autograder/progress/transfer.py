@@ -32,7 +32,10 @@ from autograder.progress.events import Event
 
 PREFIX = "DTW1"
 #: A decoded code larger than this is refused (a guard against a zip bomb pasted in).
-MAX_DECODED_BYTES = 64 * 1024 * 1024
+MAX_DECODED_BYTES = 8 * 1024 * 1024  # ~30,000 events; a real log holds far fewer
+# A real event is a JSON object of a dozen fields (well over 100 bytes); a code packed with
+# tiny objects or lists (``[{},{},...]``) would cost the parser ~20x its size in memory.
+MIN_BYTES_PER_CONTAINER = 40
 
 _COPY_AGAIN = "copy the whole code again, from the first 'D' to the last character"
 
@@ -56,6 +59,10 @@ def import_code(code: str) -> list[Event]:
     """
     body = _checked_body(code)
     payload = _decompress(_decode_base64(body))
+    containers = payload.count(b"{") + payload.count(b"[")
+    if containers > len(payload) // MIN_BYTES_PER_CONTAINER + 2:
+        raise ProgressCodeError("the code is damaged: it does not hold workbook events — "
+                                f"{_COPY_AGAIN}")
     try:
         data = json.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as err:

@@ -9,6 +9,7 @@ or evaluated by the grader.
 Layers, outermost first:
 
 * :mod:`.pool`      the grader's side: start, feed and replace warm workers;
+* :mod:`.bwrap`     the bubblewrap sandbox around each worker (the isolation that counts);
 * :mod:`.worker`    a warm process per pool slot: namespaces, fork per job, wall clock;
 * :mod:`.limits`    OS isolation: namespaces, rlimits, privilege drop, fd hygiene;
 * :mod:`.runner`    inside the job process: run cells, answer requests, bounded output;
@@ -19,6 +20,7 @@ Layers, outermost first:
 Linux only: fork, rlimits, ``unshare(2)`` namespaces, and pidfds (kernel 5.3 or later).
 """
 
+from autograder.sandbox.bwrap import SandboxUnavailable
 from autograder.sandbox.limits import Isolation
 from autograder.sandbox.pool import WorkerPool
 from autograder.sandbox.protocol import (
@@ -37,5 +39,6 @@ from autograder.sandbox.protocol import (
 
 __all__ = [
     "OUTCOME_KINDS", "STATUSES", "CallRequest", "CellError", "Isolation", "Job", "JobResult",
-    "Limits", "Outcome", "Request", "SourceRequest", "ValueRequest", "WorkerPool",
+    "Limits", "Outcome", "Request", "SandboxUnavailable", "SourceRequest", "ValueRequest",
+    "WorkerPool",
 ]

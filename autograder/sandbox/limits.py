@@ -52,6 +52,7 @@ class Isolation:
     pid_namespace: bool = False
     drops_privileges: bool = False
     notes: list[str] = field(default_factory=list)
+    sandbox: str = "none"  # "bubblewrap" when the worker runs inside it
 
     def to_wire(self) -> dict[str, object]:
         return dict(self.__dict__)
@@ -107,6 +108,16 @@ def _enter_namespaces(isolation: Isolation) -> bool:
         return False
     isolation.network_isolated = True
     return True
+
+
+def contained_worker() -> Isolation:
+    """The worker already runs inside bubblewrap (:mod:`autograder.sandbox.bwrap`): new
+    namespaces, no capabilities, PID 1 of its own PID namespace. Only make it harder for a
+    job (same uid inside) to reach into the worker."""
+    _prctl(PR_SET_DUMPABLE, 0)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return Isolation(network_isolated=True, pid_namespace=in_own_pid_namespace(),
+                     drops_privileges=os.geteuid() == 0, sandbox="bubblewrap")
 
 
 def isolate_worker() -> Isolation:
@@ -216,12 +227,20 @@ def set_rlimits(limits: Limits) -> None:
     # SIGXCPU at the soft limit; SIGKILL one second later if the learner catches SIGXCPU.
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     memory = address_space_bytes() + limits.memory_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    file_bytes = limits.file_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
-    resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
+    _lower(resource.RLIMIT_AS, memory)
+    _lower(resource.RLIMIT_FSIZE, limits.file_mb * 1024 * 1024)
+    _lower(resource.RLIMIT_NPROC, limits.processes)
+    _lower(resource.RLIMIT_NOFILE, limits.open_files)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _lower(which: int, value: int) -> None:
+    """Set soft = hard = ``value``, or the inherited hard limit if that is lower (a worker
+    inside bubblewrap already has limits for the whole worker)."""
+    hard = resource.getrlimit(which)[1]
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(which, (value, value))
 
 
 def confine_job(limits: Limits, scratch: str, stdout_fd: int, result_fd: int) -> int:

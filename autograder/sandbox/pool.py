@@ -6,6 +6,12 @@
 
 Each worker is a long-lived ``python -I`` process (see :mod:`autograder.sandbox.worker`)
 that talks one JSON line per job over its stdin/stdout; nothing it sends is unpickled.
+By default each worker runs inside bubblewrap (:mod:`autograder.sandbox.bwrap`): a
+minimal read-only root with no path to the project, the submissions or the output, a
+private /tmp, new namespaces and rlimits on the whole worker. Where bubblewrap is missing
+or not permitted, starting the pool raises :class:`SandboxUnavailable`; only
+``sandbox="none"`` (the grader's ``--unsafe-no-sandbox``) runs workers without it, with
+the weaker in-process isolation of :mod:`autograder.sandbox.limits`.
 Jobs go to whichever worker is idle. A worker that dies or stops answering (which no
 learner code should be able to cause, but the pool does not assume it) is killed and
 replaced, and its job is reported as ``crashed`` with every request ``unavailable``.
@@ -24,11 +30,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+from autograder.sandbox import bwrap
 from autograder.sandbox.limits import Isolation
 from autograder.sandbox.protocol import Job, JobResult, Limits, ProtocolError, unavailable_outcomes
 
@@ -43,19 +51,44 @@ WORKER_ENV = {
     "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
 }
 GRACE_S = 10.0  # beyond wall_s, for the worker to clean up and reply
+SANDBOXES = ("bubblewrap", "none")
+
+
+@dataclass(frozen=True)
+class _Launch:
+    """How to start a worker: plain (``code_dir`` empty) or inside bubblewrap."""
+
+    python: str
+    limits: Limits
+    code_dir: str = ""
+    hidden: tuple[str, ...] = ()
+    n_workers: int = 1
+
+    def argv(self) -> list[str]:
+        if not self.code_dir:
+            return [self.python, "-I", "-c", BOOTSTRAP, PROJECT_ROOT]
+        outer = bwrap.command(self.python, self.code_dir, self.hidden)
+        env = [arg for key, value in WORKER_ENV.items() for arg in ("--setenv", key, value)]
+        return [*outer[:-2], *env, "--setenv", "TMPDIR", "/tmp", "--", self.python, "-I",
+                "-c", BOOTSTRAP, bwrap.SANDBOX_CODE, "--contained"]
+
+    def preexec(self) -> Callable[[], None] | None:
+        if not self.code_dir:
+            return None
+        return bwrap.worker_rlimits(self.limits.memory_mb, self.limits.processes,
+                                    self.n_workers)
 
 
 class _Worker:
     """One worker process and the job it is running."""
 
-    def __init__(self, python: str) -> None:
+    def __init__(self, launch: _Launch) -> None:
         self.stderr: IO[bytes] = tempfile.TemporaryFile()
         self.process = subprocess.Popen(
-            [python, "-I", "-c", BOOTSTRAP, PROJECT_ROOT],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
+            launch.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
             env={**WORKER_ENV, "TMPDIR": tempfile.gettempdir()}, close_fds=True,
-            start_new_session=True,
-        )
+            start_new_session=True, preexec_fn=launch.preexec())
+        self.contained = bool(launch.code_dir)
         self.buffer = bytearray()
         self.job: tuple[int, Job] | None = None
         self.deadline = 0.0
@@ -114,8 +147,9 @@ class _Worker:
         for stream in (self.process.stdout, self.stderr):
             if stream is not None:
                 stream.close()
-        # A worker killed in the middle of a job leaves its scratch behind.
-        if os.path.basename(self.scratch_root).startswith("sandbox-worker-"):
+        # A worker killed in the middle of a job leaves its scratch behind (only outside
+        # bubblewrap: inside, its /tmp vanished with it).
+        if not self.contained and os.path.basename(self.scratch_root).startswith("sandbox-worker-"):
             shutil.rmtree(self.scratch_root, ignore_errors=True)
 
 
@@ -123,13 +157,19 @@ class WorkerPool:
     """Warm sandbox workers running :class:`Job` s under :class:`Limits`; a context manager."""
 
     def __init__(self, n_workers: int | None = None, limits: Limits | None = None, *,
-                 python: str | None = None, start_timeout_s: float = 60.0) -> None:
+                 python: str | None = None, start_timeout_s: float = 60.0,
+                 sandbox: str = "bubblewrap", hidden: Iterable[str] = ()) -> None:
         self.n_workers = n_workers if n_workers is not None else (os.cpu_count() or 1)
         if self.n_workers < 1:
             raise ValueError("a WorkerPool needs at least one worker")
+        if sandbox not in SANDBOXES:
+            raise ValueError(f"sandbox must be one of {SANDBOXES}, got {sandbox!r}")
         self.limits = limits or Limits()
         self.python = python or sys.executable
         self.start_timeout_s = start_timeout_s
+        self.sandbox = sandbox
+        self.hidden = tuple(hidden)
+        self._launch = _Launch(self.python, self.limits)
         self._workers: list[_Worker] = []
         self.isolation = Isolation()
 
@@ -142,8 +182,16 @@ class WorkerPool:
         self.close()
 
     def start(self) -> None:
-        """Start the workers (in parallel) and wait until each has said hello."""
-        fresh = [_Worker(self.python) for _ in range(self.n_workers)]
+        """Start the workers (in parallel) and wait until each has said hello. Raises
+        :class:`SandboxUnavailable` when bubblewrap was asked for and cannot be used."""
+        if self.sandbox == "bubblewrap":
+            reason = bwrap.unavailable_reason(self.python)
+            if reason:
+                raise bwrap.SandboxUnavailable(reason)
+            self._launch = _Launch(self.python, self.limits, bwrap.stage_sandbox_code(),
+                                   self.hidden + (str(Path(__file__).parents[1]),),
+                                   self.n_workers)
+        fresh = [_Worker(self._launch) for _ in range(self.n_workers)]
         self._workers = []
         for worker in fresh:
             self._workers.append(self._greet(worker))
@@ -164,6 +212,9 @@ class WorkerPool:
         for worker in self._workers:
             worker.stop()
         self._workers = []
+        if self._launch.code_dir:
+            shutil.rmtree(self._launch.code_dir, ignore_errors=True)
+            self._launch = _Launch(self.python, self.limits)
 
     def run(self, job: Job) -> JobResult:
         """Run one job and return its result."""
@@ -258,6 +309,6 @@ class WorkerPool:
     def _replace(self, worker: _Worker) -> _Worker:
         worker.process.kill()
         worker.stop(0.5)
-        fresh = self._greet(_Worker(self.python))
+        fresh = self._greet(_Worker(self._launch))
         self._workers[self._workers.index(worker)] = fresh
         return fresh

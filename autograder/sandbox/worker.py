@@ -194,7 +194,25 @@ def start_job(job: Job, limits: Limits, scratch: str) -> tuple[int, int, int]:
     return pid, report_r, output_r
 
 
-def run_job(job: Job, limits: Limits, scratch_root: str) -> JobResult:
+def empty_private_tmp(keep: frozenset[str]) -> None:
+    """Inside bubblewrap /tmp is this worker's own: remove whatever a job left there (the
+    next job, of another student, must not find it). ``keep``: what was there before any
+    job (the scratch root, folders leading to an interpreter bound under /tmp)."""
+    for entry in os.listdir("/tmp"):
+        path = os.path.join("/tmp", entry)
+        if path in keep:
+            continue
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
+        except OSError:
+            pass
+
+
+def run_job(job: Job, limits: Limits, scratch_root: str,
+            keep: frozenset[str] | None = None) -> JobResult:
     """Run one job in a fresh confined process and describe what happened."""
     scratch = make_scratch(scratch_root)
     started = time.monotonic()
@@ -208,6 +226,8 @@ def run_job(job: Job, limits: Limits, scratch_root: str) -> JobResult:
             os.close(output_fd)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+        if keep is not None:  # inside bubblewrap
+            empty_private_tmp(keep)
     wall_s = time.monotonic() - started
     return describe_job(job, limits, watch.observed(status, cpu_s, wall_s))
 
@@ -219,7 +239,7 @@ def _reply(tree: dict[str, Any]) -> None:
         view = view[os.write(1, view):]
 
 
-def serve_one(line: bytes, scratch_root: str) -> None:
+def serve_one(line: bytes, scratch_root: str, keep: frozenset[str] | None = None) -> None:
     """Answer one request line; every failure becomes a ``crashed`` result."""
     message: Any = None
     try:
@@ -233,7 +253,7 @@ def serve_one(line: bytes, scratch_root: str) -> None:
                                     message=f"bad request to the worker: {error}").to_wire()})
         return
     try:
-        result = run_job(job, limits, scratch_root)
+        result = run_job(job, limits, scratch_root, keep)
     except Exception as error:  # noqa: BLE001 - the worker must outlive its own bugs
         result = unavailable_outcomes(job, f"the sandbox worker failed: {error!r}")
     _reply({"result": result.to_wire()})
@@ -241,18 +261,21 @@ def serve_one(line: bytes, scratch_root: str) -> None:
 
 def main() -> None:
     """Isolate, warm up, say hello, then serve jobs until stdin closes."""
-    isolation = oslimits.isolate_worker()
+    contained = "--contained" in sys.argv[2:]
+    isolation = oslimits.contained_worker() if contained else oslimits.isolate_worker()
     for name in WARM_MODULES:
         __import__(name)
     # Everything imported so far is immortal for the collector, so a job's first garbage
     # collection does not touch (and copy-on-write) every page it inherited.
     gc.freeze()
     scratch_root = make_scratch_root()
+    keep = frozenset(os.path.join("/tmp", e) for e in os.listdir("/tmp")) if contained \
+        else None
     _reply({"hello": isolation.to_wire(), "scratch_root": scratch_root})
     try:
         for line in sys.stdin.buffer:
             if line.strip():
-                serve_one(line, scratch_root)
+                serve_one(line, scratch_root, keep)
     finally:
         shutil.rmtree(scratch_root, ignore_errors=True)
 

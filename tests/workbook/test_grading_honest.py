@@ -317,8 +317,8 @@ def test_nbgrader_layout_and_a_units_string(tmp_path: Path) -> None:
     target.mkdir(parents=True)
     (target / "ch00_ring_allreduce.ipynb").write_text(json.dumps(filled))
     (target / "timestamp.txt").write_text("2024-01-01 00:00:00")  # nbgrader's, skipped
-    status = grading.grade_cli(str(tmp_path / "course"), str(tmp_path / "out"), workers=1,
-                               timeout_s=2)
+    status = grading.grade_cli(None, str(tmp_path / "out"), workers=1, timeout_s=2,
+                               nbgrader_course=str(tmp_path / "course"))
     assert status == 0
     rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8")))
     by_id = {row["exercise_id"]: row for row in rows}

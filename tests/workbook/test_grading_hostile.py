@@ -245,18 +245,18 @@ def test_deleted_check_cells_are_reported_and_the_answer_still_graded(batch: Bat
                for ex in ("0.1", "0.2", "0.3", "0.4", "0.5", "0.6"))
 
 
-def test_importing_the_reference_is_blocked_and_not_credited(batch: Batch) -> None:
+def test_importing_the_reference_is_not_possible_and_not_credited(batch: Batch) -> None:
     result = row(batch, "imports_solutions", "0.5")
     assert (result.status, result.points) == ("integrity", 0)
     assert "Imports the reference code `solutions.collectives`" in result.message
-    # the import itself failed: the guard blocked reading the package's files
-    assert "raised PermissionError: the grader's files are off limits" in result.message
+    # the import itself failed: the package is not inside the sandbox
+    assert "raised ModuleNotFoundError" in result.message
 
 
-def test_reading_the_release_notebooks_is_blocked(batch: Batch) -> None:
+def test_reading_the_release_notebooks_is_reported_and_not_credited(batch: Batch) -> None:
     result = row(batch, "reads_release", "0.1")
     assert (result.status, result.points) == ("integrity", 0)
-    assert f"Tried to read the grader's files ({INSTRUCTOR}); blocked" in result.message
+    assert f"Tried to read the grader's files ({INSTRUCTOR})" in result.message
 
 
 def test_ignoring_the_alarm_meets_the_cpu_limit(batch: Batch) -> None:
@@ -293,7 +293,7 @@ def test_recursion_bomb_is_a_recursion_error(batch: Batch) -> None:
 def test_starting_programs_is_blocked_and_not_credited(batch: Batch) -> None:
     result = row(batch, "runs_programs", "0.1")
     assert (result.status, result.points) == ("integrity", 0)
-    assert "Tried to start another program (os.system); blocked" in result.message
+    assert "Tried to start another program (os.system)" in result.message
 
 
 def test_an_ellipsis_placeholder_is_unanswered(batch: Batch) -> None:

@@ -57,7 +57,7 @@ def test_csv_header_and_rows(out: Path) -> None:
 
 def test_json_shape(out: Path) -> None:
     data = json.loads((out / "grades.json").read_text(encoding="utf-8"))
-    assert set(data) == {"version", "summary", "problems", "ignored", "notebooks"}
+    assert set(data) == {"version", "summary", "isolation", "problems", "ignored", "notebooks"}
     summary = data["summary"]
     assert {k: summary[k] for k in ("notebooks", "graded", "could_not_grade", "students",
                                     "points", "max_points")} == {

@@ -142,11 +142,13 @@ def test_the_learner_sees_no_grader_environment(pool: WorkerPool) -> None:
     assert env["HOME"] == result.values["cwd"].value  # the scratch directory
 
 
-def test_a_dead_worker_is_replaced_and_its_job_reported_crashed() -> None:
-    with WorkerPool(1, LIMITS) as pool:
+@pytest.mark.parametrize("sandbox", ["bubblewrap", "none"])
+def test_a_dead_worker_is_replaced_and_its_job_reported_crashed(sandbox: str) -> None:
+    with WorkerPool(1, LIMITS, sandbox=sandbox) as pool:
         victim = pool._workers[0].process
         scratch_root = Path(pool._workers[0].scratch_root)
-        assert scratch_root.is_dir()
+        # Inside bubblewrap the scratch lives in the worker's private /tmp, never on the host.
+        assert scratch_root.is_dir() == (sandbox == "none")
         threading.Timer(0.5, victim.kill).start()
         result = pool.run(Job("doomed", ["import time\ntime.sleep(5)"], [ValueRequest("v")]))
         assert result.status == "crashed" and "worker died" in result.message
