@@ -32,7 +32,7 @@ _ANY: frozenset[str] = frozenset()
 # (factor, families it applies to (empty: all), what to say). Checked in this order.
 _SLIPS: tuple[tuple[float, frozenset[str], str], ...] = (
     (1e3, _ANY, "check the unit prefix (kilo, mega, giga; milli, micro) -- you may also type "
-                "the unit you worked in, e.g. '1750 MB'"),
+                "the unit you worked in, such as '<number> MB'"),
     (1e6, _ANY, "check the unit prefixes: two steps of 1,000 apart"),
     (1e9, _ANY, "check the unit prefixes: three steps of 1,000 apart (bytes vs GB?)"),
     (1e12, _ANY, "check the unit prefixes: four steps of 1,000 apart"),
@@ -55,8 +55,8 @@ def _binary_slip(factor: float) -> tuple[float, str] | None:
         if factor in (10.0 ** (3 * k), 2.0 ** (10 * k)):
             ratio = 2.0 ** (10 * k) / 10.0 ** (3 * k)
             return ratio, (f"that is the ratio of {names} ({format_value(ratio)}): 1 GB = "
-                           "10^9 bytes, 1 GiB = 2^30 bytes; type the unit you used, e.g. "
-                           "'1.63 GiB', and it is converted")
+                           "10^9 bytes, 1 GiB = 2^30 bytes; type the unit you used, such "
+                           "as '<number> GiB', and it is converted")
     return None
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from autograder.exercise import same_answer
 from autograder.kinds import Numeric
-from autograder.units import format_quantity
+from autograder.units import UnitError, format_quantity, parse_quantity
 from workbook import widgets
 from workbook.records import all_challenges, all_exercises
 
@@ -75,3 +75,49 @@ def test_the_sweep_finds_a_leak_when_there_is_one() -> None:
     assert leaks("a time such as '70 ms'", 70.0) == [70.0]
     assert leaks("16,384 x 77 x 24 x $2 = $60.6M", 60.6) == [60.6]
     assert not leaks("a number in GB, or text such as '<number> GB'", 1.75)
+
+
+QUANTITY = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s*([A-Za-z$%]+(?:/s)?)")
+
+
+def quantity_leaks(text: str, expected: float, unit: str) -> list[str]:
+    """Quantities with a unit in ``text`` ("1750 MB") equal to ``expected`` in ``unit``.
+    Bare numbers ("8 times too large") are not quantities and are not compared; neither
+    is anything for an answer without a unit."""
+    found: list[str] = []
+    if not unit:
+        return found
+    for number, word in QUANTITY.findall(text):
+        try:
+            value = parse_quantity(f"{number} {word}", unit)
+        except UnitError:
+            continue
+        if same_answer(value, expected):
+            found.append(f"{number} {word}")
+    return found
+
+
+def test_the_quantity_sweep_finds_the_old_example() -> None:
+    # The x1000 slip once suggested "e.g. '1750 MB'": 0.1's answer, 1.75 GB.
+    assert quantity_leaks("type the unit you worked in, e.g. '1750 MB'", 1.75, "GB")
+    assert not quantity_leaks("your answer is 8 times too large", 8.0, "")
+
+
+# Wrong answers a learner makes by a slip: unit prefixes, bits, percent, time units, a
+# factor of two, binary prefixes, or just a miss. Their feedback must not show the answer.
+SLIP_FACTORS = (1e3, 1e-3, 1e6, 8.0, 0.125, 100.0, 0.01, 60.0, 2.0, 0.5,
+                2**30 / 1e9, 1e9 / 2**30, 1.3, 0.7)
+
+
+@pytest.mark.parametrize("record", NUMERIC, ids=lambda r: r.id)
+def test_feedback_on_a_slip_does_not_show_the_answer(record: Any) -> None:
+    expected = float(record.expected())
+    found = {}
+    for factor in SLIP_FACTORS:
+        verdict = record.grade(expected * factor)
+        if verdict.passed:
+            continue  # inside the tolerance (a factor close to 1 for a loose exercise)
+        text = "\n".join([verdict.message, *verdict.details])
+        if quantity_leaks(text, expected, record.answer_kind.unit):
+            found[factor] = text
+    assert not found, f"{record.id}: the answer {expected} appears in {found}"
