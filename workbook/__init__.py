@@ -26,8 +26,8 @@ _LAZY = {
     "import_progress": "workbook.progress_commands", "use_drive": "workbook.progress_commands",
     "predict": "workbook.progress_commands", "predictions": "workbook.progress_commands",
     "widget": "workbook.widgets",
-    "prediction_lock": "workbook.predictions", "reveal": "workbook.predictions",
-    "reflection": "workbook.predictions", "ledger": "workbook.predictions",
+    "prediction_lock": "workbook.prediction_page", "reveal": "workbook.prediction_page",
+    "reflection": "workbook.prediction_page", "ledger": "workbook.prediction_page",
     "narration": "workbook.narrate",
 }
 

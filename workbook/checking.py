@@ -123,8 +123,10 @@ class Text:
 
 def hint(exercise_id: str, params: dict[str, Any] | None = None) -> Text:
     """The next hint of the exercise's ladder (the last one again once all are seen), in
-    the numbers of ``params`` (a variant) or the printed ones."""
+    the numbers of ``params`` (a card's variant), else of the variant :func:`practice`
+    left waiting for the next check, else the printed ones."""
     record = lookup(exercise_id)
+    params = _shown_params(record, params)
     index = min(journal.seen(record.id).hints, len(record.hints) - 1)
     if not grading_mode():
         journal.record_event("hint", record.id, value=str(index + 1))
@@ -133,13 +135,21 @@ def hint(exercise_id: str, params: dict[str, Any] | None = None) -> Text:
 
 
 def solution(exercise_id: str, params: dict[str, Any] | None = None) -> Text:
-    """The worked explanation, for ``params`` (a variant) or the printed numbers (recorded
-    as viewed)."""
+    """The worked explanation (recorded as viewed), in the numbers of ``params`` (a card's
+    variant), else of the variant :func:`practice` left waiting, else the printed ones."""
     record = lookup(exercise_id)
+    params = _shown_params(record, params)
     if not grading_mode():
         journal.record_event("solution", record.id)
     return Text(f"Worked solution for exercise {record.id}: {record.title}",
                 record.render_explanation(params))
+
+
+def _shown_params(record: Exercise, params: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The numbers the learner is working on: given ones, or a waiting practice variant."""
+    if params is not None or grading_mode():
+        return params
+    return _pending_variants.get(record.id)
 
 
 @dataclass

@@ -136,3 +136,30 @@ def test_a_long_answer_is_logged_cut_to_the_event_limit() -> None:
     assert wb.check("0.1", answer).passed
     [event] = checks()
     assert event.answer == repr(answer)[:2000]  # 2,000 characters, as the log promises
+
+
+def test_every_lazy_name_stays_the_function_after_its_module_loads() -> None:
+    # A lazy name equal to a submodule's name would be replaced by that module on import.
+    import importlib
+
+    import workbook
+
+    for name, module in workbook._LAZY.items():
+        importlib.import_module(module)
+        assert callable(getattr(workbook, name)), name
+        assert not isinstance(getattr(workbook, name), type(workbook)), name
+
+
+def test_hint_and_solution_follow_a_waiting_practice_variant() -> None:
+    import workbook as wb
+    from workbook.records import lookup
+
+    record = lookup("5.6")
+    printed = wb.solution("5.6").body
+    variant = wb.practice("5.6", seed=1).params
+    assert variant != dict(record.params)
+    shown = wb.solution("5.6").body
+    assert shown == record.render_explanation(variant) and shown != printed
+    assert wb.hint("5.6").body.startswith(record.hints[0].split("{")[0])
+    wb.check("5.6", 1)  # the check uses the variant up; the printed numbers come back
+    assert wb.solution("5.6").body == printed

@@ -21,7 +21,7 @@ from workbook.explorers.ch09_planner import (
     summary_lines,
 )
 from workbook.explorers.ch09_speed import mfu_by_gpu_count
-from workbook.predictions import prediction_for
+from workbook.prediction_page import prediction_for
 
 PAPER = PlannerSettings()  # TP 8, CP 1, PP 16, DP 128, FSDP, full recompute, v = 2
 
