@@ -108,7 +108,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
     import workbook
 
     text = args.answer
-    if text.endswith(".py") and Path(text).is_file():
+    if text.endswith(".py") and not Path(text).is_file():
+        print(f"workbook check: no file {text} (an answer ending in .py names the file "
+              "that defines your function)", file=sys.stderr)
+        return 2
+    if text.endswith(".py"):
         try:
             answer = _from_file(args.id, text)
         except Exception as error:  # noqa: BLE001 - the learner's file, reported
@@ -187,10 +191,23 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
+    except BrokenPipeError:  # the reader went away (`workbook progress --json | head`)
+        _silence_stdout()
+        return 0
     except KeyError as exc:  # an unknown exercise id: the message lists the valid ones
         print(f"workbook: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2

@@ -112,3 +112,23 @@ def test_list_names_the_labs_beyond_the_58(capsys: pytest.CaptureFixture[str]) -
     assert main(["list"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert any(line.split()[0] == "0.7" and line.endswith("(beyond the 58)") for line in lines)
+
+
+def test_a_missing_answer_file_is_a_usage_error(tmp_path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "0.7", str(tmp_path / "nowhere.py")]) == 2
+    assert "no file" in capsys.readouterr().err
+
+
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "WORKBOOK_HOME": str(tmp_path)}
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has gone, as `| head` leaves it after its lines
+    done = subprocess.run([sys.executable, "-m", "workbook.cli", "list"], stdout=write_end,
+                          stderr=subprocess.PIPE, env=env, text=True, timeout=60)
+    os.close(write_end)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
