@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from solutions import hardware, models, overlap
 from solutions import performance_flops as pf
-from solutions._checks import non_negative, positive_int
+from solutions._checks import non_negative, positive, positive_int
 from solutions.llama3 import layers_per_stage
 from solutions.performance_comm import LayerComm, Links, layer_comm_s
 from solutions.planner_memory import ParallelConfig, stage_layer_kinds, stage_params
@@ -257,14 +257,30 @@ def estimate(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
     ValueError listing every problem :func:`solutions.planner_validate.validate` finds
     (the memory check is skipped when ``memory_budget_gb`` is None).
     """
+    check_inputs(arch, gpu, cfg)
+    if memory_budget_gb is not None:
+        positive("memory_budget_gb", memory_budget_gb)
     cluster = cluster or hardware.default_cluster(gpu)
     problems = validate(arch, cfg, None, cluster.gpus_per_node,
-                        memory_budget_gb or DEFAULT_BUDGET_GB)
+                        DEFAULT_BUDGET_GB if memory_budget_gb is None else memory_budget_gb)
     if memory_budget_gb is None:
         problems = [p for p in problems if not p.startswith("Needs ")]
     if problems:
         raise ValueError("invalid layout: " + " ".join(problems))
     return summarise(arch, cfg, gpu, breakdown_s(arch, cfg, gpu, cluster, stack))
+
+
+def check_inputs(arch: object, gpu: object, cfg: object = None) -> None:
+    """ValueError naming the argument that is not the record the model reads (``cfg`` is
+    checked only when given)."""
+    named = [("arch", arch, models.Architecture), ("gpu", gpu, hardware.GPU)]
+    if cfg is not None:
+        named.append(("cfg", cfg, ParallelConfig))
+    for name, value, kind in named:
+        if not isinstance(value, kind):
+            raise ValueError(f"{name} must be a {kind.__module__}.{kind.__name__}, got "
+                             f"{type(value).__name__} (e.g. models.LLAMA3_405B, "
+                             "hardware.H100_SXM, ParallelConfig(tp=8, pp=16, dp=128, ...))")
 
 
 def summarise(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from solutions import hardware, models, performance
-from solutions._checks import positive_int
+from solutions._checks import positive, positive_int
 from solutions.llama3 import layers_per_stage
 from solutions.planner_memory import RECOMPUTE_MODES, ParallelConfig, Recompute, stage_memory
 from solutions.planner_validate import DEFAULT_BUDGET_GB, structural_problems
@@ -130,7 +130,13 @@ def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, se
     step time, with the number of layouts judged. ``best`` is empty when nothing fits."""
     positive_int("n_gpus", n_gpus)
     positive_int("global_batch_seqs", global_batch_seqs)
+    positive_int("seq_len", seq_len)
     positive_int("top", top)
+    positive("memory_budget_gb", memory_budget_gb)
+    performance.check_inputs(arch, gpu)
+    if not zero_stages or not set(zero_stages) <= {0, 1, 2, 3}:
+        raise ValueError("zero_stages must be a non-empty choice among 0, 1, 2, 3, "
+                         f"got {zero_stages!r}")
     cluster = cluster or hardware.default_cluster(gpu)
     judged, scored = 0, []
     bad = set(recompute_modes) - set(RECOMPUTE_MODES)

@@ -181,3 +181,23 @@ def test_step_time_from_a_cost_table_by_hand() -> None:
         perf.step_time_from_costs(0.3, 0.005, 16, 4, 2, 0.1)
     with pytest.raises(ValueError):
         perf.step_time_from_costs(-0.3, 0.005, 16, 16, 2, 0.1)
+
+
+@pytest.mark.parametrize("kwargs", [dict(memory_budget_gb=0), dict(memory_budget_gb=-5),
+                                    dict(zero_stages=()), dict(zero_stages=(4,))])
+def test_recommend_rejects_impossible_search_settings(kwargs: dict) -> None:
+    from solutions import planner
+
+    with pytest.raises(ValueError, match="memory_budget_gb|zero_stages"):
+        planner.recommend(m.LLAMA3_405B, 16384, 2048, 8192, **kwargs)
+
+
+def test_wrong_argument_types_are_named() -> None:
+    from solutions import planner
+
+    with pytest.raises(ValueError, match="arch must be"):
+        planner.recommend("llama3-405b", 16384, 2048, 8192)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="seq_len"):
+        planner.recommend(m.LLAMA3_405B, 16384, 2048, 8192.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="cfg must be"):
+        perf.estimate(m.LLAMA3_405B, {"tp": 8}, hw.H100_SXM)  # type: ignore[arg-type]

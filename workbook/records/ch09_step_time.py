@@ -24,8 +24,12 @@ VALIDATION = "docs/validation.md (the step-time model against Megatron-LM 2021 a
 # -- 9.11: MFU from throughput ------------------------------------------------------------
 
 def _cases_9_11(rng: random.Random) -> tuple[Any, ...]:
-    return (rng.choice([7e9, 8e9, 70e9, 175e9, 405e9]) * rng.uniform(0.9, 1.1),
-            rng.uniform(50, 5000), rng.choice([312.0, 989.4]))
+    """A model size, a GPU's dense peak (A100 or H100 BF16) and a throughput that a real
+    run could reach: one giving an MFU between 15 % and 60 %."""
+    n_params = rng.choice([7e9, 8e9, 70e9, 175e9, 405e9]) * rng.uniform(0.9, 1.1)
+    peak_tflops = rng.choice([312.0, 989.4])
+    tokens_per_s = rng.uniform(0.15, 0.60) * peak_tflops * 1e12 / (6 * n_params)
+    return (n_params, tokens_per_s, peak_tflops)
 
 
 EX_9_11 = Exercise(
