@@ -181,10 +181,12 @@ def summary(today: date | None = None) -> ProgressSummary:
     """Mastery and streaks computed from the whole log."""
     from autograder.progress.summary import summarize
     from workbook.outline import CHAPTERS
-    from workbook.records import all_exercises, all_labs
+    from workbook.records import all_challenges, all_exercises, all_labs
 
     records = all_exercises()
     chapters = [(c.number, c.title, [r.id for r in records if r.chapter == c.number])
                 for c in CHAPTERS]
-    labs = [(r.id, r.title.removeprefix("Lab: ")) for r in all_labs()]
-    return summarize(events(), chapters, today or date.today(), labs, warnings())
+    extra = sorted((*all_challenges(), *all_labs()),
+                   key=lambda r: tuple(int(part) for part in r.id.split(".")))
+    beyond = [(r.id, r.title) for r in extra]
+    return summarize(events(), chapters, today or date.today(), beyond, warnings())

@@ -54,8 +54,9 @@ class ProgressSummary:
     best_streak: int
     chapters: tuple[ChapterProgress, ...]
     levels: dict[str, Level] = field(default_factory=dict, repr=False)
-    # Labs beyond the counted exercises, shown on their own: (id, title, level).
-    labs: tuple[tuple[str, str, Level], ...] = ()
+    # Records beyond the counted exercises (challenges and labs), shown on their own:
+    # (id, title, level).
+    beyond: tuple[tuple[str, str, Level], ...] = ()
     warnings: tuple[str, ...] = ()  # why the figures may be incomplete (unreadable log rows)
 
     def to_dict(self) -> dict[str, Any]:
@@ -70,7 +71,7 @@ class ProgressSummary:
             "counts": counts,
             "chapters": [asdict(chapter) for chapter in self.chapters],
             "levels": dict(self.levels),
-            "labs": [{"id": i, "title": t, "level": lv} for i, t, lv in self.labs],
+            "beyond": [{"id": i, "title": t, "level": lv} for i, t, lv in self.beyond],
             "warnings": list(self.warnings),
         }
 
@@ -88,9 +89,9 @@ class ProgressSummary:
             lines.append(_text_row(
                 str(ch.chapter), ch.title, f"{ch.mastered} / {ch.total}",
                 f"{ch.proficient} / {ch.total}", f"{ch.attempted} / {ch.total}"))
-        if self.labs:
-            lines += ["", f"Labs (not counted in the {self.total}):"]
-            lines += [f"  {i:>5}  {t}: {lv}" for i, t, lv in self.labs]
+        if self.beyond:
+            lines += ["", f"Beyond the {self.total} (challenges and labs, not counted):"]
+            lines += [f"  {i:>5}  {t}: {lv}" for i, t, lv in self.beyond]
         lines += [f"Warning: {warning}" for warning in self.warnings]
         return "\n".join(lines)
 
@@ -109,15 +110,15 @@ class ProgressSummary:
         return (
             '<section class="dtw-progress" aria-label="Workbook progress" '
             'style="font-family: system-ui, sans-serif; line-height: 1.4">'
-            f"{warned}{overall}{self._html_table()}{self._html_labs()}</section>"
+            f"{warned}{overall}{self._html_table()}{self._html_beyond()}</section>"
         )
 
-    def _html_labs(self) -> str:
-        if not self.labs:
+    def _html_beyond(self) -> str:
+        if not self.beyond:
             return ""
         items = "".join(f"<li>{html.escape(i)} {html.escape(t)}: {html.escape(lv)}</li>"
-                        for i, t, lv in self.labs)
-        return (f"<p>Labs on the simulated cluster (not counted in the {self.total}):</p>"
+                        for i, t, lv in self.beyond)
+        return (f"<p>Beyond the {self.total}: challenges and labs (not counted):</p>"
                 f"<ul>{items}</ul>")
 
     def _html_table(self) -> str:
@@ -132,18 +133,19 @@ class ProgressSummary:
 
 
 def summarize(events: Iterable[Event], chapters: Sequence[ChapterSpec],
-              today: date, labs: Sequence[ExtraSpec] = (),
+              today: date, beyond: Sequence[ExtraSpec] = (),
               warnings: Sequence[str] = ()) -> ProgressSummary:
     """The dashboard for ``chapters`` (number, title, exercise ids) as of ``today``.
 
     ``today`` is the learner's local date. Events for ids not listed in ``chapters``
     (predictions, design choices, retired exercises) do not count towards mastery;
-    ``labs`` (id, title) get their own levels, listed apart from the counts.
+    ``beyond`` (id, title): challenges and labs, with levels of their own, listed apart
+    from the counts.
     """
     log = list(events)
     all_ids = list(dict.fromkeys(eid for _, _, ids in chapters for eid in ids))
     level_of = levels(log, all_ids)
-    lab_levels = levels(log, [eid for eid, _ in labs])
+    beyond_levels = levels(log, [eid for eid, _ in beyond])
     return ProgressSummary(
         mastered=count_at_least(level_of, "mastered"),
         proficient=count_at_least(level_of, "proficient"),
@@ -154,7 +156,7 @@ def summarize(events: Iterable[Event], chapters: Sequence[ChapterSpec],
         chapters=tuple(_chapter(number, title, ids, level_of)
                        for number, title, ids in chapters),
         levels=level_of,
-        labs=tuple((eid, title, lab_levels[eid]) for eid, title in labs),
+        beyond=tuple((eid, title, beyond_levels[eid]) for eid, title in beyond),
         warnings=tuple(warnings),
     )
 

@@ -163,3 +163,15 @@ def test_hint_and_solution_follow_a_waiting_practice_variant() -> None:
     assert wb.hint("5.6").body.startswith(record.hints[0].split("{")[0])
     wb.check("5.6", 1)  # the check uses the variant up; the printed numbers come back
     assert wb.solution("5.6").body == printed
+
+
+def test_progress_lists_every_record_beyond_the_58() -> None:
+    import workbook as wb
+    from workbook.records import all_challenges, all_labs
+
+    wb.check("9.10", {"tp": 8, "pp": 16, "dp": 128})
+    summary = wb.progress()
+    listed = [row[0] for row in summary.beyond]
+    assert sorted(listed) == sorted(r.id for r in (*all_challenges(), *all_labs()))
+    assert summary.total == 58
+    assert dict((i, lv) for i, _, lv in summary.beyond)["9.10"] != "new"

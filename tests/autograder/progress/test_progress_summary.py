@@ -121,9 +121,9 @@ def test_labs_get_their_own_levels_and_never_change_the_counts() -> None:
     plain = summarize(EVENTS, CHAPTERS, TODAY)
     assert (summary.mastered, summary.proficient, summary.attempted, summary.total) == (
         plain.mastered, plain.proficient, plain.attempted, plain.total)
-    assert summary.labs == (("0.7", labs[0][1], "proficient"), ("6.6", "TP MLP", "new"))
-    assert "Labs (not counted in the 5):" in str(summary)
+    assert summary.beyond == (("0.7", labs[0][1], "proficient"), ("6.6", "TP MLP", "new"))
+    assert "Beyond the 5 (challenges and labs, not counted):" in str(summary)
     assert "0.7  Ring AllReduce on a simulated cluster: proficient" in str(summary)
     assert "<li>6.6 TP MLP: new</li>" in summary._repr_html_()
-    assert json.loads(json.dumps(summary.to_dict()))["labs"][0]["level"] == "proficient"
-    assert "Labs" not in str(plain)
+    assert json.loads(json.dumps(summary.to_dict()))["beyond"][0]["level"] == "proficient"
+    assert "Beyond" not in str(plain)
