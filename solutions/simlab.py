@@ -133,9 +133,22 @@ def compare_result(rank: int, got: np.ndarray | None | str, want: np.ndarray, ex
                 f"shape {want.shape}")
     k = first_mismatch(got.astype(np.float64), want.astype(np.float64), exact)
     if k >= 0:
-        return (f"rank {rank}'s {what} is wrong at element {k}: expected "
-                f"{want.ravel()[k].item()!r}, observed {got.ravel()[k].item()!r}")
+        shown_want, shown_got = _distinct(want.ravel()[k].item(), got.ravel()[k].item())
+        return (f"rank {rank}'s {what} is wrong at element {k}: expected {shown_want}, "
+                f"observed {shown_got}")
     return ""
+
+
+def _distinct(want: float, got: float) -> tuple[str, str]:
+    """Both numbers with the fewest significant digits (at least 6) that tell them apart:
+    "-0.916205" and "-0.157319", not seventeen digits each. Whole numbers stay exact."""
+    if isinstance(want, int) and isinstance(got, int):
+        return str(want), str(got)
+    for digits in range(6, 18):
+        a, b = f"{want:.{digits}g}", f"{got:.{digits}g}"
+        if a != b:
+            return a, b
+    return repr(want), repr(got)
 
 
 def grid(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

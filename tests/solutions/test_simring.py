@@ -210,3 +210,11 @@ def test_a_ring_that_skips_a_neighbour_is_named_with_the_expected_one() -> None:
     assert problem == ("rank 0 at step 1 sent to rank 2; in a ring every rank sends only to "
                        "its neighbour (expected rank 1)")
     assert offender == 4  # messages 0-3 are step 0's; rank 0's step-1 message is the fifth
+
+
+def test_a_wrong_element_is_shown_with_just_enough_digits() -> None:
+    from solutions.simlab import _distinct
+
+    assert _distinct(-0.9162049390018614, -0.15731886629871736) == ("-0.916205", "-0.157319")
+    assert _distinct(1.0, 1.0000000001) == ("1", "1.0000000001")  # told apart at 11 digits
+    assert _distinct(3, 4) == ("3", "4")
