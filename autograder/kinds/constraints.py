@@ -30,11 +30,14 @@ class _Unreadable(ValueError):
 class Rule:
     """One constraint. ``holds(answer, params)`` gets the learner's configuration as a
     dict of ints keyed by the field names. ``feedback`` (a ``str.format`` template over
-    the answer and params) explains a violation."""
+    the answer and params) explains a violation. An ``advice`` rule is a pointer (say,
+    "your largest cost is the bubble"): its feedback follows the broken constraints when it
+    fails, but it is never counted, scored or listed as a constraint that holds."""
 
     name: str
     holds: Callable[[Mapping[str, Any], Params], bool]
     feedback: str
+    advice: bool = False  # a pointer shown when it fails, not a constraint: never counted
 
 
 @dataclass(frozen=True)
@@ -55,19 +58,23 @@ class Constraints(AnswerKind):
             return Verdict("invalid", str(exc), yours=show(answer))
         yours = ", ".join(f"{f}={config[f]}" for f in self.fields)
         values = {**dict(params), **config}
-        broken = [fill_leniently(rule.feedback, values) for rule in self.rules
+        rules = [rule for rule in self.rules if not rule.advice]
+        broken = [fill_leniently(rule.feedback, values) for rule in rules
                   if not self._holds(rule, config, params)]
         if not broken:
-            return Verdict("correct", f"Correct: all {len(self.rules)} constraints hold.",
+            return Verdict("correct", f"Correct: all {len(rules)} constraints hold.",
                            yours=yours, score=1.0,
-                           details=tuple(f"✔ {rule.name}" for rule in self.rules))
+                           details=tuple(f"✔ {rule.name}" for rule in rules))
+        advice = [fill_leniently(rule.feedback, values) for rule in self.rules
+                  if rule.advice and not self._holds(rule, config, params)]
         notes = [feedback for wrong, feedback in misconceptions if self._equals(wrong, config)]
         verb = "are" if len(broken) > 1 else "is"
-        message = (f"Not yet: {len(broken)} of {len(self.rules)} constraints {verb} not met."
+        noun = "constraints" if len(rules) != 1 else "constraint"
+        message = (f"Not yet: {len(broken)} of {len(rules)} {noun} {verb} not met."
                    + "".join(" " + note for note in notes))
-        held = len(self.rules) - len(broken)
-        return Verdict("wrong", message, yours=yours, score=held / len(self.rules),
-                       details=tuple(broken))
+        held = len(rules) - len(broken)
+        return Verdict("wrong", message, yours=yours, score=held / len(rules),
+                       details=(*broken, *advice))
 
     def read(self, answer: Any) -> dict[str, int]:
         """The configuration as ints keyed by ``fields``; _Unreadable (a ValueError) if not."""

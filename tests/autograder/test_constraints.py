@@ -95,3 +95,16 @@ def test_digit_strings_with_commas() -> None:
 
 def test_describe() -> None:
     assert KIND.describe() == "a dict with keys tp, pp, dp"
+
+
+def test_advice_is_shown_but_never_counted() -> None:
+    kind = Constraints(fields=("a",), rules=(
+        Rule("a is even", lambda ans, p: ans["a"] % 2 == 0, "{a} is odd."),
+        Rule("a is small", lambda ans, p: ans["a"] < 10, "Try a smaller a than {a}.",
+             advice=True),
+    ))
+    wrong = kind.grade({"a": 11}, {"a": 2}, {}, ())
+    assert wrong.message == "Not yet: 1 of 1 constraint is not met."
+    assert wrong.details == ("11 is odd.", "Try a smaller a than 11.") and wrong.score == 0
+    right = kind.grade({"a": 12}, {"a": 2}, {}, ())  # the advice fails, the constraint holds
+    assert right.passed and right.details == ("✔ a is even",)

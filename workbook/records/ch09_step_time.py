@@ -226,7 +226,7 @@ STEP_RULES = (
          "finds for these settings; `solutions.performance.estimate` (or the planner above) "
          "shows where your step goes."),
     *(Rule(f"largest cost is not {cost}", _not_biggest(cost),
-           f"Your layout's largest cost after compute is {advice}.")
+           f"Your layout's largest cost after compute is {advice}.", advice=True)
       for cost, advice in _ADVICE.items()),
 )
 
