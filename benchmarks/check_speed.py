@@ -59,13 +59,13 @@ def main() -> None:
     import workbook
     from autograder.progress.events import Event
     from solutions.collectives import ring_allreduce_time_ms
-    from workbook import journal
+    from workbook import progress_log
 
     cold = cold_start_s()
     bare = baseline_python_s()
     derive = percentiles(timed(lambda: workbook.check("0.1", "1.75 GB"), 300))
     build = percentiles(timed(lambda: workbook.check("0.5", ring_allreduce_time_ms), 100))
-    store = journal.store()
+    store = progress_log.store()
     n = 500
     start = time.perf_counter()
     for i in range(n):

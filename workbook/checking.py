@@ -16,7 +16,7 @@ from autograder.exercise import Exercise
 from autograder.kinds.base import Verdict
 from autograder.result import CheckResult
 from autograder.template import fill
-from workbook import journal
+from workbook import progress_log
 from workbook.records import lookup
 
 GRADING_FLAGS = ("NBGRADER_EXECUTION", "WORKBOOK_GRADING")
@@ -67,10 +67,10 @@ def _check_and_record(record: Exercise, answer: Any,
     """A learner's check. What they have seen of the exercise is read from the log once,
     for the hint to offer and for the logged attempt."""
     verdict = record.grade(answer, params)
-    seen = journal.seen(record.id)
+    seen = progress_log.seen(record.id)
     result = _result(record, verdict, params, _next_hint(record, verdict.passed, seen.hints))
     if result.attempt_counted:
-        note = journal.record_check(record.id, params, answer, verdict, seen)
+        note = progress_log.record_check(record.id, params, answer, verdict, seen)
         if note:
             result = result.with_note(note)
     return result
@@ -127,9 +127,9 @@ def hint(exercise_id: str, params: dict[str, Any] | None = None) -> Text:
     left waiting for the next check, else the printed ones."""
     record = lookup(exercise_id)
     params = _shown_params(record, params)
-    index = min(journal.seen(record.id).hints, len(record.hints) - 1)
+    index = min(progress_log.seen(record.id).hints, len(record.hints) - 1)
     if not grading_mode():
-        journal.record_event("hint", record.id, value=str(index + 1))
+        progress_log.record_event("hint", record.id, value=str(index + 1))
     return Text(f"Hint {index + 1} of {len(record.hints)} for exercise {record.id}",
                 fill(record.hints[index], record.params if params is None else params))
 
@@ -140,7 +140,7 @@ def solution(exercise_id: str, params: dict[str, Any] | None = None) -> Text:
     record = lookup(exercise_id)
     params = _shown_params(record, params)
     if not grading_mode():
-        journal.record_event("solution", record.id)
+        progress_log.record_event("solution", record.id)
     return Text(f"Worked solution for exercise {record.id}: {record.title}",
                 record.render_explanation(params))
 

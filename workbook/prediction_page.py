@@ -15,7 +15,7 @@ from typing import Any
 
 from autograder.ledger import Ledger, LedgerRow, ReflectionBox
 from autograder.prediction import Cover, LiveReveal, Prediction, PredictionLock
-from workbook import journal
+from workbook import progress_log
 from workbook.outline import CHAPTERS
 
 KEYS = tuple(f"ch{c.number:02d}" for c in CHAPTERS)
@@ -33,7 +33,7 @@ def prediction_for(key: str) -> Prediction:
 
 
 def _latest(action: str, key: str) -> str | None:
-    values = [e.value for e in journal.events() if e.action == action and e.exercise_id == key]
+    values = [e.value for e in progress_log.events() if e.action == action and e.exercise_id == key]
     return values[-1] if values else None
 
 
@@ -71,7 +71,7 @@ def prediction_lock(key: str) -> PredictionLock:
     prediction = prediction_for(key)
 
     def record(guess: Any) -> str:
-        note = journal.record_event("prediction", key, json.dumps(guess))
+        note = progress_log.record_event("prediction", key, json.dumps(guess))
         return note or "Saved in your design ledger; the explorer and the reveal below are open."
 
     return PredictionLock(prediction, record, previous=latest_guess(key),
@@ -100,7 +100,7 @@ def reflection(key: str) -> ReflectionBox:
     prediction = prediction_for(key)
 
     def save(text: str) -> str:
-        note = journal.record_event("reflection", key, text)
+        note = progress_log.record_event("reflection", key, text)
         return note or "Saved in your design ledger (wb.ledger() shows every chapter)."
 
     return ReflectionBox(prediction, save, previous=latest_reflection(key))

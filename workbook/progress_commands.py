@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from workbook import journal
+from workbook import progress_log
 
 if TYPE_CHECKING:
     from autograder.progress.summary import ProgressSummary
@@ -12,14 +12,14 @@ if TYPE_CHECKING:
 
 def progress() -> ProgressSummary:
     """Mastery per exercise and chapter, the day streak and the best streak."""
-    return journal.summary()
+    return progress_log.summary()
 
 
 def export_progress() -> str:
     """A short text code holding the whole progress log (paste it into import_progress)."""
     from autograder.progress.transfer import export_code
 
-    return export_code(journal.events())
+    return export_code(progress_log.events())
 
 
 def import_progress(code: str) -> int:
@@ -29,7 +29,7 @@ def import_progress(code: str) -> int:
     """
     from autograder.progress.transfer import import_code
 
-    return journal.store().merge(import_code(code))
+    return progress_log.store().merge(import_code(code))
 
 
 def use_drive(mount: str = "/content/drive") -> str:
@@ -44,16 +44,17 @@ def use_drive(mount: str = "/content/drive") -> str:
 
     path = drive_store_path(mount)
     os.environ["WORKBOOK_HOME"] = str(path.parent)
-    journal.reopen()
+    progress_log.reopen()
     return str(path)
 
 
 def predict(key: str, value: Any) -> str:
     """Record a prediction (or a design choice) in the design ledger before the reveal."""
-    note = journal.record_event("prediction", key, value)
+    note = progress_log.record_event("prediction", key, value)
     return note or f"Prediction for {key} recorded: {value!r}."
 
 
 def predictions(key: str) -> list[str]:
     """Every prediction recorded under ``key``, oldest first, as stored text."""
-    return [e.value for e in journal.events() if e.action == "prediction" and e.exercise_id == key]
+    return [e.value for e in progress_log.events()
+            if e.action == "prediction" and e.exercise_id == key]

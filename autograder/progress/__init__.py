@@ -15,7 +15,7 @@ from typing import Any
 # name -> submodule; loaded on first use so that writing an event (the check path) does
 # not also import the mastery, summary and transfer code.
 _EXPORTS = {
-    "Event": "events", "DriveNotMountedError": "location", "default_store_path": "location",
+    "Event": "events", "DriveNotMountedError": "location", "default_log_path": "location",
     "drive_store_path": "location", "in_colab": "location", "LEVELS": "mastery",
     "exercise_level": "mastery", "levels": "mastery", "ProgressFileError": "store",
     "ProgressStore": "store", "best_streak": "streaks", "current_streak": "streaks",

@@ -70,7 +70,7 @@ def data_folder() -> Path:
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 
-def default_store_path() -> Path:
+def default_log_path() -> Path:
     """The log's path: ``progress.sqlite3`` in :func:`data_folder`, which is created if
     it does not exist yet (:class:`ProgressFolderError`, saying what to do, if it cannot
     be)."""

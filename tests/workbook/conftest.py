@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from workbook import checking, journal
+from workbook import checking, progress_log
 
 
 @pytest.fixture(autouse=True)
@@ -16,7 +16,7 @@ def fresh_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     monkeypatch.setenv("WORKBOOK_HOME", str(home))
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     monkeypatch.delenv("WORKBOOK_GRADING", raising=False)
-    journal.reopen()
+    progress_log.reopen()
     checking._pending_variants.clear()
     yield home
-    journal.reopen()
+    progress_log.reopen()

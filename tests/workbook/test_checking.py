@@ -8,11 +8,11 @@ import pytest
 
 import workbook as wb
 from autograder.template import fill
-from workbook import journal
+from workbook import progress_log
 
 
 def checks() -> list:
-    return [e for e in journal.events() if e.action == "check"]
+    return [e for e in progress_log.events() if e.action == "check"]
 
 
 def test_right_answer_passes_and_is_logged() -> None:
@@ -51,7 +51,7 @@ def test_grading_mode_raises_on_wrong_and_logs_nothing(monkeypatch: pytest.Monke
         wb.check("0.1", 2.0)
     with pytest.raises(AssertionError, match="Not answered"):
         wb.check("0.1", None)
-    assert journal.events() == []
+    assert progress_log.events() == []
 
 
 def test_hints_climb_the_ladder_and_are_counted() -> None:
@@ -93,7 +93,7 @@ def test_export_and_import_round_trip(tmp_path: Path, monkeypatch: pytest.Monkey
     wb.hint("0.2")
     code = wb.export_progress()
     monkeypatch.setenv("WORKBOOK_HOME", str(tmp_path / "elsewhere"))
-    journal.reopen()
+    progress_log.reopen()
     assert wb.import_progress(code) == 2
     assert wb.import_progress(code) == 0
     assert wb.progress().levels["0.1"] == "proficient"
@@ -103,7 +103,7 @@ def test_a_corrupt_log_is_reported_never_overwritten(fresh_home: Path) -> None:
     fresh_home.mkdir(parents=True, exist_ok=True)
     log = fresh_home / "progress.sqlite3"
     log.write_bytes(b"this is not a database" * 100)
-    journal.reopen()
+    progress_log.reopen()
     result = wb.check("0.1", 1.75)
     assert result.passed
     assert "Progress not saved" in str(result)

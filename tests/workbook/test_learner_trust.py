@@ -19,7 +19,7 @@ import workbook as wb
 from autograder.progress.events import Event
 from autograder.progress.store import ProgressStore
 from autograder.progress.transfer import ProgressCodeError, import_code
-from workbook import journal
+from workbook import progress_log
 from workbook.cli import main
 from workbook.write_behind import MAX_QUEUED, WriteBehind
 
@@ -97,10 +97,10 @@ def test_one_unreadable_row_is_skipped_and_reported(fresh_home: Path) -> None:
     for answer in (1.75, 2.0):
         wb.check("0.1", answer)
     wb.check("0.2", "70 ms")
-    journal.reopen()
+    progress_log.reopen()
     with sqlite3.connect(fresh_home / "progress.sqlite3") as con:
         con.execute("UPDATE events SET status = 'exploded' WHERE rowid = 2")
-    journal.reopen()
+    progress_log.reopen()
     summary = wb.progress()
     assert summary.attempted == 2  # 0.1 and 0.2 are still counted
     assert summary.warnings and "1 entry of the progress log could not be read" in str(summary)
@@ -112,7 +112,7 @@ def test_an_uncreatable_home_is_a_clear_note(monkeypatch: pytest.MonkeyPatch,
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     monkeypatch.setenv("WORKBOOK_HOME", str(blocker / "home"))
-    journal.reopen()
+    progress_log.reopen()
     result = wb.check("0.1", 1.75)
     assert result.passed
     assert "cannot create the progress folder" in str(result) and "WORKBOOK_HOME" in str(result)

@@ -11,7 +11,7 @@ import platformdirs
 import pytest
 
 import workbook as wb
-from autograder.progress.location import default_store_path
+from autograder.progress.location import default_log_path
 from narration import render
 from narration.scripts import chapters
 from workbook import narrate
@@ -40,7 +40,7 @@ def test_padded_workbook_home_puts_audio_beside_the_progress_log(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WORKBOOK_HOME", f"  {tmp_path / 'class'}\n")
     assert narrate.audio_dir() == tmp_path / "class" / "narration"
-    assert default_store_path() == tmp_path / "class" / "progress.sqlite3"
+    assert default_log_path() == tmp_path / "class" / "progress.sqlite3"
     audio = _write_audio(tmp_path / "class" / "narration")
     shown = wb.narration(KEY, embed=False)
     assert shown.audio_file == audio
@@ -54,7 +54,7 @@ def test_without_workbook_home_both_use_the_user_data_folder(
                         lambda app, appauthor=None: str(tmp_path / "data" / app))
     folder = tmp_path / "data" / "distributed-training-workbook"
     assert narrate.audio_dir() == folder / "narration"
-    assert default_store_path() == folder / "progress.sqlite3"
+    assert default_log_path() == folder / "progress.sqlite3"
 
 
 def test_unrendered_narration_says_how_to_render(fresh_home: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from autograder.progress.location import (
     DriveNotMountedError,
-    default_store_path,
+    default_log_path,
     describe_location,
     drive_store_path,
     in_colab,
@@ -22,7 +22,7 @@ def test_workbook_home_wins_and_its_folder_is_created(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "class" / "me"
     monkeypatch.setenv("WORKBOOK_HOME", str(home))
-    assert default_store_path() == home / "progress.sqlite3"
+    assert default_log_path() == home / "progress.sqlite3"
     assert home.is_dir()
 
 
@@ -37,7 +37,7 @@ def test_without_workbook_home_the_user_data_folder_is_used(
     monkeypatch.delenv("WORKBOOK_HOME", raising=False)
     monkeypatch.setattr(platformdirs, "user_data_dir", fake_user_data_dir)
     expected = tmp_path / "data" / "distributed-training-workbook" / "progress.sqlite3"
-    assert default_store_path() == expected
+    assert default_log_path() == expected
     assert expected.parent.is_dir()
     assert asked == [("distributed-training-workbook", False)]
 
@@ -46,7 +46,7 @@ def test_an_empty_workbook_home_counts_as_unset(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WORKBOOK_HOME", "  ")
     monkeypatch.setattr(platformdirs, "user_data_dir", lambda *a, **k: str(tmp_path / "d"))
-    assert default_store_path() == tmp_path / "d" / "progress.sqlite3"
+    assert default_log_path() == tmp_path / "d" / "progress.sqlite3"
 
 
 def test_in_colab(monkeypatch: pytest.MonkeyPatch) -> None:

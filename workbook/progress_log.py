@@ -1,4 +1,4 @@
-"""The learner's progress journal: writes events to the progress log, reads them back.
+"""The learner's progress log, from a notebook: events written behind each check, read back.
 
 Opening the log can fail (a corrupt file, one written by a newer version, a read-only
 home). Checking must still work then: the failure is reported once as a note on the
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.progress.events import Event
-from autograder.progress.location import default_store_path
+from autograder.progress.location import default_log_path
 from autograder.progress.store import ProgressFileError, ProgressStore
 from workbook.write_behind import WriteBehind
 
@@ -35,7 +35,7 @@ class Seen:
     solution: bool = False
 
 
-class _Journal:
+class _OpenLog:
     """The open store for this kernel (with its background writer), or the reason it
     could not be opened."""
 
@@ -48,7 +48,7 @@ class _Journal:
         self.error = ""
         self.path: Path | None = None
         try:
-            self.path = default_store_path()
+            self.path = default_log_path()
             self.store = ProgressStore(self.path)
         except (ProgressFileError, OSError) as exc:
             self.error = str(exc)
@@ -63,25 +63,25 @@ class _Journal:
 
 
 @lru_cache(maxsize=1)
-def _journal() -> _Journal:
-    return _Journal()
+def _open_log() -> _OpenLog:
+    return _OpenLog()
 
 
 def reopen() -> None:
     """Forget the open store (after WORKBOOK_HOME changes, or in tests)."""
-    if _journal.cache_info().currsize:
-        store_now = _journal().readable()
+    if _open_log.cache_info().currsize:
+        store_now = _open_log().readable()
         if store_now is not None:
             store_now.close()
-    _journal.cache_clear()
+    _open_log.cache_clear()
 
 
 def store() -> ProgressStore:
     """The open progress store; ProgressFileError explains why it cannot be used."""
-    journal = _journal()
-    found = journal.readable()
+    log = _open_log()
+    found = log.readable()
     if found is None:
-        raise ProgressFileError(journal.error)
+        raise ProgressFileError(log.error)
     return found
 
 
@@ -99,13 +99,13 @@ def describe_answer(answer: Any) -> str:
 
 def _append(event: Event) -> str:
     """Queue the event for writing; returns a note about any failure seen so far."""
-    journal = _journal()
-    if journal.store is None or journal.writer is None:
-        return f"Progress not saved: {journal.error}"
+    log = _open_log()
+    if log.store is None or log.writer is None:
+        return f"Progress not saved: {log.error}"
     if event.action in _COUNTED_VIEWS:
-        journal.views_queued = True
-    journal.writer.put(event)
-    return " ".join(dict.fromkeys(journal.writer.take_errors()))
+        log.views_queued = True
+    log.writer.put(event)
+    return " ".join(dict.fromkeys(log.writer.take_errors()))
 
 
 def record_check(exercise_id: str, params: dict[str, Any] | None, answer: Any,
@@ -127,7 +127,7 @@ def record_event(action: str, key: str, value: Any = "") -> str:
 
 
 def events() -> list[Event]:
-    found = _journal().readable()
+    found = _open_log().readable()
     if found is None:
         return []
     try:
@@ -139,15 +139,15 @@ def events() -> list[Event]:
 def warnings() -> tuple[str, ...]:
     """Why the progress shown may be incomplete: the log could not be opened or read, or
     some of its rows could not be read (and were skipped)."""
-    journal = _journal()
-    if journal.store is None:
-        return (f"Progress is not being saved: {journal.error}",) if journal.error else ()
+    log = _open_log()
+    if log.store is None:
+        return (f"Progress is not being saved: {log.error}",) if log.error else ()
     try:
-        journal.readable()
-        journal.store.events()
+        log.readable()
+        log.store.events()
     except (ProgressFileError, OSError) as exc:
         return (f"The progress log could not be read: {exc}",)
-    skipped = journal.store.unreadable
+    skipped = log.store.unreadable
     if not skipped:
         return ()
     return (f"{len(skipped)} entr{'y' if len(skipped) == 1 else 'ies'} of the progress log "
@@ -158,11 +158,11 @@ def warnings() -> tuple[str, ...]:
 def _action_counts(exercise_id: str) -> dict[str, int]:
     """Hint and solution counts: only a queued hint or solution view is waited for, so
     a check does not wait for the previous check's write."""
-    journal = _journal()
-    if journal.writer is not None and journal.views_queued:
-        journal.views_queued = False
-        journal.writer.flush()
-    found = journal.store
+    log = _open_log()
+    if log.writer is not None and log.views_queued:
+        log.views_queued = False
+        log.writer.flush()
+    found = log.store
     if found is None:
         return {}
     try:
