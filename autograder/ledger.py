@@ -15,7 +15,7 @@ from typing import Any
 
 from autograder.prediction import Prediction, comparison, shown, truth_text
 
-NOT_YET = "(not yet)"
+NOT_YET = "not yet"
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,8 @@ class LedgerRow:
 
     def cells(self) -> tuple[str, str, str, str, str]:
         guess = NOT_YET if self.guess is None else shown(self.prediction, self.guess)
-        truth = truth_text(self.prediction) if self.guess is not None else "(lock a guess first)"
+        truth = (truth_text(self.prediction) if self.guess is not None
+                 else "shown once a guess is locked")
         return (self.prediction.key, guess, truth, self.verdict, self.reflection or NOT_YET)
 
 
@@ -51,7 +52,7 @@ class Ledger:
         lines = ["Design ledger: your predictions, the truth, your reflections"]
         for row in self.rows:
             key, guess, truth, verdict, reflection = row.cells()
-            lines.append(f"{key}: predicted {guess}; truth {truth} ({verdict}). "
+            lines.append(f"{key}: predicted {guess}; truth {truth}; verdict {verdict}. "
                          f"Reflection: {reflection}")
         return "\n".join(lines)
 

@@ -106,7 +106,8 @@ def test_ledger_lists_prediction_truth_and_reflection() -> None:
     rows = {row.prediction.key: row.cells() for row in predictions.ledger().rows}
     assert rows["ch05"] == ("ch05", "\u201cabout half\u201d", "\u201cabout a quarter\u201d",
                             "not it", "More microbatches shrink the bubble but need memory.")
-    assert rows["ch00"][1] == "(not yet)" and "lock a guess first" in rows["ch00"][2]
+    assert rows["ch00"][1] == "not yet" and "once a guess is locked" in rows["ch00"][2]
+    assert "((" not in str(predictions.ledger())  # no doubled brackets in the text form
     html = predictions.ledger()._repr_html_()
     assert "<table>" in html and "More microbatches" in html
     assert predictions.reflection("ch05").text.value.startswith("More microbatches")
