@@ -93,9 +93,9 @@ class Exercise:
         NoVariantError when the exercise has no answer-changing variant."""
         rng = random.Random(f"{self.id}:{seed}")
         printed = self.expected()
+        fresh_inputs = callable(printed) or self.answer_kind.function_spec() is not None
         for _ in range(MAX_VARIANT_DRAWS):
             params = dict(self.vary(rng))
-            fresh_inputs = callable(printed) or self.answer_kind.function_spec() is not None
             if fresh_inputs or (params and not same_answer(self.expected(params), printed)):
                 return params
         raise NoVariantError(f"exercise {self.id} has no variant with a different answer: "

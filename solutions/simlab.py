@@ -96,8 +96,9 @@ def read_results(log: Log, what: str) -> list[np.ndarray | None | str]:
     return out
 
 
-def broken_run(case_text: str, tree: Any) -> Report | None:
-    """A report for a run that raised or returned something that is not a trace."""
+def open_run(case_text: str, tree: Any) -> Log | Report:
+    """The run's log, read once; or a report for a run that raised, was stopped, or
+    returned something that is not a trace."""
     if isinstance(tree, dict) and "error" in tree:
         kind = tree.get("error_type")
         lead = {"program": "Your program raised",
@@ -105,10 +106,9 @@ def broken_run(case_text: str, tree: Any) -> Report | None:
                                                             "The simulator stopped your program")
         return Report(case_text, f"{lead}: {tree['error']}")
     try:
-        read_log(tree)
+        return read_log(tree)
     except BadTrace as error:
         return Report(case_text, f"The run's log could not be read: {error}.")
-    return None
 
 
 def first_mismatch(got: np.ndarray, want: np.ndarray, exact: bool) -> int:

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 
 from solutions.simcluster import Rank
-from solutions.simlab import Case, LabSpec, Report, broken_run, compare_result, read_results
+from solutions.simlab import Case, LabSpec, Report, compare_result, open_run, read_results
 from solutions.simring import ring_picture, traffic_problem
-from solutions.simverify import Log, read_log, trace_sums
+from solutions.simverify import Log, trace_sums
 
 
 def tp_mlp_forward(rank: Rank) -> Generator[None, None, np.ndarray]:
@@ -59,10 +59,9 @@ def describe(case: Case) -> str:
 
 def verify(case: Case, tree: Any) -> Report:
     text = describe(case)
-    broken = broken_run(text, tree)
-    if broken is not None:
-        return broken
-    log = read_log(tree)
+    log = open_run(text, tree)
+    if isinstance(log, Report):
+        return log
     x, a, b = full_weights(case)
     want = np.maximum(x @ a, 0.0) @ b
     parts = [np.maximum(r["x"] @ r["a"], 0.0) @ r["b"] for r in data(case)]

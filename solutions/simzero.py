@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from solutions.simcluster import Rank
-from solutions.simlab import Case, LabSpec, Report, broken_run, compare_result, grid, read_results
-from solutions.simverify import Log, read_log, trace_sums
+from solutions.simlab import Case, LabSpec, Report, compare_result, grid, open_run, read_results
+from solutions.simverify import Log, trace_sums
 
 
 def zero3_forward(rank: Rank) -> Generator[None, None, np.ndarray]:
@@ -83,10 +83,9 @@ def _provenance_data(ranks: list[dict[str, Any]]) -> list[np.ndarray]:
 
 def verify(case: Case, tree: Any) -> Report:
     text = describe(case)
-    broken = broken_run(text, tree)
-    if broken is not None:
-        return broken
-    log = read_log(tree)
+    log = open_run(text, tree)
+    if isinstance(log, Report):
+        return log
     weights, batches = model(case)
     ranks = data(case)
     picture = memory_picture(log)
