@@ -95,8 +95,8 @@ def _next_hint(record: Exercise, passed: bool, hints_seen: int) -> str:
     if passed or not record.hints:
         return ""
     if hints_seen >= len(record.hints):
-        return "You have seen every hint; the worked solution is next (Show solution)."
-    return f"A hint is waiting: hint {hints_seen + 1} of {len(record.hints)} (press Hint)."
+        return "You have seen every hint; the worked solution is next."
+    return f"A hint is waiting: hint {hints_seen + 1} of {len(record.hints)}."
 
 
 @dataclass(frozen=True)
