@@ -23,7 +23,8 @@ arXiv:2412.19437, §3.2.1, Table 2) feeds microbatches from both ends of the pip
 
 One simulator, :func:`simulate`, plays every schedule: each GPU runs its operations in a
 fixed order, each as soon as its GPU is free and its input has arrived (communication is
-free); W operations, when split off, fill the gaps. Time is in *slots*: by default a
+free); W operations, when split off, run where the order puts them (ZB-H1) or fill the
+gaps (the lazy policy). Time is in *slots*: by default a
 forward and a whole backward take one slot each (t_f = t_b = 1, t_w = 0). The bubble
 fractions do not depend on that choice, since the bubble (p-1)(t_f + t_b) and the compute
 m(t_f + t_b) scale together.
@@ -44,7 +45,7 @@ Op = tuple[int, Phase, int]
 #: one simulated operation: (start, duration, "F"/"B"/"W", microbatch, chunk), in slots
 Span = tuple[float, float, str, int, int]
 #: the schedules :func:`schedule_spans` plays
-SCHEDULE_NAMES: tuple[str, ...] = ("gpipe", "1f1b", "interleaved", "zb-h1")
+SCHEDULE_NAMES: tuple[str, ...] = ("gpipe", "1f1b", "interleaved", "zb-h1", "1f1b-lazy-w")
 
 
 def _validate(pp: int, m: int, v: int) -> tuple[int, int, int]:
@@ -75,7 +76,9 @@ def min_microbatches(pp: int, target_bubble: float, v: int = 1, multiple_of: int
     """Smallest m with bubble over compute (p-1)/(m v) *strictly* below ``target_bubble``.
 
     m > (p-1)/(v x target), so m = floor((p-1)/(v x target)) + 1, rounded up to a multiple
-    of ``multiple_of`` (Megatron-LM's interleaved schedule needs m divisible by p). The
+    of ``multiple_of`` (older Megatron-LM releases needed m divisible by p when
+    interleaving; current Megatron-Core needs only m >= p, see
+    :func:`interleaved_microbatch_error`). The
     target is read as the decimal the caller wrote (0.05 is exactly 1/20), so a bubble of
     exactly 5% does not count as below 5%. ``target_bubble`` is a fraction, not a percentage.
     """
@@ -157,10 +160,11 @@ def interleaved_activation_factor(pp: int, v: int) -> float:
 def zb_h1_bubble_slots(pp: int, t_f: float, t_b: float, t_w: float) -> float:
     """Idle time per stage of ZB-H1, (p-1)(t_f + t_b - t_w), in the unit of the times.
 
-    Qi et al. 2024, §3 (handcrafted schedule ZB-H1): the same peak activation memory as
-    1F1B, but W passes fill the drain, so the bubble shrinks from 1F1B's
-    (p-1)(t_f + t_b + t_w). ``t_b`` is the input-gradient pass only, ``t_w`` the weight
-    gradient. With t_f = t_b = t_w it is a third of 1F1B's bubble.
+    Qi et al. 2024, §2.1 (handcrafted schedule ZB-H1, :func:`zb_h1_order`): stage i
+    delays its W passes by i microbatches, which keeps every stage at p microbatches in
+    flight (1F1B's peak memory) while the delayed W passes fill the drain, so the bubble
+    shrinks from 1F1B's (p-1)(t_f + t_b + t_w). ``t_b`` is the input-gradient pass only,
+    ``t_w`` the weight gradient. With t_f = t_b = t_w it is a third of 1F1B's bubble.
     """
     p, _, _ = _validate(pp, 1, 1)
     for name, value in (("t_f", t_f), ("t_b", t_b), ("t_w", t_w)):
@@ -183,6 +187,37 @@ def dualpipe_bubble(pp: int, t_f_and_b: float, t_b_full: float, t_w: float) -> f
     for name, value in (("t_f_and_b", t_f_and_b), ("t_b_full", t_b_full), ("t_w", t_w)):
         non_negative(name, value)
     return (p / 2 - 1) * (t_f_and_b + t_b_full - 3 * t_w)
+
+
+def v_shape_peak_microbatches(pp: int, schedule: str) -> int:
+    """Peak activation memory of the V-shape zero-bubble family, in microbatches of a whole
+    stage (M_B units), as published.
+
+    Qi, Wan, Amar & Lin, "Pipeline Parallelism with Controllable Memory", NeurIPS 2024
+    (arXiv:2405.15362), and the authors' summary table (sail-sg): each GPU holds two
+    chunks in a V (GPU i holds chunks i and 2p-1-i). "1f1b": p; "v-min": (p + 4) // 3;
+    "v-half": (p + 2) // 2; "v-zb" (ZB-V of arXiv:2401.10241): p, 1F1B's memory with
+    (almost) no bubble.
+    """
+    p, _, _ = _validate(pp, 1, 1)
+    table = {"1f1b": p, "v-min": (p + 4) // 3, "v-half": (p + 2) // 2, "v-zb": p}
+    if schedule not in table:
+        raise ValueError(f"schedule must be one of {', '.join(table)}, got {schedule!r}")
+    return table[schedule]
+
+
+def v_shape_bubble_rate(pp: int, m: int, schedule: str) -> float:
+    """The published approximate bubble rate of the V-shape family with t_F = t_B = t_W, a
+    fraction of the iteration (1 - (F+B+W) m / longest stage time).
+
+    Same source as :func:`v_shape_peak_microbatches`: 1F1B about p/m, V-Min about
+    2p/(3m), V-Half about p/(2m), V-ZB 0. Approximations for m much larger than p.
+    """
+    p, m, _ = _validate(pp, m, 1)
+    table = {"1f1b": p / m, "v-min": 2 * p / (3 * m), "v-half": p / (2 * m), "v-zb": 0.0}
+    if schedule not in table:
+        raise ValueError(f"schedule must be one of {', '.join(table)}, got {schedule!r}")
+    return table[schedule]
 
 
 # -- the simulator ---------------------------------------------------------------------
@@ -209,26 +244,41 @@ def _one_f_one_b_order(pp: int, m: int, stage: int) -> list[Step]:
     return order + [("B", 0, j) for j in range(m - warmup, m)]
 
 
-def interleaved_order(pp: int, m: int, v: int, stage: int) -> list[Step]:
-    """Interleaved 1F1B's order on ``stage`` (Megatron-LM's
-    ``forward_backward_pipelining_with_interleaving``; Narayanan et al. 2021, Fig. 4).
+def microbatch_group(pp: int, m: int, group: int | None = None) -> int:
+    """N, the microbatches that pass through one chunk before the next chunk starts.
 
-    Stage i warms up with (p - i - 1) x 2 + (v - 1) x p chunk forwards, then alternates.
-    Virtual microbatch k belongs to group k // (p v); inside a group, p consecutive
-    microbatches pass through chunk 0, then the same p through chunk 1, and so on;
-    backwards visit the chunks in reverse.
+    Megatron-Core's default is p (``microbatch_group_size_per_vp_stage``); when m is not a
+    multiple of p, ``None`` picks N = m, the setting that schedules any m >= p.
     """
+    if group is not None:
+        return positive_int("group", group)
+    return pp if m % pp == 0 else m
+
+
+def interleaved_order(pp: int, m: int, v: int, stage: int,
+                      group: int | None = None) -> list[Step]:
+    """Interleaved 1F1B's order on ``stage`` (Megatron-Core's
+    ``forward_backward_pipelining_with_interleaving`` and ``get_schedule_table``;
+    Narayanan et al. 2021, Fig. 4).
+
+    Microbatches go in groups of N (:func:`microbatch_group`; the last group takes the
+    rest): a group's microbatches pass through chunk 0, then the same ones through chunk
+    1, and so on; backwards visit the chunks in reverse. Stage i warms up with
+    (p - i - 1) x 2 + (v - 1) x N chunk forwards (capped at m v), then alternates.
+    """
+    n = microbatch_group(pp, m, group)
+    table: list[tuple[int, int]] = []  # (chunk, microbatch) in schedule order
+    for first in range(0, m, n):
+        last = m if first + n >= m else first + n
+        table += [(c, j) for c in range(v) for j in range(first, last)]
     total = m * v
-
-    def step(phase: str, k: int) -> Step:
-        c = (k % (pp * v)) // pp
-        return (phase, c if phase == "F" else v - 1 - c, (k // (pp * v)) * pp + k % pp)
-
-    warmup = min((pp - stage - 1) * 2 + (v - 1) * pp, total)
-    order = [step("F", k) for k in range(warmup)]
+    forward: list[Step] = [("F", c, j) for c, j in table]
+    backward: list[Step] = [("B", v - 1 - c, j) for c, j in table]
+    warmup = min((pp - stage - 1) * 2 + (v - 1) * n, total)
+    order = forward[:warmup]
     for i in range(total - warmup):
-        order += [step("F", warmup + i), step("B", i)]
-    return order + [step("B", k) for k in range(total - warmup, total)]
+        order += [forward[warmup + i], backward[i]]
+    return order + backward[total - warmup:]
 
 
 class Deadlock(RuntimeError):
@@ -246,14 +296,18 @@ def simulate(pp: int, v: int, orders: list[list[Step]], t_f: float = 1, t_b: flo
     Chunk c of GPU s is virtual stage c p + s, and an operation on a chunk lasts 1/v of
     the stage's time. A forward needs the previous virtual stage's forward of the same
     microbatch; a backward needs the next one's backward (the last needs its own
-    forward). With ``split_w`` each backward is followed, on its GPU, by a W pass of
-    ``t_w`` that runs whenever the GPU would otherwise wait (Qi et al. 2024, §3);
-    without it the backward lasts t_b + t_w. Raises :class:`Deadlock` (a RuntimeError that
-    knows where each GPU stopped) when no operation can ever run again.
+    forward); a W needs its own B. With ``split_w`` the backward is split (Qi et al. 2024,
+    §2): B lasts ``t_b`` and a W of ``t_w`` follows it. A GPU whose order lists its W
+    passes runs them where the order puts them; a GPU whose order lists none runs each
+    owed W whenever it would otherwise wait (the lazy policy of
+    :func:`deferred_w_order`'s schedule). Without ``split_w`` the backward lasts
+    t_b + t_w. Raises :class:`Deadlock` (a RuntimeError that knows where each GPU
+    stopped) when no operation can ever run again.
     """
     scale = Fraction(1, v)
     length = {"F": Fraction(str(t_f)) * scale, "W": Fraction(str(t_w)) * scale,
               "B": Fraction(str(t_b + (0 if split_w else t_w))) * scale}
+    lazy = [split_w and all(phase != "W" for phase, _, _ in order) for order in orders]
     end: dict[tuple[str, int, int], Fraction] = {}
     spans: list[list[Span]] = [[] for _ in range(pp)]
     free, cursor = [Fraction(0)] * pp, [0] * pp
@@ -268,7 +322,7 @@ def simulate(pp: int, v: int, orders: list[list[Step]], t_f: float = 1, t_b: flo
             dep = _dependency(pp, v, s, phase, mb, c) if phase else None
             if phase and (dep is None or end.get(dep, now + 1) <= now):
                 cursor[s] += 1
-                if phase == "B" and split_w:
+                if phase == "B" and lazy[s]:
                     owed[s].append((c, mb))
             elif owed[s]:
                 phase, (c, mb) = "W", owed[s].pop(0)
@@ -286,28 +340,61 @@ def simulate(pp: int, v: int, orders: list[list[Step]], t_f: float = 1, t_b: flo
     return spans
 
 
+def zb_h1_order(pp: int, m: int, stage: int) -> list[Step]:
+    """ZB-H1's order on ``stage`` (Qi et al., "Zero Bubble (Almost) Pipeline Parallelism",
+    ICLR 2024, §2.1 and Fig. 3): 1F1B's F/B order, with each W placed after the B
+    ``stage`` microbatches later ("adjusts the starting points of W passes depending on
+    the number of warm-up microbatches").
+
+    Stage i holds at most p - i microbatches between F and B (1F1B) plus at most i
+    between B and W, so every stage has at most p microbatches in flight: 1F1B's peak
+    memory p M_B, since a W's stash M_W is at most M_B (Qi et al., Table 1). The i
+    deferred W passes fill stage i's drain.
+    """
+    warmup = min(pp - stage - 1, m)
+    order: list[Step] = [("F", 0, j) for j in range(warmup)]
+    pending: list[int] = []
+
+    def backward(k: int) -> None:
+        order.append(("B", 0, k))
+        pending.append(k)
+        if len(pending) > stage:
+            order.append(("W", 0, pending.pop(0)))
+
+    for k in range(m - warmup):
+        order.append(("F", 0, warmup + k))
+        backward(k)
+    for k in range(m - warmup, m):
+        backward(k)
+    return order + [("W", 0, j) for j in pending]
+
+
 def schedule_spans(schedule: str, pp: int, m: int, v: int = 1, t_f: float = 1,
                    t_b: float = 1, t_w: float = 0) -> list[list[Span]]:
     """The spans of ``schedule`` (one of :data:`SCHEDULE_NAMES`) for p stages, m microbatches.
 
-    ``v`` counts only for "interleaved" (Megatron-LM needs m to be a multiple of p
-    there). "zb-h1" is 1F1B's order with W split off to fill the gaps; its activations
-    are released at B, as in Qi et al.'s memory accounting (W keeps only its small M_W).
+    ``v`` counts only for "interleaved", which needs m >= p (current Megatron-Core; see
+    :func:`interleaved_microbatch_error`). "zb-h1" is :func:`zb_h1_order` with W split
+    off; "1f1b-lazy-w" is 1F1B with every W postponed until its GPU would otherwise wait.
+    That second one has ZB-H1's bubble, but on the last stage every W waits for the drain,
+    so the W stashes of all m microbatches are held at once: memory that grows with m, as
+    in GPipe. It is shown as the schedule ZB-H1 is not.
     """
     p, m, v = _validate(pp, m, v)
     for name, value in (("t_f", t_f), ("t_b", t_b), ("t_w", t_w)):
         non_negative(name, value)
     if schedule == "interleaved":
-        if m % p:
-            raise ValueError(f"the interleaved schedule needs m to be a multiple of pp: "
-                             f"m = {m} is not a multiple of pp = {p}")
+        problem = interleaved_microbatch_error(p, m, microbatch_group(p, m))
+        if problem:
+            raise ValueError(problem)
         return simulate(p, v, [interleaved_order(p, m, v, s) for s in range(p)], t_f, t_b, t_w)
-    orders = {"gpipe": _gpipe_order, "1f1b": _one_f_one_b_order, "zb-h1": _one_f_one_b_order}
+    orders = {"gpipe": _gpipe_order, "1f1b": _one_f_one_b_order, "zb-h1": zb_h1_order,
+              "1f1b-lazy-w": _one_f_one_b_order}
     if schedule not in orders:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULE_NAMES)}, "
                          f"got {schedule!r}")
     return simulate(p, 1, [orders[schedule](p, m, s) for s in range(p)], t_f, t_b, t_w,
-                    split_w=schedule == "zb-h1")
+                    split_w=schedule in ("zb-h1", "1f1b-lazy-w"))
 
 
 def makespan(spans: list[list[Span]]) -> float:
@@ -327,18 +414,58 @@ def idle_spans(ops: list[Span], span: float) -> list[tuple[float, float]]:
     return gaps
 
 
-def peak_activations(ops: list[Span]) -> float:
-    """Most microbatches' worth of a stage's activations one GPU holds at once.
+def peak_activations(ops: list[Span], w_share: float = 1.0) -> float:
+    """Most microbatches' worth of a stage's activations one GPU holds at once, in units of
+    one microbatch's stash on a whole stage (M_B).
 
-    Held from a forward until its backward (B) ends; a chunk is 1/v of a stage, so it
-    counts 1/v. A split-off W keeps only its small weight-gradient inputs (Qi et al.'s
-    M_W), not counted here.
+    Qi et al.'s accounting (ICLR 2024, §3.1): a forward adds M_B; B frees M_B - M_W; W
+    frees M_W. A chunk is 1/v of a stage, so it counts 1/v. A W needs each linear layer's
+    input and output gradient (dW = X^T dY), so M_W is of the same order as M_B (Qi et
+    al., Table 1, only say it is smaller); ``w_share`` is M_W / M_B, and the default 1
+    counts the microbatches in flight (forward run, weight gradient not yet). Without
+    split-off W passes a microbatch is freed when its B ends.
     """
+    non_negative("w_share", w_share)
+    v = max((chunk for *_, chunk in ops), default=0) + 1
+    has_w = {(mb, chunk) for _, _, phase, mb, chunk in ops if phase == "W"}
+    events: list[tuple[float, float]] = []  # (time, change); frees sort first on ties
+    for start, length, phase, mb, chunk in ops:
+        end = round(start + length, 9)  # float slots: a B ending as an F starts is a tie
+        if phase == "F":
+            events.append((round(start, 9), 1 / v))
+        elif phase == "B":
+            kept = w_share if (mb, chunk) in has_w else 0.0
+            events.append((end, (kept - 1) / v))
+        elif phase == "W":
+            events.append((end, -w_share / v))
     held = peak = 0.0
-    for _, length, phase, _, _ in sorted(ops):
-        held += {"F": length, "B": -length}.get(phase, 0.0)
+    for _, change in sorted(events):
+        held += change
         peak = max(peak, held)
     return peak
+
+
+def interleaved_microbatch_error(pp: int, m: int, group: int | None = None) -> str:
+    """Why Megatron-Core's interleaved schedule cannot run m microbatches on p stages, or "".
+
+    Current Megatron-Core (``megatron/core/pipeline_parallel/schedules.py``,
+    ``forward_backward_pipelining_with_interleaving``) runs microbatches in groups of N
+    (``microbatch_group_size_per_vp_stage``, by default p) and asserts p <= N <= m, and
+    that m mod N is 0 or at least p. The default N = p (``model_parallel_config.py``)
+    still asks for a multiple of p, but setting N (``--microbatch-group-size-per-virtual-
+    pipeline-stage``), e.g. to m, schedules any m >= p; ``group=None`` means that choice.
+    m < p cannot run. Older Megatron-LM releases required m to be a multiple of p, with no
+    N to choose; Llama 3 (§3.3.2) changed its own schedule to allow m < p.
+    """
+    p, m, _ = _validate(pp, m, 1)
+    n = m if group is None else positive_int("group", group)
+    if not p <= n <= m:
+        return (f"the interleaved schedule needs p <= N <= m microbatches per group (N = {n}, "
+                f"p = {p}, m = {m}): with m = {m} below p = {p} it cannot run")
+    if m % n and m % n < p:
+        return (f"the interleaved schedule needs m mod N to be 0 or at least p: "
+                f"{m} mod {n} = {m % n} is below p = {p}")
+    return ""
 
 
 # -- whole-stage schedules as slot lists (GPipe, 1F1B) ----------------------------------
@@ -398,7 +525,7 @@ class ScheduleError(ValueError):
 
 #: one operation in an executed schedule: (start slot, phase, microbatch, chunk)
 ChunkOp = tuple[int, Phase, int, int]
-_Key = tuple[Phase, int, int]  # (phase, virtual stage, microbatch)
+_Key = tuple[str, int, int]  # (phase, virtual stage, microbatch)
 
 
 def _dependency(pp: int, v: int, stage: int, phase: str, mb: int, chunk: int) -> _Key | None:
@@ -406,9 +533,12 @@ def _dependency(pp: int, v: int, stage: int, phase: str, mb: int, chunk: int) ->
 
     Chunk c of stage s is virtual stage k = c p + s (v = 1: k = s). A forward needs the
     previous virtual stage's forward of the same microbatch; a backward needs the next
-    virtual stage's backward, and the last virtual stage's backward its own forward.
+    virtual stage's backward, and the last virtual stage's backward its own forward. A W
+    (weight gradient) needs its own B.
     """
     k = chunk * pp + stage
+    if phase == "W":
+        return ("B", k, mb)
     if phase == "F":
         return ("F", k - 1, mb) if k > 0 else None
     return ("B", k + 1, mb) if k < pp * v - 1 else ("F", k, mb)
