@@ -161,7 +161,15 @@ class Practice:
 
     @property
     def prompt(self) -> str:
-        return self.record.render_prompt(self.params)
+        """The variant's question, with its notes, options or code where they differ from
+        the printed ones (a question pool's options, a debug exercise's program)."""
+        record, params = self.record, self.params
+        parts = [record.render_prompt(params)]
+        if record.notes and record.render_notes(params) != record.render_notes():
+            parts.append(record.render_notes(params))
+        if record.render_extras(params) != record.render_extras():
+            parts += record.render_extras(params)
+        return "\n\n".join(parts)
 
     def check(self, answer: Any) -> CheckResult:
         """Check an answer against this variant's numbers."""
