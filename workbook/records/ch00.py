@@ -301,6 +301,49 @@ BUGGY_0_6 = '''def ring_allreduce_bandwidth_time_s(message_gb, n_gpus, link_gb_p
 '''
 
 
+def _ring_listing(steps: str, chunk: str, step_time: str, total: str) -> str:
+    """The ring time function with one of its four formula lines (2-5) replaced."""
+    return (f"def ring_allreduce_bandwidth_time_s(message_gb, n_gpus, link_gb_per_s):\n"
+            f"    {steps:<37}# reduce-scatter + all-gather\n"
+            f"    {chunk:<37}# each step moves one chunk per link\n"
+            f"    {step_time}\n    {total}\n    return total_time_s\n")
+
+
+_STEPS, _CHUNK = "steps = 2 * (n_gpus - 1)", "chunk_gb = message_gb / n_gpus"
+_STEP_TIME, _TOTAL = "step_time_s = chunk_gb / link_gb_per_s", "total_time_s = steps * step_time_s"
+
+#: the buggy programs of 0.6, one doubled factor each: (listing, buggy line, what it does)
+PROGRAMS_0_6: tuple[tuple[str, int, str], ...] = (
+    (BUGGY_0_6, 5, "`steps = 2(N-1)` on line 2 already counts both phases, so "
+     "`total_time_s = 2 * steps * step_time_s` counts them twice. Fix: "
+     "`total_time_s = steps * step_time_s`"),
+    (_ring_listing("steps = 4 * (n_gpus - 1)", _CHUNK, _STEP_TIME, _TOTAL), 2,
+     "the ring has N - 1 reduce-scatter steps and N - 1 all-gather steps, 2(N-1) in all; "
+     "`steps = 4 * (n_gpus - 1)` counts each phase twice. Fix: `steps = 2 * (n_gpus - 1)`"),
+    (_ring_listing(_STEPS, "chunk_gb = 2 * message_gb / n_gpus", _STEP_TIME, _TOTAL), 3,
+     "each step sends one chunk of M/N per link, not 2M/N; the factor 2 for the two phases "
+     "is already in `steps`. Fix: `chunk_gb = message_gb / n_gpus`"),
+    (_ring_listing(_STEPS, _CHUNK, "step_time_s = chunk_gb / (link_gb_per_s / 2)", _TOTAL), 4,
+     "`link_gb_per_s` is already the bandwidth per direction, which is what one step's send "
+     "uses; halving it charges each chunk twice. Fix: `step_time_s = chunk_gb / "
+     "link_gb_per_s`"),
+)
+
+
+def _params_0_6(program: int, message_gb: float, n_gpus: int,
+                link_gb_per_s: float) -> dict[str, Any]:
+    listing, line, why = PROGRAMS_0_6[program]
+    right_s = col.ring_allreduce_bandwidth_time_s(message_gb, n_gpus, link_gb_per_s)
+    return dict(program=program, message_gb=message_gb, n_gpus=n_gpus,
+                link_gb_per_s=link_gb_per_s, right_s=right_s, wrong_s=2 * right_s,
+                bug_line=line, why=why)
+
+
+def _vary_0_6(rng: random.Random) -> dict[str, Any]:
+    return _params_0_6(rng.randrange(len(PROGRAMS_0_6)), rng.choice([1.0, 2.0, 4.0, 8.0]),
+                       rng.choice([4, 8, 16]), rng.choice([25.0, 50.0, 100.0]))
+
+
 def _cases_0_6(rng: random.Random) -> tuple[float, int, float]:
     return (rng.choice([0.1, 0.5, 1.0, 2.0, 4.0, 14.0]),
             rng.choice([1, 2, 4, 8, 16, 64, 256]),
@@ -311,14 +354,15 @@ EX_0_6 = Exercise(
     id="0.6", chapter=0, category="debug", title="The doubled AllReduce time",
     prompt=("This function should return the bandwidth-only time in seconds of a ring "
             "AllReduce (per-direction link bandwidth `link_gb_per_s`, latency ignored). It "
-            "returns twice the right value: for 2 GB on 8 GPUs at 50 GB/s it gives "
-            "0.14 s instead of 0.07 s. Which line is wrong? "
-            "Give the line number (the `def` line is 1) and the fixed function."),
-    notes="```python\n" + BUGGY_0_6 + "```",
-    params={},
-    vary=lambda rng: {},
+            "returns twice the right value: for {message_gb} GB on {n_gpus} GPUs at "
+            "{link_gb_per_s} GB/s it gives {wrong_s:.4g} s instead of {right_s:.4g} s. Which "
+            "line is wrong? Give the line number (the `def` line is 1) and the fixed "
+            "function."),
+    params=_params_0_6(0, 2.0, 8, 50.0),
+    vary=_vary_0_6,
     answer_kind=Debug(
         code=BUGGY_0_6,
+        programs=tuple(listing for listing, _, _ in PROGRAMS_0_6[1:]),
         fix=Function(
             function_name="ring_allreduce_bandwidth_time_s",
             signature="(message_gb, n_gpus, link_gb_per_s)",
@@ -326,17 +370,18 @@ EX_0_6 = Exercise(
             edge_cases=((2.0, 8, 50.0), (1.0, 1, 100.0), (1.0, 2, 100.0)),
         ),
     ),
-    reference=lambda p: (5, col.ring_allreduce_bandwidth_time_s),
+    reference=lambda p: (p["bug_line"], col.ring_allreduce_bandwidth_time_s),
     hints=(
-        "Count how many times the factor 2 for the two phases appears.",
-        "`steps` already covers reduce-scatter and all-gather: 2(N-1).",
-        "Line 5 multiplies by 2 a second time; it should be steps x step_time_s.",
+        "Count how many times the factor 2 for the two phases appears, and check every "
+        "other factor against the formula 2(N-1)/N x M / B.",
+        "A ring AllReduce has 2(N-1) steps (reduce-scatter and all-gather), each sending one "
+        "chunk of M/N over a link at B GB/s per direction.",
+        "Line {bug_line} is where the extra factor 2 enters.",
     ),
     explanation=(
-        "Line 5 is the bug: `steps = 2(N-1)` on line 2 already counts both phases, so "
-        "`total_time_s = 2 * steps * step_time_s` counts them twice. Fix: "
-        "`total_time_s = steps * step_time_s`, which equals 2(N-1)/N x M / B, the data each "
-        "GPU sends divided by its bandwidth (0.07 s for the example)."
+        "Line {bug_line} is the bug: {why}. The fixed function computes 2(N-1)/N x M / B, the "
+        "data each GPU sends divided by its bandwidth ({right_s:.4g} s for {message_gb} GB on "
+        "{n_gpus} GPUs at {link_gb_per_s} GB/s)."
     ),
     sources=(THAKUR,),
 )
