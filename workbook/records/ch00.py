@@ -6,8 +6,9 @@ import random
 from typing import Any
 
 from autograder.exercise import Exercise
-from autograder.kinds import Choice, Debug, Function, Misconception, Numeric, Option
+from autograder.kinds import Choice, Debug, Function, Misconception, Numeric
 from autograder.kinds.base import Params
+from autograder.kinds.choice import deal, dealt
 from solutions import collectives as col
 
 NCCL_PERF = ("NVIDIA nccl-tests, doc/PERFORMANCE.md (algbw = S/t; AllReduce busbw = "
@@ -169,10 +170,56 @@ EX_0_3 = Exercise(
 
 # -- 0.4 --------------------------------------------------------------------------------
 
-def _ring_or_tree(p: Params) -> str:
-    winner = col.faster_allreduce(p["message_gb"], p["n_gpus"], p["link_gb_per_s"],
-                                  p["latency_us"])
-    return "A" if winner == "ring" else "B"
+_RING_RIGHT = ("Right: each ring step moves only M/N and all links work at once, while each "
+               "tree round pushes the whole buffer through one link; for this buffer the "
+               "bandwidth terms decide.")
+_RING_WRONG = ("Not for this buffer: it is so small that latency dominates, and the ring pays "
+               "2(N-1) = {ring_steps} latencies against the tree's 2 ceil(log2 N) = "
+               "{tree_steps}. Compare the two totals.")
+_TREE_RIGHT = ("Right: the buffer is small, so the latency terms decide, and the tree pays "
+               "{tree_steps} latencies against the ring's {ring_steps}.")
+_TREE_WRONG = ("Fewer rounds only help when latency dominates. For a buffer this large each "
+               "tree round costs M/B, N times more than a ring step's M/(N B); multiply it "
+               "out.")
+
+
+def _scenario_0_4(n_gpus: int, message_gb: float, link_gb_per_s: float, latency_us: float,
+                  rng: random.Random | None = None) -> dict[str, Any]:
+    """0.4's numbers, both totals, and the four options dealt (shuffled when ``rng``)."""
+    ring_ms = col.ring_allreduce_time_ms(message_gb, n_gpus, link_gb_per_s, latency_us)
+    tree_ms = col.tree_allreduce_time_ms(message_gb, n_gpus, link_gb_per_s, latency_us)
+    counts = dict(ring_steps=2 * (n_gpus - 1), tree_steps=2 * col.tree_rounds(n_gpus))
+    ring_wins = ring_ms <= tree_ms
+    entries = [
+        ("The ring", (_RING_RIGHT if ring_wins else _RING_WRONG).format(**counts), ring_wins),
+        ("The tree, because it needs only 2 ceil(log2 N) rounds instead of 2(N-1) steps",
+         (_TREE_WRONG if ring_wins else _TREE_RIGHT).format(**counts), not ring_wins),
+        ("Both take the same time, because every GPU ends up with the same sum",
+         "The result is the same but the cost is not: compare 2(N-1)(alpha + M/(N B)) with "
+         "2 ceil(log2 N)(alpha + M/B).", False),
+        ("Neither can be decided without knowing the GPU's compute speed",
+         "This model has no compute term (the additions are cheap next to moving the "
+         "buffer); the two formulas in the notes decide it.", False),
+    ]
+    why = ("the buffer is large enough that the bandwidth terms decide: the ring's about 2M/B "
+           "beats the tree's 2 log2(N) x M/B" if ring_wins else
+           "the buffer is so small that the latency terms decide: the tree's "
+           f"{counts['tree_steps']} latencies beat the ring's {counts['ring_steps']}")
+    return dict(n_gpus=n_gpus, message_gb=message_gb, link_gb_per_s=link_gb_per_s,
+                latency_us=latency_us, ring_ms=ring_ms, tree_ms=tree_ms,
+                winner="ring" if ring_wins else "tree", why=why, **counts,
+                **deal(entries, "ABCD", rng))
+
+
+def _vary_0_4(rng: random.Random) -> dict[str, Any]:
+    """Large buffers (the ring wins) and small, latency-bound ones (the tree wins)."""
+    n_gpus = rng.choice([8, 16, 32, 64])
+    if rng.random() < 0.5:
+        size = rng.choice([0.25, 0.5, 1.0, 4.0, 14.0])
+        latency = rng.choice([0.0, 2.0, 5.0, 10.0])
+    else:
+        size, latency = rng.choice([1e-4, 2e-4, 5e-4]), rng.choice([5.0, 10.0, 20.0])
+    return _scenario_0_4(n_gpus, size, rng.choice([25.0, 50.0, 100.0, 300.0]), latency, rng)
 
 
 EX_0_4 = Exercise(
@@ -193,40 +240,26 @@ EX_0_4 = Exercise(
         "algorithm instead pipelines small chunks through two binary trees, which makes it "
         "nearly as bandwidth-efficient as the ring."
     ),
-    params=dict(n_gpus=8, message_gb=4.0, link_gb_per_s=50.0, latency_us=5.0),
-    vary=lambda rng: dict(n_gpus=rng.choice([4, 8, 16, 32, 64]),
-                          message_gb=rng.choice([0.25, 0.5, 1.0, 4.0, 14.0]),
-                          link_gb_per_s=rng.choice([25.0, 50.0, 100.0, 300.0]),
-                          latency_us=rng.choice([0.0, 2.0, 5.0, 10.0])),
-    answer_kind=Choice(options=(
-        Option("A", "The ring", "Right: a ring step moves only M/N, and all links work at "
-               "once; the tree's few rounds each push the whole buffer through one link."),
-        Option("B", "The tree, because it needs only 2 ceil(log2 N) rounds instead of 2(N-1) "
-               "steps", "Fewer rounds only help when latency dominates. For a buffer this "
-               "large each tree round costs M/B, N times more than a ring step's M/(N B); "
-               "multiply it out."),
-        Option("C", "Both take the same time, because every GPU ends up with the same sum",
-               "The result is the same but the cost is not: compare "
-               "2(N-1)(alpha + M/(N B)) with 2 ceil(log2 N)(alpha + M/B)."),
-        Option("D", "Neither can be decided without knowing the GPU's compute speed",
-               "This model has no compute term (the additions are cheap next to moving "
-               "gigabytes); the two formulas in the notes decide it."),
-    )),
-    reference=_ring_or_tree,
+    params=_scenario_0_4(8, 4.0, 50.0, 5.0),
+    vary=_vary_0_4,
+    answer_kind=Choice(options=dealt("ABCD")),
+    reference=lambda p: p["right"],
     hints=(
-        "Write both formulas with the numbers and compare the bandwidth terms first.",
-        "Ring bandwidth term: 2(N-1) x M/(N B), about 2M/B. Tree: 2 ceil(log2 N) x M/B.",
+        "Write both formulas with the numbers and compare the bandwidth and the latency "
+        "terms.",
+        "Ring bandwidth term: 2(N-1) x M/(N B), about 2M/B. Tree: 2 ceil(log2 N) x M/B. "
+        "Latency terms: 2(N-1) alpha against 2 ceil(log2 N) alpha.",
         "With N = {n_gpus}: the ring's bandwidth term is 2({n_gpus}-1)/{n_gpus} x {message_gb} GB "
         "/ {link_gb_per_s} GB/s, the tree's 2 ceil(log2 {n_gpus}) x {message_gb} GB / "
-        "{link_gb_per_s} GB/s; then compare the latency terms.",
+        "{link_gb_per_s} GB/s; the ring pays {ring_steps} latencies, the tree {tree_steps}.",
     ),
     explanation=(
         "Ring: 2({n_gpus}-1) x ({latency_us} us + {message_gb} GB / ({n_gpus} x "
-        "{link_gb_per_s} GB/s)); tree: 2 ceil(log2 {n_gpus}) x ({latency_us} us + "
-        "{message_gb} GB / {link_gb_per_s} GB/s). For gigabyte buffers the ring's bandwidth "
-        "term (about 2M/B) beats the tree's 2 log2(N) x M/B by a factor of roughly log2 N, so "
-        "the ring wins (answer {expected}). The tree's fewer rounds only pay off for small "
-        "buffers, where 2(N-1) latencies dominate the ring."
+        "{link_gb_per_s} GB/s)) = {ring_ms:.4g} ms; tree: 2 ceil(log2 {n_gpus}) x "
+        "({latency_us} us + {message_gb} GB / {link_gb_per_s} GB/s) = {tree_ms:.4g} ms. Here "
+        "{why}, so the {winner} wins (answer {expected}). Gigabyte buffers favour the ring by "
+        "a factor of roughly log2 N; the tree's fewer rounds pay off only for small buffers, "
+        "where 2(N-1) latencies dominate the ring."
     ),
     sources=(THAKUR, NCCL_PERF,
              "Sanders, Speck & Träff, 'Two-tree algorithms for full bandwidth broadcast, "
