@@ -106,16 +106,13 @@ class Exercise:
         A value answer must differ. A value paired with a function (a debug exercise's
         line and fix) must differ in the value or in the code shown. A function alone is
         graded on generated inputs, so any draw is fresh for it."""
-        if not params:
-            return False
-        expected = self.expected(params)
         if isinstance(printed, tuple) and printed and callable(printed[-1]):
-            kind = self.answer_kind
+            kind, expected = self.answer_kind, self.expected(params)
             return (not same_answer(expected[:-1], printed[:-1])
                     or kind.prompt_extra(params) != kind.prompt_extra(self.params))
         if callable(printed) or self.answer_kind.function_spec() is not None:
             return True
-        return not same_answer(expected, printed)
+        return bool(params) and not same_answer(self.expected(params), printed)
 
     def wrong_answers(self, params: Params | None = None) -> tuple[tuple[Any, str], ...]:
         """The misconceptions evaluated for ``params``: (wrong answer, feedback) pairs."""
