@@ -20,9 +20,22 @@ ZERO = "Rajbhandari et al. 2020, ZeRO (arXiv:1910.02054), §3.1: 16 bytes per pa
 
 
 # -- 8.1 ---------------------------------------------------------------------------------
+#: what the underflow below a format's normals means in training, per format of 8.1
+_UNDERFLOW_8_1 = {
+    "FP16": "this is where small FP16 gradients are lost without loss scaling",
+    "BF16": "BF16 shares FP32's exponent range, so gradients rarely get this small and BF16 "
+            "training usually needs no loss scaling",
+    "FP8 E4M3": "with only about 18 binades in all, E4M3 tensors need a scaling factor (per "
+                "tensor, or per block in recent recipes) to keep their values above it",
+    "FP8 E5M2": "E5M2's 32 binades cover gradients better than E4M3's 18, but a per-tensor "
+                "scaling factor still keeps their small values above it",
+}
+
+
 def _format_params(name: str) -> dict[str, Any]:
     fmt = pr.format_by_name(name)
-    return dict(format_name=fmt.name, exponent_bits=fmt.exponent_bits, bias=fmt.bias)
+    return dict(format_name=fmt.name, exponent_bits=fmt.exponent_bits, bias=fmt.bias,
+                underflow=_UNDERFLOW_8_1[fmt.name])
 
 
 def _mantissa_only(p: Any) -> float:
@@ -49,7 +62,7 @@ EX_8_1 = Exercise(
     explanation=("The smallest normal has stored exponent 1 and a zero fraction: "
                  "2^(1 - {bias}) = {expected}. Below it come the subnormals, whose precision "
                  "shrinks until the smallest, 2^(1 - bias - mantissa bits), and then zero: "
-                 "this is where small FP16 gradients are lost without loss scaling."),
+                 "{underflow}."),
     misconceptions=(
         Misconception(lambda p: pr.format_by_name(p["format_name"]).min_subnormal,
                       "That is the smallest subnormal; the question asks for the smallest "
@@ -164,8 +177,8 @@ EX_8_3 = Exercise(
     reference=lambda p: p["low_bytes"] / p["fp32_bytes"],
     hints=("Count bytes per parameter for each recipe: 2 for FP16 or BF16, 4 for FP32.",
            "{Recipe}: {low_sum}.", "FP32: {fp32_sum}."),
-    explanation=("{Recipe}: {low_sum} = {low_bytes} bytes per parameter (ZeRO §3.1 counts "
-                 "mixed-precision Adam this way). Pure FP32: {fp32_sum} = {fp32_bytes} "
+    explanation=("{Recipe}: {low_sum} = {low_bytes} bytes per parameter (the accounting of "
+                 "ZeRO §3.1). Pure FP32: {fp32_sum} = {fp32_bytes} "
                  "bytes. The ratio is {expected}: {lesson}"),
     misconceptions=(
         Misconception(_half, "Only the weights and gradients shrink; the master copy and the "
@@ -325,7 +338,9 @@ EX_8_5 = Exercise(
     explanation=("2 x {micro_batch} x {seq_len} x {d_model} x {n_layers} elements; FP16 "
                  "needs 2 bytes each and FP8 1 byte, so FP8 saves 1 byte per element: "
                  "{expected} GB. (Without recomputation a layer stores far more than these "
-                 "two tensors: s b h (34 + 5 a s / h) bytes, Korthikanti et al. 2022.)"),
+                 "two tensors: s b h (34 + 5 a s / h) bytes with unfused attention, "
+                 "Korthikanti et al. 2022; FlashAttention stores no a x s x s score matrix, "
+                 "which removes the 5 a s / h term.)"),
     misconceptions=(
         Misconception(lambda p: 4 * _fp16_gb(p), "That is eight times the saving: the "
                       "element count already includes both stored tensors, and the saving is "
