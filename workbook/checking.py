@@ -161,15 +161,14 @@ class Practice:
 
     @property
     def prompt(self) -> str:
-        """The variant's question, with its notes, options or code where they differ from
-        the printed ones (a question pool's options, a debug exercise's program)."""
+        """The variant's question, with its notes where they differ from the printed ones,
+        and its options or code (a question pool deals its own options, a debug exercise
+        shows another program), so the variant reads on its own."""
         record, params = self.record, self.params
         parts = [record.render_prompt(params)]
         if record.notes and record.render_notes(params) != record.render_notes():
             parts.append(record.render_notes(params))
-        if record.render_extras(params) != record.render_extras():
-            parts += record.render_extras(params)
-        return "\n\n".join(parts)
+        return "\n\n".join([*parts, *record.render_extras(params)])
 
     def check(self, answer: Any) -> CheckResult:
         """Check an answer against this variant's numbers."""
