@@ -210,7 +210,10 @@ def test_interleaved_summary_names_the_activation_factor_only_where_it_applies()
 def test_beyond_1f1b_rows_follow_deepseek_v3_table_2() -> None:
     rows = {name: value for name, _, value, _, _ in ch05.beyond_1f1b_rows(8)}
     # F = 1, B = 2, W = 1, F&B = 3: 7 x 3 = 21; 7 x (1 + 2 - 2) = 7; 3 x (3 + 2 - 3) = 6
-    assert rows == {"1F1B": 21, "ZB1P (automatic; ZB-H1's bubble)": 7, "DualPipe": 6}
+    assert rows == {"1F1B": 21, "ZB1P (automatic; ZB-H1's bubble)": 7, "DualPipe": 6,
+                    "V-ZB / ZB-V (V-shape)": 0}
+    acts = {name: a for name, _, _, _, a in ch05.beyond_1f1b_rows(8)}
+    assert acts["V-ZB / ZB-V (V-shape)"] == "8 = p"  # 1F1B's memory, no extra
     assert "DualPipe" not in {r[0] for r in ch05.beyond_1f1b_rows(5)}  # needs an even p
     assert "<table>" in ch05.beyond_1f1b_table(8).data
 

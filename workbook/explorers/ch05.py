@@ -163,7 +163,8 @@ def summary_lines(schedule: str, pp: int, m: int, v: int) -> list[str]:
 def beyond_1f1b_rows(pp: int) -> list[tuple[str, str, float, str, str]]:
     """DeepSeek-V3's Table 2 for ``pp`` stages with t_F = 1, a whole backward t_B = 2 and
     its weight part t_W = 1, and no overlap (t_F&B = t_F + t_B = 3, DualPipe's worst
-    case): (schedule, bubble formula, bubble in slots, parameters, activations)."""
+    case), and the V-shaped zero-bubble schedule as Qi et al. publish it: (schedule, bubble
+    formula, bubble in slots, parameters, activations in microbatches)."""
     rows = [
         ("1F1B", "(p-1)(F+B)", (pp - 1) * 3.0, "1x", "p"),
         ("ZB1P (automatic; ZB-H1's bubble)", "(p-1)(F+B-2W)", pl.zb_h1_bubble_slots(pp, 1, 1, 1),
@@ -172,6 +173,9 @@ def beyond_1f1b_rows(pp: int) -> list[tuple[str, str, float, str, str]]:
     if pp % 2 == 0:
         rows.append(("DualPipe", "(p/2-1)(F&B+B-3W)", pl.dualpipe_bubble(pp, 3, 2, 1), "2x",
                      "p + 1"))
+    # Qi et al. 2024 (arXiv:2405.15362): two chunks per GPU in a V, about no bubble for m >> p
+    rows.append(("V-ZB / ZB-V (V-shape)", "about 0", pl.v_shape_bubble_rate(pp, 64, "v-zb"),
+                 "1x", f"{pl.v_shape_peak_microbatches(pp, 'v-zb')} = p"))
     return rows
 
 
