@@ -85,6 +85,7 @@ def test_deal_shuffles_entries_and_names_the_right_key() -> None:
 def test_a_fenced_listing_shows_as_preformatted_html() -> None:
     from autograder.markup import inline_markdown
 
-    html_text = inline_markdown("Which line?\n\n```text\n 1 | def f(x):\n 2 |     return x < 1\n```")
+    listing = "```text\n 1 | def f(x):\n 2 |     return x < 1\n```"
+    html_text = inline_markdown("Which line?\n\n" + listing)
     assert "<pre><code> 1 | def f(x):\n 2 |     return x &lt; 1</code></pre>" in html_text
     assert "```" not in html_text and html_text.count("<br>") == 2
