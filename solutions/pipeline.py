@@ -50,7 +50,7 @@ from solutions.pipeline_schedules import (
     zb_h1_order,
 )
 
-Schedule = Literal["gpipe", "1f1b"]
+Schedule = Literal["gpipe", "1f1b", "zb-h1"]
 Phase = Literal["F", "B"]
 #: one operation on one stage: (start slot, "F" or "B", microbatch index)
 Op = tuple[int, Phase, int]
@@ -123,6 +123,9 @@ def in_flight_microbatches(pp: int, m: int, schedule: Schedule = "1f1b", stage: 
       backward, so at most p - i (p on the first stage), and never more than m.
       Narayanan et al. 2021, §2.2.1: in-flight microbatches are limited to the pipeline
       depth p, not the m of GPipe.
+    * ZB-H1: stage i holds p - i between F and B and up to i more whose W waits
+      (:func:`zb_h1_order`), so min(p, m) on every stage, counting a W's stash as a
+      forward's (Qi et al., ICLR 2024, §2.1).
     """
     p, m, _ = _validate(pp, m, 1)
     non_negative("stage", stage)
@@ -132,7 +135,9 @@ def in_flight_microbatches(pp: int, m: int, schedule: Schedule = "1f1b", stage: 
         return m
     if schedule == "1f1b":
         return min(p - stage, m)
-    raise ValueError(f"schedule must be 'gpipe' or '1f1b', got {schedule!r}")
+    if schedule == "zb-h1":
+        return min(p, m)
+    raise ValueError(f"schedule must be 'gpipe', '1f1b' or 'zb-h1', got {schedule!r}")
 
 
 def activation_memory_gb(

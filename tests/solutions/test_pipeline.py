@@ -111,7 +111,7 @@ def test_memory_rejects_bad_stage_or_schedule() -> None:
     with pytest.raises(ValueError):
         pl.in_flight_microbatches(4, 12, "1f1b", stage=-1)
     with pytest.raises(ValueError):
-        pl.in_flight_microbatches(4, 12, "zb-h1")  # type: ignore[arg-type]
+        pl.in_flight_microbatches(4, 12, "dualpipe")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         pl.activation_memory_gb(0.0, 4, 12)
 

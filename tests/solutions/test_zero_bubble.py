@@ -47,6 +47,13 @@ def test_simulated_zb_h1_peak_in_flight_is_at_most_p(pp: int, m: int,
     assert peaks[0] == pl.peak_activations(pl.schedule_spans("1f1b", pp, m, 1, *times)[0])
 
 
+@pytest.mark.parametrize(("pp", "m"), CASES)
+def test_closed_form_in_flight_matches_the_simulator(pp: int, m: int) -> None:
+    spans = pl.schedule_spans("zb-h1", pp, m, 1, 1, 1, 1)
+    for stage, ops in enumerate(spans):
+        assert pl.peak_activations(ops) == pl.in_flight_microbatches(pp, m, "zb-h1", stage)
+
+
 @pytest.mark.parametrize(("pp", "m"), [(4, 8), (8, 16), (3, 10), (16, 64)])
 def test_zb_h1_bubble_matches_qi_et_al(pp: int, m: int) -> None:
     # (p-1)(t_F + t_B - t_W) idle per stage (Qi et al. 2024 §2.1); every stage computes
