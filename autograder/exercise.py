@@ -93,13 +93,26 @@ class Exercise:
         NoVariantError when the exercise has no answer-changing variant."""
         rng = random.Random(f"{self.id}:{seed}")
         printed = self.expected()
-        fresh_inputs = callable(printed) or self.answer_kind.function_spec() is not None
         for _ in range(MAX_VARIANT_DRAWS):
             params = dict(self.vary(rng))
-            if fresh_inputs or (params and not same_answer(self.expected(params), printed)):
+            if self._is_fresh(params, printed):
                 return params
         raise NoVariantError(f"exercise {self.id} has no variant with a different answer: "
                              "its question does not depend on numbers")
+
+    def _is_fresh(self, params: dict[str, Any], printed: Any) -> bool:
+        """Does ``params`` ask something the printed question does not?
+
+        A value answer must differ. A value paired with a function (a debug exercise's
+        line and fix) must differ in the value or in the code shown. A function alone is
+        graded on generated inputs, so any draw is fresh for it."""
+        if isinstance(printed, tuple) and printed and callable(printed[-1]):
+            kind, expected = self.answer_kind, self.expected(params)
+            return (not same_answer(expected[:-1], printed[:-1])
+                    or kind.prompt_extra(params) != kind.prompt_extra(self.params))
+        if callable(printed) or self.answer_kind.function_spec() is not None:
+            return True
+        return bool(params) and not same_answer(self.expected(params), printed)
 
     def wrong_answers(self, params: Params | None = None) -> tuple[tuple[Any, str], ...]:
         """The misconceptions evaluated for ``params``: (wrong answer, feedback) pairs."""
@@ -122,6 +135,21 @@ class Exercise:
         return fill(self.prompt, self.params if params is None else params)
 
     def render_explanation(self, params: Params | None = None) -> str:
+        return fill(self.explanation, self._with_expected(params))
+
+    def render_notes(self, params: Params | None = None) -> str:
+        """The notes for ``params``: a template like the prompt (may use ``{expected}``)."""
+        return fill(self.notes, self._with_expected(params)) if self.notes else ""
+
+    def render_hint(self, index: int, params: Params | None = None) -> str:
+        """Hint ``index`` (0-based) for ``params``."""
+        return fill(self.hints[index], self.params if params is None else params)
+
+    def render_extras(self, params: Params | None = None) -> tuple[str, ...]:
+        """The answer kind's blocks after the prompt (options, code) for ``params``."""
+        return self.answer_kind.prompt_extra(self.params if params is None else params)
+
+    def _with_expected(self, params: Params | None) -> dict[str, Any]:
         p = dict(self.params if params is None else params)
         p.setdefault("expected", self.expected(p))
-        return fill(self.explanation, p)
+        return p

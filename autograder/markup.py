@@ -13,13 +13,27 @@ _INLINE_MARKDOWN = (
 )
 
 
+_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
+
+
 def inline_markdown(text: str) -> str:
     """Escape ``text`` for HTML, then render the inline markdown prompts use (bold,
-    italics, code), since an HTML widget does not render markdown itself."""
+    italics, code), since an HTML widget does not render markdown itself. A fenced block
+    (a variant's code listing) is kept as preformatted text."""
+    parts, last = [], 0
+    for match in _FENCE.finditer(text):
+        parts += [_inline(text[last:match.start()]),
+                  f"<pre><code>{html.escape(match.group(1).rstrip())}</code></pre>"]
+        last = match.end()
+    parts.append(_inline(text[last:]))
+    return f'<span class="{NO_MATH_CLASS}">' + "".join(parts) + "</span>"
+
+
+def _inline(text: str) -> str:
     out = html.escape(text)
     for pattern, replacement in _INLINE_MARKDOWN:
         out = pattern.sub(replacement, out)
-    return f'<span class="{NO_MATH_CLASS}">' + out.replace("\n", "<br>") + "</span>"
+    return out.replace("\n", "<br>")
 
 
 # Front ends typeset $...$ as LaTeX in markdown and in HTML outputs, so money ("$2 per

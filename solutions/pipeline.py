@@ -23,7 +23,8 @@ arXiv:2412.19437, §3.2.1, Table 2) feeds microbatches from both ends of the pip
 
 One simulator, :func:`simulate`, plays every schedule: each GPU runs its operations in a
 fixed order, each as soon as its GPU is free and its input has arrived (communication is
-free); W operations, when split off, fill the gaps. Time is in *slots*: by default a
+free); W operations, when split off, run where the order puts them (ZB-H1) or fill the
+gaps (the lazy policy). Time is in *slots*: by default a
 forward and a whole backward take one slot each (t_f = t_b = 1, t_w = 0). The bubble
 fractions do not depend on that choice, since the bubble (p-1)(t_f + t_b) and the compute
 m(t_f + t_b) scale together.
@@ -36,15 +37,38 @@ from fractions import Fraction
 from typing import Literal
 
 from solutions._checks import non_negative, positive, positive_int
+from solutions.pipeline_schedules import (
+    Step,
+    dualpipe_bubble,
+    interleaved_activation_factor,
+    interleaved_microbatch_error,
+    interleaved_order,
+    microbatch_group,
+    v_shape_bubble_rate,
+    v_shape_peak_microbatches,
+    zb_h1_bubble_slots,
+    zb_h1_order,
+)
 
-Schedule = Literal["gpipe", "1f1b"]
+Schedule = Literal["gpipe", "1f1b", "zb-h1"]
 Phase = Literal["F", "B"]
 #: one operation on one stage: (start slot, "F" or "B", microbatch index)
 Op = tuple[int, Phase, int]
 #: one simulated operation: (start, duration, "F"/"B"/"W", microbatch, chunk), in slots
 Span = tuple[float, float, str, int, int]
 #: the schedules :func:`schedule_spans` plays
-SCHEDULE_NAMES: tuple[str, ...] = ("gpipe", "1f1b", "interleaved", "zb-h1")
+SCHEDULE_NAMES: tuple[str, ...] = ("gpipe", "1f1b", "interleaved", "zb-h1", "1f1b-lazy-w")
+#: the orders and formulas of :mod:`solutions.pipeline_schedules`, part of this module's API
+__all__ = [
+    "SCHEDULE_NAMES", "ChunkOp", "Deadlock", "Op", "Phase", "Schedule", "ScheduleError", "Span",
+    "Step", "activation_memory_gb", "bubble_over_compute", "bubble_over_total",
+    "dualpipe_bubble", "execute", "idle_slots", "idle_spans", "in_flight_microbatches",
+    "interleaved_activation_factor", "interleaved_microbatch_error", "interleaved_order",
+    "makespan", "makespan_slots", "microbatch_group", "min_microbatches",
+    "p2p_total_gb_per_step", "peak_activations", "peak_in_flight", "schedule_1f1b",
+    "schedule_gpipe", "schedule_spans", "simulate", "v_shape_bubble_rate",
+    "v_shape_peak_microbatches", "zb_h1_bubble_slots", "zb_h1_order",
+]
 
 
 def _validate(pp: int, m: int, v: int) -> tuple[int, int, int]:
@@ -75,7 +99,9 @@ def min_microbatches(pp: int, target_bubble: float, v: int = 1, multiple_of: int
     """Smallest m with bubble over compute (p-1)/(m v) *strictly* below ``target_bubble``.
 
     m > (p-1)/(v x target), so m = floor((p-1)/(v x target)) + 1, rounded up to a multiple
-    of ``multiple_of`` (Megatron-LM's interleaved schedule needs m divisible by p). The
+    of ``multiple_of`` (older Megatron-LM releases needed m divisible by p when
+    interleaving; current Megatron-Core needs only m >= p, see
+    :func:`interleaved_microbatch_error`). The
     target is read as the decimal the caller wrote (0.05 is exactly 1/20), so a bubble of
     exactly 5% does not count as below 5%. ``target_bubble`` is a fraction, not a percentage.
     """
@@ -97,6 +123,9 @@ def in_flight_microbatches(pp: int, m: int, schedule: Schedule = "1f1b", stage: 
       backward, so at most p - i (p on the first stage), and never more than m.
       Narayanan et al. 2021, §2.2.1: in-flight microbatches are limited to the pipeline
       depth p, not the m of GPipe.
+    * ZB-H1: stage i holds p - i between F and B and up to i more whose W waits
+      (:func:`zb_h1_order`), so min(p, m) on every stage, counting a W's stash as a
+      forward's (Qi et al., ICLR 2024, §2.1).
     """
     p, m, _ = _validate(pp, m, 1)
     non_negative("stage", stage)
@@ -106,7 +135,9 @@ def in_flight_microbatches(pp: int, m: int, schedule: Schedule = "1f1b", stage: 
         return m
     if schedule == "1f1b":
         return min(p - stage, m)
-    raise ValueError(f"schedule must be 'gpipe' or '1f1b', got {schedule!r}")
+    if schedule == "zb-h1":
+        return min(p, m)
+    raise ValueError(f"schedule must be 'gpipe', '1f1b' or 'zb-h1', got {schedule!r}")
 
 
 def activation_memory_gb(
@@ -140,56 +171,7 @@ def p2p_total_gb_per_step(activation_gb: float, pp: int, m: int, v: int = 1) -> 
     return 2 * (p * v - 1) * m * activation_gb
 
 
-# -- memory and bubbles beyond 1F1B -----------------------------------------------------
-
-def interleaved_activation_factor(pp: int, v: int) -> float:
-    """Peak activations of interleaved 1F1B's first stage over plain 1F1B's: 1 + (p-1)/(p v).
-
-    Plain 1F1B holds p microbatches of a whole stage on GPU 0; interleaving's deeper
-    warm-up ((p-1) x 2 + (v-1) x p chunk forwards, each 1/v of a stage) makes it
-    p + (p-1)/v. Korthikanti et al., "Reducing Activation Recomputation in Large
-    Transformer Models", MLSys 2023, §4.2.3. A pure number >= 1.
-    """
-    p, _, v = _validate(pp, 1, v)
-    return 1 + (p - 1) / (p * v)
-
-
-def zb_h1_bubble_slots(pp: int, t_f: float, t_b: float, t_w: float) -> float:
-    """Idle time per stage of ZB-H1, (p-1)(t_f + t_b - t_w), in the unit of the times.
-
-    Qi et al. 2024, §3 (handcrafted schedule ZB-H1): the same peak activation memory as
-    1F1B, but W passes fill the drain, so the bubble shrinks from 1F1B's
-    (p-1)(t_f + t_b + t_w). ``t_b`` is the input-gradient pass only, ``t_w`` the weight
-    gradient. With t_f = t_b = t_w it is a third of 1F1B's bubble.
-    """
-    p, _, _ = _validate(pp, 1, 1)
-    for name, value in (("t_f", t_f), ("t_b", t_b), ("t_w", t_w)):
-        non_negative(name, value)
-    return (p - 1) * (t_f + t_b - t_w)
-
-
-def dualpipe_bubble(pp: int, t_f_and_b: float, t_b_full: float, t_w: float) -> float:
-    """DualPipe's bubble, (p/2 - 1)(t_F&B + t_B - 3 t_W), in the unit of the times.
-
-    DeepSeek-V3 report §3.2.1, Table 2, in its notation: ``t_b_full`` is a whole backward
-    chunk (input and weight gradient), ``t_w`` its weight part, ``t_f_and_b`` the time of a
-    forward and a backward chunk run overlapped. DualPipe keeps two copies of the
-    parameters (each GPU holds a stage of both directions) and p + 1 microbatches of
-    activations, and needs an even p.
-    """
-    p, _, _ = _validate(pp, 1, 1)
-    if p % 2:
-        raise ValueError(f"DualPipe needs an even number of stages, got pp = {p}")
-    for name, value in (("t_f_and_b", t_f_and_b), ("t_b_full", t_b_full), ("t_w", t_w)):
-        non_negative(name, value)
-    return (p / 2 - 1) * (t_f_and_b + t_b_full - 3 * t_w)
-
-
 # -- the simulator ---------------------------------------------------------------------
-
-#: one entry of a GPU's order: (phase "F" or "B", chunk, microbatch)
-Step = tuple[str, int, int]
-
 
 def _gpipe_order(pp: int, m: int, stage: int) -> list[Step]:
     """All forwards, then all backwards (GPipe, Huang et al. 2019, Fig. 2c)."""
@@ -209,28 +191,6 @@ def _one_f_one_b_order(pp: int, m: int, stage: int) -> list[Step]:
     return order + [("B", 0, j) for j in range(m - warmup, m)]
 
 
-def interleaved_order(pp: int, m: int, v: int, stage: int) -> list[Step]:
-    """Interleaved 1F1B's order on ``stage`` (Megatron-LM's
-    ``forward_backward_pipelining_with_interleaving``; Narayanan et al. 2021, Fig. 4).
-
-    Stage i warms up with (p - i - 1) x 2 + (v - 1) x p chunk forwards, then alternates.
-    Virtual microbatch k belongs to group k // (p v); inside a group, p consecutive
-    microbatches pass through chunk 0, then the same p through chunk 1, and so on;
-    backwards visit the chunks in reverse.
-    """
-    total = m * v
-
-    def step(phase: str, k: int) -> Step:
-        c = (k % (pp * v)) // pp
-        return (phase, c if phase == "F" else v - 1 - c, (k // (pp * v)) * pp + k % pp)
-
-    warmup = min((pp - stage - 1) * 2 + (v - 1) * pp, total)
-    order = [step("F", k) for k in range(warmup)]
-    for i in range(total - warmup):
-        order += [step("F", warmup + i), step("B", i)]
-    return order + [step("B", k) for k in range(total - warmup, total)]
-
-
 class Deadlock(RuntimeError):
     """No operation can run again; ``cursor[s]`` is the index of GPU s's next operation."""
 
@@ -246,14 +206,18 @@ def simulate(pp: int, v: int, orders: list[list[Step]], t_f: float = 1, t_b: flo
     Chunk c of GPU s is virtual stage c p + s, and an operation on a chunk lasts 1/v of
     the stage's time. A forward needs the previous virtual stage's forward of the same
     microbatch; a backward needs the next one's backward (the last needs its own
-    forward). With ``split_w`` each backward is followed, on its GPU, by a W pass of
-    ``t_w`` that runs whenever the GPU would otherwise wait (Qi et al. 2024, §3);
-    without it the backward lasts t_b + t_w. Raises :class:`Deadlock` (a RuntimeError that
-    knows where each GPU stopped) when no operation can ever run again.
+    forward); a W needs its own B. With ``split_w`` the backward is split (Qi et al. 2024,
+    §2): B lasts ``t_b`` and a W of ``t_w`` follows it. A GPU whose order lists its W
+    passes runs them where the order puts them; a GPU whose order lists none runs each
+    owed W whenever it would otherwise wait (the lazy policy of
+    :func:`deferred_w_order`'s schedule). Without ``split_w`` the backward lasts
+    t_b + t_w. Raises :class:`Deadlock` (a RuntimeError that knows where each GPU
+    stopped) when no operation can ever run again.
     """
     scale = Fraction(1, v)
     length = {"F": Fraction(str(t_f)) * scale, "W": Fraction(str(t_w)) * scale,
               "B": Fraction(str(t_b + (0 if split_w else t_w))) * scale}
+    lazy = [split_w and all(phase != "W" for phase, _, _ in order) for order in orders]
     end: dict[tuple[str, int, int], Fraction] = {}
     spans: list[list[Span]] = [[] for _ in range(pp)]
     free, cursor = [Fraction(0)] * pp, [0] * pp
@@ -268,7 +232,7 @@ def simulate(pp: int, v: int, orders: list[list[Step]], t_f: float = 1, t_b: flo
             dep = _dependency(pp, v, s, phase, mb, c) if phase else None
             if phase and (dep is None or end.get(dep, now + 1) <= now):
                 cursor[s] += 1
-                if phase == "B" and split_w:
+                if phase == "B" and lazy[s]:
                     owed[s].append((c, mb))
             elif owed[s]:
                 phase, (c, mb) = "W", owed[s].pop(0)
@@ -290,24 +254,28 @@ def schedule_spans(schedule: str, pp: int, m: int, v: int = 1, t_f: float = 1,
                    t_b: float = 1, t_w: float = 0) -> list[list[Span]]:
     """The spans of ``schedule`` (one of :data:`SCHEDULE_NAMES`) for p stages, m microbatches.
 
-    ``v`` counts only for "interleaved" (Megatron-LM needs m to be a multiple of p
-    there). "zb-h1" is 1F1B's order with W split off to fill the gaps; its activations
-    are released at B, as in Qi et al.'s memory accounting (W keeps only its small M_W).
+    ``v`` counts only for "interleaved", which needs m >= p (current Megatron-Core; see
+    :func:`interleaved_microbatch_error`). "zb-h1" is :func:`zb_h1_order` with W split
+    off; "1f1b-lazy-w" is 1F1B with every W postponed until its GPU would otherwise wait.
+    That second one has ZB-H1's bubble, but on the last stage every W waits for the drain,
+    so the W stashes of all m microbatches are held at once: memory that grows with m, as
+    in GPipe. It is shown as the schedule ZB-H1 is not.
     """
     p, m, v = _validate(pp, m, v)
     for name, value in (("t_f", t_f), ("t_b", t_b), ("t_w", t_w)):
         non_negative(name, value)
     if schedule == "interleaved":
-        if m % p:
-            raise ValueError(f"the interleaved schedule needs m to be a multiple of pp: "
-                             f"m = {m} is not a multiple of pp = {p}")
+        problem = interleaved_microbatch_error(p, m, microbatch_group(p, m))
+        if problem:
+            raise ValueError(problem)
         return simulate(p, v, [interleaved_order(p, m, v, s) for s in range(p)], t_f, t_b, t_w)
-    orders = {"gpipe": _gpipe_order, "1f1b": _one_f_one_b_order, "zb-h1": _one_f_one_b_order}
+    orders = {"gpipe": _gpipe_order, "1f1b": _one_f_one_b_order, "zb-h1": zb_h1_order,
+              "1f1b-lazy-w": _one_f_one_b_order}
     if schedule not in orders:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULE_NAMES)}, "
                          f"got {schedule!r}")
     return simulate(p, 1, [orders[schedule](p, m, s) for s in range(p)], t_f, t_b, t_w,
-                    split_w=schedule == "zb-h1")
+                    split_w=schedule in ("zb-h1", "1f1b-lazy-w"))
 
 
 def makespan(spans: list[list[Span]]) -> float:
@@ -327,16 +295,33 @@ def idle_spans(ops: list[Span], span: float) -> list[tuple[float, float]]:
     return gaps
 
 
-def peak_activations(ops: list[Span]) -> float:
-    """Most microbatches' worth of a stage's activations one GPU holds at once.
+def peak_activations(ops: list[Span], w_share: float = 1.0) -> float:
+    """Most microbatches' worth of a stage's activations one GPU holds at once, in units of
+    one microbatch's stash on a whole stage (M_B).
 
-    Held from a forward until its backward (B) ends; a chunk is 1/v of a stage, so it
-    counts 1/v. A split-off W keeps only its small weight-gradient inputs (Qi et al.'s
-    M_W), not counted here.
+    Qi et al.'s accounting (ICLR 2024, §3.1): a forward adds M_B; B frees M_B - M_W; W
+    frees M_W. A chunk is 1/v of a stage, so it counts 1/v. A W needs each linear layer's
+    input and output gradient (dW = X^T dY), so M_W is of the same order as M_B (Qi et
+    al., Table 1, only say it is smaller); ``w_share`` is M_W / M_B, and the default 1
+    counts the microbatches in flight (forward run, weight gradient not yet). Without
+    split-off W passes a microbatch is freed when its B ends.
     """
+    non_negative("w_share", w_share)
+    v = max((chunk for *_, chunk in ops), default=0) + 1
+    has_w = {(mb, chunk) for _, _, phase, mb, chunk in ops if phase == "W"}
+    events: list[tuple[float, float]] = []  # (time, change); frees sort first on ties
+    for start, length, phase, mb, chunk in ops:
+        end = round(start + length, 9)  # float slots: a B ending as an F starts is a tie
+        if phase == "F":
+            events.append((round(start, 9), 1 / v))
+        elif phase == "B":
+            kept = w_share if (mb, chunk) in has_w else 0.0
+            events.append((end, (kept - 1) / v))
+        elif phase == "W":
+            events.append((end, -w_share / v))
     held = peak = 0.0
-    for _, length, phase, _, _ in sorted(ops):
-        held += {"F": length, "B": -length}.get(phase, 0.0)
+    for _, change in sorted(events):
+        held += change
         peak = max(peak, held)
     return peak
 
@@ -398,7 +383,7 @@ class ScheduleError(ValueError):
 
 #: one operation in an executed schedule: (start slot, phase, microbatch, chunk)
 ChunkOp = tuple[int, Phase, int, int]
-_Key = tuple[Phase, int, int]  # (phase, virtual stage, microbatch)
+_Key = tuple[str, int, int]  # (phase, virtual stage, microbatch)
 
 
 def _dependency(pp: int, v: int, stage: int, phase: str, mb: int, chunk: int) -> _Key | None:
@@ -406,9 +391,12 @@ def _dependency(pp: int, v: int, stage: int, phase: str, mb: int, chunk: int) ->
 
     Chunk c of stage s is virtual stage k = c p + s (v = 1: k = s). A forward needs the
     previous virtual stage's forward of the same microbatch; a backward needs the next
-    virtual stage's backward, and the last virtual stage's backward its own forward.
+    virtual stage's backward, and the last virtual stage's backward its own forward. A W
+    (weight gradient) needs its own B.
     """
     k = chunk * pp + stage
+    if phase == "W":
+        return ("B", k, mb)
     if phase == "F":
         return ("F", k - 1, mb) if k > 0 else None
     return ("B", k + 1, mb) if k < pp * v - 1 else ("F", k, mb)

@@ -81,9 +81,13 @@ def kv_heads_per_gpu(n_kv_heads: int, tp: int) -> int:
     query heads. With ``tp <= n_kv_heads`` the K/V heads split like the query heads:
     ``n_kv_heads / tp`` per GPU. A head cannot be cut in two, so with
     ``tp > n_kv_heads`` each GPU holds **one** K/V head and every K/V head is
-    *replicated* on ``tp / n_kv_heads`` GPUs (the convention of vLLM's
-    ``QKVParallelLinear``; Megatron-LM's training path instead requires ``tp`` to divide
-    the number of K/V groups). Either way the division must be exact.
+    *replicated* on ``tp / n_kv_heads`` GPUs. That is the convention of inference engines
+    (vLLM's ``QKVParallelLinear``). Training frameworks require ``tp`` to divide the number
+    of K/V groups (Megatron-Core's ``attention.py``: ``divide(num_query_groups, tp)``);
+    Megatron-Core since PR #2565 (Dec 2025) also runs ``tp > n_kv_heads`` by splitting the
+    QKV weights evenly and all-gathering the projected activations, so each GPU computes
+    with one whole K/V head without a copy of its weights. Either way the division must be
+    exact.
     """
     positive_int("n_kv_heads", n_kv_heads)
     positive_int("tp", tp)

@@ -161,7 +161,14 @@ class Practice:
 
     @property
     def prompt(self) -> str:
-        return self.record.render_prompt(self.params)
+        """The variant's question, with its notes where they differ from the printed ones,
+        and its options or code (a question pool deals its own options, a debug exercise
+        shows another program), so the variant reads on its own."""
+        record, params = self.record, self.params
+        parts = [record.render_prompt(params)]
+        if record.notes and record.render_notes(params) != record.render_notes():
+            parts.append(record.render_notes(params))
+        return "\n\n".join([*parts, *record.render_extras(params)])
 
     def check(self, answer: Any) -> CheckResult:
         """Check an answer against this variant's numbers."""

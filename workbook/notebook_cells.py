@@ -40,9 +40,9 @@ def prompt_markdown(record: Exercise) -> str:
     if challenge_note(record.id):
         parts[1:1] = ["", f"*{challenge_note(record.id)}*"]
     if record.notes:
-        parts += ["", escape_dollars(record.notes)]
+        parts += ["", escape_dollars(record.render_notes())]
     kind = record.answer_kind
-    for block in kind.prompt_extra():
+    for block in record.render_extras():
         parts += ["", block]
     parts += ["", f"*Answer with {kind.describe()}.* Run the check cell, or use the card below."]
     return "\n".join(parts)

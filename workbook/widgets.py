@@ -41,7 +41,9 @@ def widget(exercise_id: str) -> ExerciseWidget:
         lookup=_learner_namespace_lookup,
     )
     card = ExerciseWidget(record, actions, note=challenge_note(record.id))
-    if record.answer_kind.function_spec() is not None or not _has_variant(record):
+    kind = record.answer_kind
+    function_only = kind.function_spec() is not None and kind.value_name(record.names) is None
+    if function_only or not _has_variant(record):
         card.buttons["variant"].disabled = True
         card.buttons["variant"].tooltip = "This question has no numbers to vary."
     return card

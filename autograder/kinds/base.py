@@ -151,8 +151,9 @@ class AnswerKind(ABC):
     def solution_source(self, expected: Any, names: CellNames) -> str:
         """The instructor's solution for the answer cell, given the reference answer."""
 
-    def prompt_extra(self) -> tuple[str, ...]:
-        """Markdown blocks shown after the prompt (the options, the items, the code)."""
+    def prompt_extra(self, params: Params | None = None) -> tuple[str, ...]:
+        """Markdown blocks shown after the prompt (the options, the items, the code), for
+        ``params`` where a kind's blocks depend on them (a variant's options or program)."""
         return ()
 
     def value_name(self, names: CellNames) -> str | None:

@@ -3,17 +3,26 @@
 The learner answers with an option's key, in any case and with the punctuation people
 type around it ("b", "B", " B) ", "(b)"), or with the option's exact text. Option
 numbers are not accepted: keys only, so that "2" never silently means "B".
+
+An option's text and feedback are ``str.format`` templates over the exercise's params,
+like its prompt. A variant can therefore change the options themselves: :func:`dealt`
+makes options whose text and feedback are all params, and :func:`deal` fills those params
+from a question's (text, feedback, right) entries in an order drawn by the variant, so a
+pool of questions or a generated scenario has its own right option and feedback per draw.
 """
 
 from __future__ import annotations
 
+import random
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from autograder.kinds._common import show
 from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict
 from autograder.markup import escape_dollars
+from autograder.template import fill
 
 _AROUND_KEY = re.compile(r"^[\s(\[]*(?P<key>.*?)[\s)\].:]*$", re.DOTALL)
 
@@ -41,33 +50,42 @@ class Choice(AnswerKind):
         self, answer: Any, expected: Any, params: Params,
         misconceptions: tuple[tuple[Any, str], ...],
     ) -> Verdict:
-        chosen = self.find(answer)
+        chosen = self.find(answer, params)
         if chosen is None:
             return Verdict("invalid", self._unknown(answer), yours=show(answer))
-        right = self.find(expected)
+        right = self.find(expected, params)
         if right is None:
             raise ValueError(f"the reference answer {expected!r} is not one of the option keys")
         yours = f"{chosen.key}: {chosen.text}"
-        if chosen is right:
+        if chosen == right:
             details = (chosen.feedback,) if chosen.feedback else ()
             return Verdict("correct", f"Correct: {chosen.key}.", yours=yours, expected=yours,
                            score=1.0, details=details)
         extra = tuple(feedback for key, feedback in misconceptions
-                      if self.find(key) is chosen and feedback != chosen.feedback)
+                      if self.find(key, params) == chosen and feedback != chosen.feedback)
         message = chosen.feedback or f"Not {chosen.key}. Reread the options and try again."
         return Verdict("wrong", message, yours=yours, details=extra)
 
-    def find(self, answer: Any) -> Option | None:
+    def options_for(self, params: Params | None = None) -> tuple[Option, ...]:
+        """The options with their text and feedback filled from ``params`` (as written when
+        ``params`` is None: options without fields read the same either way)."""
+        if params is None:
+            return self.options
+        return tuple(replace(o, text=fill(o.text, params), feedback=fill(o.feedback, params))
+                     for o in self.options)
+
+    def find(self, answer: Any, params: Params | None = None) -> Option | None:
         """The option ``answer`` names (by key or by its exact text), or None."""
         if not isinstance(answer, str) or len(answer) > 500:
             return None
+        options = self.options_for(params)
         match = _AROUND_KEY.match(answer)
         key = _fold(match["key"] if match else answer)
-        for option in self.options:
+        for option in options:
             if _fold(option.key) == key:
                 return option
         text = _fold(answer)
-        for option in self.options:
+        for option in options:
             if _fold(option.text) == text:
                 return option
         return None
@@ -82,8 +100,9 @@ class Choice(AnswerKind):
     def describe(self) -> str:
         return "the key of one option: " + ", ".join(o.key for o in self.options)
 
-    def prompt_extra(self) -> tuple[str, ...]:
-        return ("\n".join(f"- **{o.key}.** {escape_dollars(o.text)}" for o in self.options),)
+    def prompt_extra(self, params: Params | None = None) -> tuple[str, ...]:
+        return ("\n".join(f"- **{o.key}.** {escape_dollars(o.text)}"
+                          for o in self.options_for(params)),)
 
     def placeholder(self, names: CellNames) -> str:
         keys = ", ".join(f'"{o.key}"' for o in self.options)
@@ -91,3 +110,36 @@ class Choice(AnswerKind):
 
     def solution_source(self, expected: Any, names: CellNames) -> str:
         return f"{names.answer} = {expected!r}"
+
+
+# -- options dealt by the variant -------------------------------------------------------
+
+#: one option of a question before it is dealt: (text, feedback, is it the right one)
+Entry = tuple[str, str, bool]
+
+
+def dealt(keys: Sequence[str]) -> tuple[Option, ...]:
+    """Options whose text and feedback are the params ``option_<key>`` and
+    ``feedback_<key>``, filled per variant by :func:`deal`."""
+    return tuple(Option(k, f"{{option_{k}}}", f"{{feedback_{k}}}") for k in keys)
+
+
+def deal(entries: Sequence[Entry], keys: Sequence[str],
+         rng: random.Random | None = None) -> dict[str, str]:
+    """The params that put ``entries`` under ``keys`` (shuffled by ``rng``; in order when
+    it is None), with ``right`` the key of the one right entry. The texts are final: a
+    template field's value is inserted as it is, never filled again."""
+    if len(entries) != len(keys):
+        raise ValueError(f"need one entry per key: {len(entries)} entries, {len(keys)} keys")
+    if sum(1 for *_, right in entries if right) != 1:
+        raise ValueError("exactly one entry must be the right one")
+    order = list(entries)
+    if rng is not None:
+        rng.shuffle(order)
+    params: dict[str, str] = {}
+    for key, (text, feedback, right) in zip(keys, order, strict=True):
+        params[f"option_{key}"] = text
+        params[f"feedback_{key}"] = feedback
+        if right:
+            params["right"] = key
+    return params

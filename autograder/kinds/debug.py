@@ -9,6 +9,12 @@ answer is a line number tells the learner what that line does right. The right l
 alone scores 0.5 and asks for the fix. The right line with a fixed function is graded
 as a build exercise: correct only if the fix passes every case; a failing fix scores
 0.5 plus half the fraction of cases it passes.
+
+A debug exercise can show a different buggy program per variant: ``programs`` holds
+further listings of the same function (another line, another bug of the same kind), and
+a variant's ``program`` param picks one (0, or no such param, is ``code``). Every listing
+is fixed by the same function, so the fix is graded the same way; the record's reference
+names the buggy line for the params' program.
 """
 
 from __future__ import annotations
@@ -45,24 +51,39 @@ class Debug(AnswerKind):
 
     code: str
     fix: Function
+    programs: tuple[str, ...] = ()
 
     @property
     def lines(self) -> tuple[str, ...]:
         """The code's lines; line n of the listing is ``lines[n - 1]``."""
-        return tuple(self.code.rstrip("\n").split("\n"))
+        return self.lines_for(None)
+
+    def code_for(self, params: Params | None) -> str:
+        """The listing a variant shows: ``programs[program - 1]``, or ``code`` for 0."""
+        index = 0 if params is None else params.get("program", 0)
+        listings = (self.code, *self.programs)
+        if not isinstance(index, int) or not 0 <= index < len(listings):
+            raise ValueError(f"program must be an index from 0 to {len(listings) - 1}, "
+                             f"got {index!r}")
+        return listings[index]
+
+    def lines_for(self, params: Params | None) -> tuple[str, ...]:
+        """The lines of the listing ``params`` picks; line n is ``[n - 1]``."""
+        return tuple(self.code_for(params).rstrip("\n").split("\n"))
 
     def grade(
         self, answer: Any, expected: Any, params: Params,
         misconceptions: tuple[tuple[Any, str], ...],
     ) -> Verdict:
         bug_line, fixed_reference = expected
+        lines = self.lines_for(params)
         try:
-            line, fixed = self._read(answer)
+            line, fixed = self._read(answer, lines)
         except _Unreadable as exc:
             return Verdict("invalid", str(exc), yours=show(answer))
         yours = f"line {line}" + ("" if fixed is None else " + fixed function")
         if line != bug_line:
-            return self._wrong_line(line, fixed, yours, misconceptions)
+            return self._wrong_line(lines[line - 1], line, fixed, yours, misconceptions)
         if fixed is None:
             return Verdict("wrong", f"Right line. Now write the fixed function "
                            f"{self.fix.function_name} and check (line, {self.fix.function_name}"
@@ -81,8 +102,9 @@ class Debug(AnswerKind):
     def describe(self) -> str:
         return f"(line number, fixed function {self.fix.function_name})"
 
-    def prompt_extra(self) -> tuple[str, ...]:
-        numbered = "\n".join(f"{i + 1:>2} | {line}" for i, line in enumerate(self.lines))
+    def prompt_extra(self, params: Params | None = None) -> tuple[str, ...]:
+        numbered = "\n".join(f"{i + 1:>2} | {line}"
+                             for i, line in enumerate(self.lines_for(params)))
         return (f"```text\n{numbered}\n```",)
 
     def placeholder(self, names: CellNames) -> str:
@@ -110,22 +132,22 @@ class Debug(AnswerKind):
         return is_blank(answer)
 
     # -- reading --------------------------------------------------------------------------
-    def _read(self, answer: Any) -> tuple[int, Any]:
+    def _read(self, answer: Any, lines: tuple[str, ...]) -> tuple[int, Any]:
         if isinstance(answer, Mapping):
             keys = {str(k).strip().casefold(): v for k, v in answer.items()}
             if "line" not in keys:
                 raise _Unreadable(self._usage("the dict has no 'line' key"))
             fixed = next((keys[k] for k in _FIX_KEYS if k in keys), None)
-            return self._line(keys["line"]), fixed
+            return self._line(keys["line"], lines), fixed
         if isinstance(answer, (tuple, list)):
             if len(answer) not in (1, 2):
                 raise _Unreadable(self._usage(f"got {len(answer)} values"))
-            return self._line(answer[0]), (answer[1] if len(answer) == 2 else None)
+            return self._line(answer[0], lines), (answer[1] if len(answer) == 2 else None)
         if callable(answer):
             raise _Unreadable(self._usage("the line number is missing"))
-        return self._line(answer), None
+        return self._line(answer, lines), None
 
-    def _line(self, value: Any) -> int:
+    def _line(self, value: Any, lines: tuple[str, ...]) -> int:
         line: int | None = None
         if isinstance(value, numbers.Integral) and not isinstance(value, bool):
             line = int(value)
@@ -136,9 +158,9 @@ class Debug(AnswerKind):
             line = int(match.group(1)) if match else None
         if line is None:
             raise _Unreadable(self._usage(f"could not read {show(value, 30)} as a line number"))
-        if not 1 <= line <= len(self.lines):
-            raise _Unreadable(f"The code has {len(self.lines)} lines: give a line number from "
-                              f"1 to {len(self.lines)} (got {line}).")
+        if not 1 <= line <= len(lines):
+            raise _Unreadable(f"The code has {len(lines)} lines: give a line number from "
+                              f"1 to {len(lines)} (got {line}).")
         return line
 
     def _usage(self, problem: str) -> str:
@@ -147,9 +169,9 @@ class Debug(AnswerKind):
                 f"written the fixed {name}; {problem}.")
 
     # -- explaining -----------------------------------------------------------------------
-    def _wrong_line(self, line: int, fixed: Any, yours: str,
+    def _wrong_line(self, text: str, line: int, fixed: Any, yours: str,
                     misconceptions: tuple[tuple[Any, str], ...]) -> Verdict:
-        code = self.lines[line - 1].strip()
+        code = text.strip()
         notes = [feedback for wrong, feedback in misconceptions if wrong == line]
         message = f"Line {line} is not where the bug is" + (f" ({code})." if code else ".")
         if notes:

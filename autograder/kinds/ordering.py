@@ -135,7 +135,7 @@ class Ordering(AnswerKind):
     def describe(self) -> str:
         return f"a list of all {len(self.items)} items, {self.first_label} to {self.last_label}"
 
-    def prompt_extra(self) -> tuple[str, ...]:
+    def prompt_extra(self, params: Params | None = None) -> tuple[str, ...]:
         return ("Items: " + ", ".join(f"`{item}`" for item in self.items),)
 
     def placeholder(self, names: CellNames) -> str:

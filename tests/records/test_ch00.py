@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -65,9 +66,20 @@ def test_0_4_ring_wins_for_gigabytes() -> None:
     assert [o.key for o in record.answer_kind.options] == ["A", "B", "C", "D"]
 
 
-def test_0_4_every_variant_is_in_the_bandwidth_regime() -> None:
-    # the option feedback is written for large buffers, so the ring must always win
-    assert {ex("0.4").expected(ex("0.4").draw(s)) for s in range(60)} == {"A"}
+def test_0_4_variants_cover_both_regimes_and_name_the_winner_by_hand() -> None:
+    # ring 2(N-1)(a + M/(N B)) against tree 2 ceil(log2 N)(a + M/B), recomputed here
+    winners = set()
+    for seed in range(80):
+        p = ex("0.4").variant(seed)
+        n, m_gb, b, a_s = p["n_gpus"], p["message_gb"], p["link_gb_per_s"], p["latency_us"] / 1e6
+        ring = 2 * (n - 1) * (a_s + m_gb / (n * b))
+        tree = 2 * math.ceil(math.log2(n)) * (a_s + m_gb / b)
+        right = p["option_" + ex("0.4").expected(p)]
+        assert right.startswith("The ring" if ring <= tree else "The tree")
+        feedback = p["feedback_" + ex("0.4").expected(p)]
+        assert feedback.startswith("Right")
+        winners.add(ring <= tree)
+    assert winners == {True, False}
 
 
 def test_0_5_reference_function() -> None:

@@ -75,7 +75,8 @@ def test_choices_have_feedback_for_every_option(exercise_id: str) -> None:
     answer = ex(exercise_id).answer_kind
     assert type(answer) is Choice
     assert [o.key for o in answer.options] == ["A", "B", "C", "D"]
-    assert all(len(o.feedback) > 40 for o in answer.options)
+    for params in (ex(exercise_id).params, *(ex(exercise_id).draw(s) for s in range(10))):
+        assert all(len(o.feedback) > 40 for o in answer.options_for(params))
 
 
 def test_3_5_variants_are_consistent() -> None:
@@ -83,3 +84,19 @@ def test_3_5_variants_are_consistent() -> None:
         p = ex("3.5").draw(seed)
         assert p["new_peak_lr"] == pytest.approx(p["peak_lr"] * p["factor"])
         assert p["new_total_steps"] * p["factor"] == p["total_steps"]
+
+
+def test_3_5_pool_answers_worked_by_hand() -> None:
+    import math
+
+    for seed in range(60):
+        p = ex("3.5").variant(seed)
+        right = p["option_" + ex("3.5").expected(p)]
+        tb, k = p["new_total_steps"], p["factor"]
+        if "decay run" in p["question"]:
+            assert right.startswith(f"Over run B's own {tb:,} steps")
+        elif "when it stops" in p["question"]:
+            # progress 1/k of a cosine: (1 + cos(pi/k))/2 of run B's peak
+            assert right.startswith(f"{p['new_peak_lr'] * (1 + math.cos(math.pi / k)) / 2:.2e}")
+        else:
+            assert right.startswith(f"At step {tb // 2:,}")

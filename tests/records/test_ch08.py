@@ -51,6 +51,35 @@ def test_8_3_ratio() -> None:
     assert ex("8.3").expected() == 1.0  # (2+2+4+4+4) / (4+4+4+4) = 16 / 16
 
 
+def test_8_3_variants_by_hand() -> None:
+    from workbook.records.ch08 import _scenario_8_3
+
+    # FP32 gradient accumulation with Adam: (2+4+4+4+4)/16 = 18/16; with plain SGD (2+4+4)/8
+    assert ex("8.3").expected(_scenario_8_3(1, 0, 7)) == pytest.approx(1.125)
+    assert ex("8.3").expected(_scenario_8_3(1, 2, 7)) == pytest.approx(1.25)
+    # pure BF16 with SGD momentum: (2+2+2)/(4+4+4)
+    assert ex("8.3").expected(_scenario_8_3(2, 1, 7)) == pytest.approx(0.5)
+    assert {round(ex("8.3").expected(ex("8.3").variant(s)), 4) for s in range(50)} == {
+        1.125, 1.1667, 1.25, 0.5}
+
+
+def test_8_4_pool_gap_questions_by_hand() -> None:
+    # the gap above 1 is 2^-mantissa bits: E4M3 1/8, E5M2 1/4, FP16 2^-10, BF16 2^-7
+    seen = set()
+    for seed in range(80):
+        p = ex("8.4").variant(seed)
+        right = p["option_" + ex("8.4").expected(p)]
+        for name, gap in (("E4M3", "2^-3 "), ("E5M2", "2^-2 "), ("FP16 (", "2^-10 "),
+                          ("BF16 (", "2^-7 ")):
+            if "gap between 1" in p["question"] and name in p["question"]:
+                assert right.startswith(gap)
+                seen.add(name)
+        if "store every tensor in FP8 E4M3" in p["question"]:
+            assert right.startswith("Fine-grained scaling")
+            seen.add("blocks")
+    assert len(seen) == 5
+
+
 def test_8_4_choice() -> None:
     answer = ex("8.4").answer_kind
     assert type(answer) is Choice

@@ -92,7 +92,8 @@ def texts(record: Exercise, params: Mapping[str, Any]) -> Iterator[tuple[str, st
     full.setdefault("expected", format_value(expected)
                     if isinstance(expected, (int, float)) else expected)
     yield "explanation", record.render_explanation(params), marked(record.explanation, full)
-    for option in getattr(record.answer_kind, "options", ()):  # shown as written
+    options_for = getattr(record.answer_kind, "options_for", None)  # filled per variant
+    for option in options_for(params) if options_for else ():
         yield f"option {option.key}", f"{option.text} {option.feedback}", option.feedback
     for n, m in enumerate(record.misconceptions, start=1):
         try:

@@ -60,7 +60,7 @@ def test_min_microbatches_interleaved() -> None:
 
 
 def test_min_microbatches_multiple_of_pipeline_depth() -> None:
-    # Megatron interleaving needs m % p == 0: 71 -> 72, 36 -> 40
+    # older Megatron-LM interleaving needed m % p == 0: 71 -> 72, 36 -> 40
     assert pl.min_microbatches(8, 0.05, v=2, multiple_of=8) == 72
     assert pl.min_microbatches(8, 0.05, v=4, multiple_of=8) == 40
 
@@ -111,7 +111,7 @@ def test_memory_rejects_bad_stage_or_schedule() -> None:
     with pytest.raises(ValueError):
         pl.in_flight_microbatches(4, 12, "1f1b", stage=-1)
     with pytest.raises(ValueError):
-        pl.in_flight_microbatches(4, 12, "zb-h1")  # type: ignore[arg-type]
+        pl.in_flight_microbatches(4, 12, "dualpipe")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         pl.activation_memory_gb(0.0, 4, 12)
 
@@ -218,9 +218,8 @@ def test_zb_h1_with_a_longer_input_gradient(pp: int, m: int) -> None:
     assert pl.makespan(spans) == 4 * m + 2 * (pp - 1)
 
 
-def test_zb_h1_keeps_1f1b_memory_and_runs_every_pass_once() -> None:
+def test_zb_h1_runs_every_pass_once_and_w_after_its_b() -> None:
     spans = pl.schedule_spans("zb-h1", 4, 8, 1, 1, 1, 1)
-    assert [pl.peak_activations(ops) for ops in spans] == [4, 3, 2, 1]  # min(p - i, m)
     for ops in spans:
         assert sorted((phase, mb) for _, _, phase, mb, _ in ops) == sorted(
             (phase, mb) for phase in "BFW" for mb in range(8))

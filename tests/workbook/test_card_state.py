@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from autograder.exercise import NoVariantError, same_answer
+from autograder.exercise import same_answer
 from workbook import widgets
 from workbook.records import all_challenges, all_exercises, lookup
 
@@ -72,24 +72,36 @@ def test_the_challenge_says_it_is_beyond_the_58() -> None:
                for r in all_exercises() if r.chapter == 9)
 
 
-# Exercises with no variant whose answer differs from the printed one: 8.4 has no numbers;
-# 8.3's ratio is 16/16 bytes whatever the model size; 3.5's choice is conceptual; 0.4 and
-# 2.5 draw numbers, but within their ranges the same option always wins (and the option
-# feedback is written for it). Their cards disable "Try a variant", so none of them can be
-# "mastered" by repeating one answer. Giving them real variants is content work.
-NO_VARIANT = {"0.4", "2.5", "3.5", "8.3", "8.4"}
-
-
 @pytest.mark.parametrize("record", all_exercises() + all_challenges(), ids=lambda r: r.id)
 def test_every_variant_changes_the_answer(record: Any) -> None:
     printed = record.expected()
     if callable(printed) or record.answer_kind.function_spec() is not None:
         pytest.skip("graded on generated inputs, not on printed numbers")
-    if record.id in NO_VARIANT:
-        with pytest.raises(NoVariantError):
-            record.variant(0)
-        assert widgets.widget(record.id).buttons["variant"].disabled
-        return
+    assert not widgets.widget(record.id).buttons["variant"].disabled
     for seed in range(40):
         params = record.variant(seed)
         assert not same_answer(record.expected(params), printed), (record.id, params)
+
+
+@pytest.mark.parametrize("record", [r for r in all_exercises() if r.category == "debug"],
+                         ids=lambda r: r.id)
+def test_a_debug_card_offers_variants_that_show_their_own_program(record: Any) -> None:
+    from workbook import checking
+
+    assert not widgets.widget(record.id).buttons["variant"].disabled
+    for seed in range(10):
+        practice = checking.practice(record.id, seed)
+        line, _ = record.expected(practice.params)
+        buggy = record.answer_kind.code_for(practice.params).splitlines()[line - 1].strip()
+        assert buggy in practice.prompt  # the variant's program, with its buggy line, is shown
+
+
+@pytest.mark.parametrize("exercise_id", ["0.4", "2.5", "3.5", "8.4"])
+def test_a_pooled_choice_variant_shows_its_own_options(exercise_id: str) -> None:
+    from workbook import checking
+
+    record = lookup(exercise_id)
+    for seed in range(10):
+        practice = checking.practice(exercise_id, seed)
+        right = practice.params["option_" + record.expected(practice.params)]
+        assert right in practice.prompt

@@ -66,9 +66,11 @@ def test_interleaved_idle_time_is_the_bubble() -> None:
                for ops in spans)
 
 
-def test_interleaved_needs_m_multiple_of_pp() -> None:
-    with pytest.raises(ValueError, match="multiple"):
-        pl.schedule_spans("interleaved", 4, 6, 2)
+def test_interleaved_needs_m_at_least_pp_not_a_multiple() -> None:
+    # current Megatron-Core: N in [p, m] and m mod N is 0 or >= p; N = m runs m = 6 on p = 4
+    assert ch05.makespan(pl.schedule_spans("interleaved", 4, 6, 2)) == 2 * 6 + 3 * 2 / 2
+    with pytest.raises(ValueError, match="below p"):
+        pl.schedule_spans("interleaved", 4, 3, 2)
     with pytest.raises(ValueError):
         ch05.stage_spans("zigzag", 4, 8)
 
@@ -96,7 +98,7 @@ def test_good_configuration_has_no_message() -> None:
 def test_bubble_above_target() -> None:
     # 3/4 = 75%; below 10% needs m > 3/0.1 = 30, so 31
     assert ch05.pipeline_messages("1f1b", 4, 4, 1, 10.0) == [
-        "✘ Bubble 75.0% of ideal compute is above your 10% target; m = 31 microbatches "
+        "✘ Bubble 75% of ideal compute is above your 10% target; m = 31 microbatches "
         "would meet it."]
 
 
@@ -106,20 +108,24 @@ def test_bubble_exactly_at_target_is_not_below() -> None:
     assert "exactly at, not below," in message and "m = 141" in message
 
 
-def test_interleaving_needs_a_multiple_of_pp_and_fix_is_a_multiple() -> None:
-    # m = 6 with p = 4; bubble 3/(6 x 2) = 25%; below 10% needs m > 15 -> 16 (a multiple of 4)
-    messages = ch05.pipeline_messages("interleaved", 4, 6, 2, 10.0)
-    assert len(messages) == 2
-    assert "not a multiple of 4" in messages[0]
-    assert "25.0%" in messages[1] and "m = 16" in messages[1]
+def test_interleaving_needs_m_at_least_pp_and_the_fix_need_not_be_a_multiple() -> None:
+    # m = 6 with p = 4 runs (groups of N = 6); bubble 3/(6 x 2) = 25%; below 10% needs
+    # m > 15 -> 16; m = 3 < p cannot run
+    (message,) = ch05.pipeline_messages("interleaved", 4, 6, 2, 10.0)
+    assert "25%" in message and "m = 16" in message
+    assert ch05.pipeline_messages("interleaved", 4, 9, 2, 50.0) == []  # 3/18 = 16.7%
+    messages = ch05.pipeline_messages("interleaved", 4, 3, 2, 10.0)
+    assert "at least PP microbatches: m = 3 is below 4" in messages[0]
+    # 3/(m x 3) < 5% needs m > 20; the interleaved fix is never below p
+    assert "m = 8 microbatches" in ch05.pipeline_messages("interleaved", 8, 2, 4, 50.0)[-1]
 
 
 def test_too_few_microbatches_and_v_ignored_without_interleaving() -> None:
     messages = ch05.pipeline_messages("1f1b", 8, 4, 1, 50.0)
     assert messages[0].startswith("✘ Only 4 microbatches for 8 stages")
-    assert "175.0%" in messages[1]  # 7/4
+    assert "175%" in messages[1]  # 7/4
     # GPipe ignores v: 3/12 = 25%
-    assert "25.0%" in ch05.pipeline_messages("gpipe", 4, 12, 4, 10.0)[0]
+    assert "25%" in ch05.pipeline_messages("gpipe", 4, 12, 4, 10.0)[0]
 
 
 # -- figures ------------------------------------------------------------------------------
@@ -131,7 +137,7 @@ def test_gantt_figure_has_three_bar_sets_per_gpu() -> None:
     forwards_gpu0 = ax.collections[0]
     assert len(forwards_gpu0.get_paths()) == 4  # m forwards
     assert ax.get_xlim() == (0.0, 14.0)
-    assert "bubble 75.0% of compute" in ax.get_title(loc="left")
+    assert "bubble 75% of compute" in ax.get_title(loc="left")
 
 
 def test_compare_figure_has_three_schedules_on_a_shared_axis() -> None:
@@ -156,18 +162,18 @@ def test_explorer_reports_and_redraws(monkeypatch: pytest.MonkeyPatch) -> None:
     box = ch05.explorer()
     widgets = controls(box)
     assert drawn == [("1f1b", 4, 4, 2)]
-    assert "✘ Bubble 75.0%" in status_of(box)
+    assert "✘ Bubble 75%" in status_of(box)
     assert widgets["Chunks per GPU (v)"].disabled
 
     widgets["Microbatches (m)"].value = 40
     assert drawn[-1] == ("1f1b", 4, 40, 2)
     assert "✔" in status_of(box) and "✘" not in status_of(box)
 
-    widgets["Microbatches (m)"].value = 6
+    widgets["Microbatches (m)"].value = 3
     widgets["Schedule"].value = "Interleaved 1F1B"
     assert not widgets["Chunks per GPU (v)"].disabled
-    assert "not a multiple of 4" in status_of(box)
-    assert drawn[-1] == ("1f1b", 4, 6, 2)  # nothing drawn for an impossible schedule
+    assert "at least PP microbatches" in status_of(box)
+    assert drawn[-1] == ("1f1b", 4, 3, 2)  # nothing drawn for an impossible schedule
 
     widgets["Microbatches (m)"].value = 16
     assert drawn[-1] == ("interleaved", 4, 16, 2)
@@ -180,32 +186,47 @@ def test_zero_bubble_summary_and_messages() -> None:
     # F, B, W one slot each: compute 3 x 8 = 24, idle p - 1 = 3, makespan 27
     assert lines[0] == "Step: 27 slots; each stage computes 24 and idles 3."
     assert "12.5% of ideal compute" in lines[1]  # 3 / 24
-    assert "GPU 0 to 3: 4, 3, 2, 1 " in lines[2]  # the same memory as 1F1B
+    # at most p in flight on every GPU: 1F1B's peak p, not 1F1B's p - i
+    assert "GPU 0 to 3: 4, 4, 4, 4 " in lines[2]
+    assert "p(1 + (p-1)/(p v))" not in lines[2]  # no interleaving formula for ZB-H1
     # (p-1)/(3m) < 5% needs m > 20: 21
     assert "m = 21 microbatches" in ch05.pipeline_messages("zb-h1", 4, 8, 2, 5.0)[0]
     assert ch05.pipeline_messages("zb-h1", 4, 21, 2, 5.0) == []
 
 
-def test_interleaved_summary_names_the_activation_factor() -> None:
+def test_interleaved_summary_names_the_activation_factor_only_where_it_applies() -> None:
     # p(1 + (p-1)/(p v)) = 4 x 1.375 = 5.5, the simulated GPU 0 figure
     assert "p(1 + (p-1)/(p v)) = 5.5" in ch05.summary_lines("interleaved", 4, 8, 2)[2]
+    # m = p = 4: the warm-up (3 x 2 + 4 = 10 chunks) is capped at m v = 8, GPU 0 holds 4;
+    # p = 8, m = 8, v = 4: 8 held, not 9.75. One figure per GPU, no contradicting formula.
+    for pp, m, v, first in ((4, 4, 2, "4, "), (8, 8, 4, "8, ")):
+        line = ch05.summary_lines("interleaved", pp, m, v)[2]
+        assert f"GPU 0 to {pp - 1}: {first}" in line
+        assert "does not apply" in line and "= " not in line.split("(")[1]
+    for schedule in ("gpipe", "1f1b", "zb-h1", "1f1b-lazy-w"):
+        assert "p v" not in ch05.summary_lines(schedule, 4, 8, 2)[2]
 
 
 def test_beyond_1f1b_rows_follow_deepseek_v3_table_2() -> None:
     rows = {name: value for name, _, value, _, _ in ch05.beyond_1f1b_rows(8)}
     # F = 1, B = 2, W = 1, F&B = 3: 7 x 3 = 21; 7 x (1 + 2 - 2) = 7; 3 x (3 + 2 - 3) = 6
-    assert rows == {"1F1B": 21, "ZB-H1 (ZB1P)": 7, "DualPipe": 6}
+    assert rows == {"1F1B": 21, "ZB1P (automatic; ZB-H1's bubble)": 7, "DualPipe": 6,
+                    "V-ZB / ZB-V (V-shape)": 0}
+    acts = {name: a for name, _, _, _, a in ch05.beyond_1f1b_rows(8)}
+    assert acts["V-ZB / ZB-V (V-shape)"] == "8 = p"  # 1F1B's memory, no extra
     assert "DualPipe" not in {r[0] for r in ch05.beyond_1f1b_rows(5)}  # needs an even p
     assert "<table>" in ch05.beyond_1f1b_table(8).data
 
 
 def test_zero_bubble_figure_marks_w_and_the_bubble() -> None:
     fig = ch05.zero_bubble_figure(4, 8)
-    top, bottom = fig.axes
+    top, middle, bottom = fig.axes
     assert top.get_xlim() == (0.0, 33.0)  # 1F1B: 3 x 8 + 3 x 3
-    labels = [text.get_text() for text in bottom.get_legend().get_texts()]
+    labels = [text.get_text() for text in middle.get_legend().get_texts()]
     assert labels == ["forward", "backward", "weight gradient (W)", "idle (bubble)"]
-    assert "idle 3 slots per GPU" in bottom.get_title(loc="left")
+    assert "idle 3 slots per GPU" in middle.get_title(loc="left")
+    assert "peak 4 in flight" in middle.get_title(loc="left")  # p, not "same memory" by fiat
+    assert "peak 8 in flight" in bottom.get_title(loc="left")  # m: every W deferred
 
 
 def test_explorer_offers_the_zero_bubble_schedule() -> None:

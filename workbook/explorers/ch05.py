@@ -1,11 +1,15 @@
 """Chapter 5 explorer: GPipe, 1F1B, interleaved 1F1B and zero-bubble ZB-H1 as Gantt charts,
-with the bubble marked, and DualPipe's bubble beside them.
+with the bubble marked, and DualPipe's bubble beside them. Also 1F1B with every W deferred
+to idle time: ZB-H1's bubble without its memory bound, shown for contrast.
 
 Every schedule is played by the one simulator in :mod:`solutions.pipeline`
 (:func:`~solutions.pipeline.schedule_spans`); this module only draws and explains. Time is
 counted in *slots*: one slot is one forward (or one backward) of a whole stage
 (t_f = t_b = 1); for ZB-H1 the backward is split into an input-gradient pass B and a
-weight-gradient pass W of one slot each (t_f = t_b = t_w = 1, Qi et al., ICLR 2024).
+weight-gradient pass W of one slot each (t_f = t_b = t_w = 1, Qi et al., ICLR 2024), and
+a microbatch stays in flight until its W has run (W needs each linear layer's input and
+output gradient, so its stash is counted like the forward's). Numbers are written by the
+course's one formatter, :func:`autograder.units.format_quantity`.
 """
 
 from __future__ import annotations
@@ -15,14 +19,22 @@ from fractions import Fraction
 from typing import Any
 
 from autograder.prediction import Prediction
+from autograder.units import format_quantity, format_value
 from solutions import pipeline as pl
 from solutions.pipeline import Span, idle_spans, makespan, peak_activations
 
 #: dropdown label -> schedule name
 SCHEDULES: dict[str, str] = {"GPipe": "gpipe", "1F1B": "1f1b", "Interleaved 1F1B": "interleaved",
-                             "Zero bubble (ZB-H1)": "zb-h1"}
-#: (t_f, t_b, t_w) in slots: ZB-H1 splits the backward, the others run it whole
-TIMES: dict[str, tuple[float, float, float]] = {"zb-h1": (1, 1, 1)}
+                             "Zero bubble (ZB-H1)": "zb-h1",
+                             "1F1B, all W deferred (not ZB-H1)": "1f1b-lazy-w"}
+#: (t_f, t_b, t_w) in slots: the split schedules run B and W apart, the others whole
+TIMES: dict[str, tuple[float, float, float]] = {"zb-h1": (1, 1, 1), "1f1b-lazy-w": (1, 1, 1)}
+SPLIT_W = ("zb-h1", "1f1b-lazy-w")
+
+
+def _pct(fraction: float) -> str:
+    """A fraction as a percentage to one decimal, by the course's formatter: "37.5%"."""
+    return format_quantity(round(100 * fraction, 1), "%")
 
 _CHOICES = {"about 5%": 0.05, "about a quarter": 0.25, "about half": 0.5}
 
@@ -64,9 +76,9 @@ def stage_spans(schedule: str, pp: int, m: int, v: int = 1) -> list[list[Span]]:
 
 
 def bubble_fraction(schedule: str, pp: int, m: int, v: int = 1) -> Fraction:
-    """Idle time over ideal compute time: (p-1)/(m v), or (p-1)/(3m) for ZB-H1 with
-    t_f = t_b = t_w (its bubble (p-1)(t_f + t_b - t_w) over m (t_f + t_b + t_w))."""
-    if schedule == "zb-h1":
+    """Idle time over ideal compute time: (p-1)/(m v), or (p-1)/(3m) for ZB-H1 (and the
+    lazy-W 1F1B) with t_f = t_b = t_w (bubble (p-1)(t_f + t_b - t_w) over m (t_f + t_b + t_w))."""
+    if schedule in SPLIT_W:
         return Fraction(pp - 1, 3 * m)
     return Fraction(pp - 1, m * (v if schedule == "interleaved" else 1))
 
@@ -81,9 +93,10 @@ def pipeline_messages(schedule: str, pp: int, m: int, v: int, target_pct: float)
     """
     chunks = v if schedule == "interleaved" else 1
     messages = []
-    if schedule == "interleaved" and m % pp:
-        messages.append(f"✘ The interleaved schedule needs m to be a multiple of PP: m = {m} "
-                        f"is not a multiple of {pp} (a Megatron-LM requirement).")
+    if schedule == "interleaved" and m < pp:
+        messages.append(f"✘ The interleaved schedule needs at least PP microbatches: m = {m} "
+                        f"is below {pp} (Megatron-Core's rule; Llama 3 changed its own "
+                        "schedule to allow fewer).")
     if m < pp:
         messages.append(f"✘ Only {m} microbatch{'es' if m > 1 else ''} for {pp} stages: the "
                         "pipeline never fills, so no moment has every stage busy.")
@@ -91,45 +104,78 @@ def pipeline_messages(schedule: str, pp: int, m: int, v: int, target_pct: float)
     target = Fraction(str(target_pct)) / 100
     if bubble >= target:
         # ZB-H1's (p-1)/(3m) has the form of an interleaved bubble with v = 3
-        fix = pl.min_microbatches(pp, float(target), 3 if schedule == "zb-h1" else chunks,
-                                  multiple_of=pp if schedule == "interleaved" else 1)
+        fix = pl.min_microbatches(pp, float(target), 3 if schedule in SPLIT_W else chunks)
+        if schedule == "interleaved":
+            fix = max(fix, pp)
         where = "above" if bubble > target else "exactly at, not below,"
-        messages.append(f"✘ Bubble {float(bubble):.1%} of ideal compute is {where} your "
-                        f"{target_pct:g}% target; m = {fix} microbatches would meet it.")
+        messages.append(f"✘ Bubble {_pct(float(bubble))} of ideal compute is {where} your "
+                        f"{format_quantity(target_pct, '%')} target; m = {fix} microbatches "
+                        "would meet it.")
     return messages
 
 
+def interleaved_formula_applies(pp: int, m: int, v: int) -> bool:
+    """True when GPU 0's interleaved peak is Korthikanti's p(1 + (p-1)/(p v)): microbatch
+    groups of p, and a warm-up of (p-1) x 2 + (v-1) x p chunk forwards that m v chunks can
+    fill. Otherwise the warm-up is cut short (fewer in flight) or the groups are longer."""
+    return pl.microbatch_group(pp, m) == pp and (pp - 1) * 2 + (v - 1) * pp < m * v
+
+
+def _peak_note(schedule: str, pp: int, m: int, v: int) -> str:
+    """Where the peak figures come from, for ``schedule`` only."""
+    if schedule == "gpipe":
+        return f"GPipe holds all m = {m} on every GPU"
+    if schedule == "1f1b":
+        return "1F1B holds min(p - i, m) on GPU i"
+    if schedule == "zb-h1":
+        return ("ZB-H1 holds min(p, m) on every GPU: p - i between F and B, and up to i "
+                "microbatches whose W waits (each W stash counted as a forward's)")
+    if schedule == "1f1b-lazy-w":
+        return ("every W waits for idle time, so the W stashes pile up: up to m on the last "
+                "GPU, growing with m like GPipe")
+    if interleaved_formula_applies(pp, m, v):
+        return ("interleaved GPU 0: p(1 + (p-1)/(p v)) = "
+                f"{format_value(pp * pl.interleaved_activation_factor(pp, v))}")
+    return ("interleaved: the warm-up is cut short by m v or run in longer groups, so "
+            "p(1 + (p-1)/(p v)) does not apply; the figures are simulated")
+
+
 def summary_lines(schedule: str, pp: int, m: int, v: int) -> list[str]:
-    """The numbers the explorer reports beside the chart, as sentences."""
+    """The numbers the explorer reports beside the chart, as sentences: one peak-activation
+    figure per GPU, from the simulator, and the formula only where it applies."""
     chunks = v if schedule == "interleaved" else 1
     spans = stage_spans(schedule, pp, m, chunks)
     busy = m * sum(TIMES.get(schedule, (1, 1, 0)))
     idle = makespan(spans) - busy
-    held = ", ".join(f"{peak_activations(ops):g}" for ops in spans)
-    interleaved_peak = pp * pl.interleaved_activation_factor(pp, v)
+    held = ", ".join(format_value(round(peak_activations(ops), 6)) for ops in spans)
     bubble = bubble_fraction(schedule, pp, m, v)
-    formula = ("(p-1)(t_F+t_B-t_W)/(m(t_F+t_B+t_W))" if schedule == "zb-h1" else "(p-1)/(m·v)")
+    formula = "(p-1)(t_F+t_B-t_W)/(m(t_F+t_B+t_W))" if schedule in SPLIT_W else "(p-1)/(m·v)"
     return [
-        f"Step: {makespan(spans):g} slots; each stage computes {busy:g} and idles {idle:g}.",
-        f"Bubble: {formula} = {float(bubble):.1%} of ideal compute, "
-        f"{float(bubble / (1 + bubble)):.1%} of the step.",
+        f"Step: {format_value(makespan(spans))} slots; each stage computes "
+        f"{format_value(busy)} and idles {format_value(idle)}.",
+        f"Bubble: {formula} = {_pct(float(bubble))} of ideal compute, "
+        f"{_pct(float(bubble / (1 + bubble)))} of the step.",
         f"Activations held at the peak, in microbatches, GPU 0 to {pp - 1}: {held} "
-        f"(GPipe: m = {m} on every GPU; 1F1B and ZB-H1: min(p - i, m) on GPU i; "
-        f"interleaved GPU 0: p(1 + (p-1)/(p v)) = {interleaved_peak:g}).",
+        f"({_peak_note(schedule, pp, m, chunks)}).",
     ]
 
 
 def beyond_1f1b_rows(pp: int) -> list[tuple[str, str, float, str, str]]:
     """DeepSeek-V3's Table 2 for ``pp`` stages with t_F = 1, a whole backward t_B = 2 and
     its weight part t_W = 1, and no overlap (t_F&B = t_F + t_B = 3, DualPipe's worst
-    case): (schedule, bubble formula, bubble in slots, parameters, activations)."""
+    case), and the V-shaped zero-bubble schedule as Qi et al. publish it: (schedule, bubble
+    formula, bubble in slots, parameters, activations in microbatches)."""
     rows = [
         ("1F1B", "(p-1)(F+B)", (pp - 1) * 3.0, "1x", "p"),
-        ("ZB-H1 (ZB1P)", "(p-1)(F+B-2W)", pl.zb_h1_bubble_slots(pp, 1, 1, 1), "1x", "p"),
+        ("ZB1P (automatic; ZB-H1's bubble)", "(p-1)(F+B-2W)", pl.zb_h1_bubble_slots(pp, 1, 1, 1),
+         "1x", "p"),
     ]
     if pp % 2 == 0:
         rows.append(("DualPipe", "(p/2-1)(F&B+B-3W)", pl.dualpipe_bubble(pp, 3, 2, 1), "2x",
                      "p + 1"))
+    # Qi et al. 2024 (arXiv:2405.15362): two chunks per GPU in a V, about no bubble for m >> p
+    rows.append(("V-ZB / ZB-V (V-shape)", "about 0", pl.v_shape_bubble_rate(pp, 64, "v-zb"),
+                 "1x", f"{pl.v_shape_peak_microbatches(pp, 'v-zb')} = p"))
     return rows
 
 
@@ -137,7 +183,8 @@ def beyond_1f1b_table(pp: int = 8) -> Any:
     """The rows of :func:`beyond_1f1b_rows` as an HTML table for the notebook."""
     from IPython.display import HTML
 
-    cells = "".join(f"<tr><td>{name}</td><td><code>{formula}</code></td><td>{value:g}</td>"
+    cells = "".join(f"<tr><td>{name}</td><td><code>{formula}</code></td>"
+                    f"<td>{format_value(value)}</td>"
                     f"<td>{params}</td><td>{acts}</td></tr>"
                     for name, formula, value, params, acts in beyond_1f1b_rows(pp))
     return HTML(f"<table><caption>p = {pp}; F = 1, B = 2 (whole backward), W = 1 slot"
@@ -197,7 +244,7 @@ def _title(schedule: str, pp: int, m: int, v: int) -> str:
     extra = f", v = {v}" if schedule == "interleaved" else ""
     bubble = bubble_fraction(schedule, pp, m, chunks)
     return (f"{name}, p = {pp}, m = {m}{extra}: bubble "
-            f"{float(bubble):.1%} of compute, {float(bubble / (1 + bubble)):.1%} of the step")
+            f"{_pct(float(bubble))} of compute, {_pct(float(bubble / (1 + bubble)))} of the step")
 
 
 def gantt_figure(schedule: str = "1f1b", pp: int = 4, m: int = 8, v: int = 2) -> Any:
@@ -230,20 +277,32 @@ def compare_figure(pp: int = 4, m: int = 8, v: int = 2) -> Any:
 
 
 def zero_bubble_figure(pp: int = 4, m: int = 8) -> Any:
-    """1F1B and ZB-H1 with t_f = t_b = t_w = 1 slot on one time axis: W fills the drain."""
+    """1F1B, ZB-H1 and 1F1B with every W deferred, t_f = t_b = t_w = 1 slot, on one time
+    axis: ZB-H1's delayed W passes fill the drain at 1F1B's peak memory; deferring every W
+    fills it too, but holds W stashes for up to m microbatches."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 1, figsize=(10, 0.9 * pp + 2.4), sharex=True)
-    split = pl.schedule_spans("zb-h1", pp, m, 1, 1, 1, 1)
+    fig, axes = plt.subplots(3, 1, figsize=(10, 1.35 * pp + 3), sharex=True)
     whole = pl.schedule_spans("1f1b", pp, m, 1, 1, 1, 1)
+    split = pl.schedule_spans("zb-h1", pp, m, 1, 1, 1, 1)
+    lazy = pl.schedule_spans("1f1b-lazy-w", pp, m, 1, 1, 1, 1)
+    bubble = format_value(pl.zb_h1_bubble_slots(pp, 1, 1, 1))
     _draw_gantt(axes[0], whole, f"1F1B, p = {pp}, m = {m}, backward = B + W = 2 slots: "
-                f"idle {(pp - 1) * 3} slots per GPU")
-    _draw_gantt(axes[1], split, f"ZB-H1: W fills the gaps, idle "
-                f"{pl.zb_h1_bubble_slots(pp, 1, 1, 1):g} slots per GPU, same peak memory")
+                f"idle {format_value((pp - 1) * 3)} slots per GPU, peak "
+                f"{_peaks(whole)} microbatches")
+    _draw_gantt(axes[1], split, f"ZB-H1: W delayed by i on GPU i, idle {bubble} slots per "
+                f"GPU, peak {_peaks(split)} in flight (1F1B's p)")
+    _draw_gantt(axes[2], lazy, f"1F1B, every W deferred to idle time: idle {bubble} slots, "
+                f"peak {_peaks(lazy)} in flight (grows with m)")
     axes[0].set_xlim(0, makespan(whole))
     axes[-1].set_xlabel("time (slots: F, B and W one slot each)")
     plt.close(fig)
     return fig
+
+
+def _peaks(spans: list[list[Span]]) -> str:
+    """The largest per-GPU peak, by the formatter."""
+    return format_value(round(max(peak_activations(ops) for ops in spans), 6))
 
 
 # -- the explorer -------------------------------------------------------------------
@@ -274,10 +333,10 @@ def explorer() -> Any:
         name = SCHEDULES[schedule.value]
         v.disabled = name != "interleaved"
         messages = pipeline_messages(name, pp.value, m.value, v.value, target.value)
-        if name == "interleaved" and m.value % pp.value:
+        if name == "interleaved" and m.value < pp.value:
             view.show(_report_html(messages, []),
-                      invalid=f"the interleaved schedule needs the microbatches (m = {m.value})"
-                              f" to be a multiple of the stages (PP = {pp.value}).")
+                      invalid=f"the interleaved schedule needs at least as many microbatches "
+                              f"(m = {m.value}) as stages (PP = {pp.value}).")
             return
         view.show(_report_html(messages, summary_lines(name, pp.value, m.value, v.value)),
                   [gantt_figure(name, pp.value, m.value, v.value)])

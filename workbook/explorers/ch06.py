@@ -45,7 +45,8 @@ PREDICTION = Prediction(
     explanation=("The tensor holds 4096 x 8192 x 2 bytes = 67.1 MB, and a ring sends 2 x 7/8 "
                  "of it per GPU: 117.4 MB. That volume does not shrink as TP grows, while "
                  "each GPU's share of the work does; four such AllReduces per layer sit on "
-                 "the critical path, which is why TP stays inside one 8-GPU NVLink server."),
+                 "the critical path, which is why TP stays inside one NVLink domain: 8 GPUs "
+                 "on an H100 server, up to 72 on a GB200 NVL72 rack."),
     reflection=(
         "Tensor parallelism's AllReduce volume does not shrink as TP grows. Where would you place"
         " a TP group of 16 on 8-GPU servers, and what would you expect to happen to the step "

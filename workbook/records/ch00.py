@@ -6,8 +6,9 @@ import random
 from typing import Any
 
 from autograder.exercise import Exercise
-from autograder.kinds import Choice, Debug, Function, Misconception, Numeric, Option
+from autograder.kinds import Choice, Debug, Function, Misconception, Numeric
 from autograder.kinds.base import Params
+from autograder.kinds.choice import deal, dealt
 from solutions import collectives as col
 
 NCCL_PERF = ("NVIDIA nccl-tests, doc/PERFORMANCE.md (algbw = S/t; AllReduce busbw = "
@@ -169,10 +170,56 @@ EX_0_3 = Exercise(
 
 # -- 0.4 --------------------------------------------------------------------------------
 
-def _ring_or_tree(p: Params) -> str:
-    winner = col.faster_allreduce(p["message_gb"], p["n_gpus"], p["link_gb_per_s"],
-                                  p["latency_us"])
-    return "A" if winner == "ring" else "B"
+_RING_RIGHT = ("Right: each ring step moves only M/N and all links work at once, while each "
+               "tree round pushes the whole buffer through one link; for this buffer the "
+               "bandwidth terms decide.")
+_RING_WRONG = ("Not for this buffer: it is so small that latency dominates, and the ring pays "
+               "2(N-1) = {ring_steps} latencies against the tree's 2 ceil(log2 N) = "
+               "{tree_steps}. Compare the two totals.")
+_TREE_RIGHT = ("Right: the buffer is small, so the latency terms decide, and the tree pays "
+               "{tree_steps} latencies against the ring's {ring_steps}.")
+_TREE_WRONG = ("Fewer rounds only help when latency dominates. For a buffer this large each "
+               "tree round costs M/B, N times more than a ring step's M/(N B); multiply it "
+               "out.")
+
+
+def _scenario_0_4(n_gpus: int, message_gb: float, link_gb_per_s: float, latency_us: float,
+                  rng: random.Random | None = None) -> dict[str, Any]:
+    """0.4's numbers, both totals, and the four options dealt (shuffled when ``rng``)."""
+    ring_ms = col.ring_allreduce_time_ms(message_gb, n_gpus, link_gb_per_s, latency_us)
+    tree_ms = col.tree_allreduce_time_ms(message_gb, n_gpus, link_gb_per_s, latency_us)
+    counts = dict(ring_steps=2 * (n_gpus - 1), tree_steps=2 * col.tree_rounds(n_gpus))
+    ring_wins = ring_ms <= tree_ms
+    entries = [
+        ("The ring", (_RING_RIGHT if ring_wins else _RING_WRONG).format(**counts), ring_wins),
+        ("The tree, because it needs only 2 ceil(log2 N) rounds instead of 2(N-1) steps",
+         (_TREE_WRONG if ring_wins else _TREE_RIGHT).format(**counts), not ring_wins),
+        ("Both take the same time, because every GPU ends up with the same sum",
+         "The result is the same but the cost is not: compare 2(N-1)(alpha + M/(N B)) with "
+         "2 ceil(log2 N)(alpha + M/B).", False),
+        ("Neither can be decided without knowing the GPU's compute speed",
+         "This model has no compute term (the additions are cheap next to moving the "
+         "buffer); the two formulas in the notes decide it.", False),
+    ]
+    why = ("the buffer is large enough that the bandwidth terms decide: the ring's about 2M/B "
+           "beats the tree's 2 log2(N) x M/B" if ring_wins else
+           "the buffer is so small that the latency terms decide: the tree's "
+           f"{counts['tree_steps']} latencies beat the ring's {counts['ring_steps']}")
+    return dict(n_gpus=n_gpus, message_gb=message_gb, link_gb_per_s=link_gb_per_s,
+                latency_us=latency_us, ring_ms=ring_ms, tree_ms=tree_ms,
+                winner="ring" if ring_wins else "tree", why=why, **counts,
+                **deal(entries, "ABCD", rng))
+
+
+def _vary_0_4(rng: random.Random) -> dict[str, Any]:
+    """Large buffers (the ring wins) and small, latency-bound ones (the tree wins)."""
+    n_gpus = rng.choice([8, 16, 32, 64])
+    if rng.random() < 0.5:
+        size = rng.choice([0.25, 0.5, 1.0, 4.0, 14.0])
+        latency = rng.choice([0.0, 2.0, 5.0, 10.0])
+    else:
+        size, latency = rng.choice([1e-4, 2e-4, 5e-4]), rng.choice([5.0, 10.0, 20.0])
+    return _scenario_0_4(n_gpus, size, rng.choice([25.0, 50.0, 100.0, 300.0]), latency, rng)
 
 
 EX_0_4 = Exercise(
@@ -193,40 +240,26 @@ EX_0_4 = Exercise(
         "algorithm instead pipelines small chunks through two binary trees, which makes it "
         "nearly as bandwidth-efficient as the ring."
     ),
-    params=dict(n_gpus=8, message_gb=4.0, link_gb_per_s=50.0, latency_us=5.0),
-    vary=lambda rng: dict(n_gpus=rng.choice([4, 8, 16, 32, 64]),
-                          message_gb=rng.choice([0.25, 0.5, 1.0, 4.0, 14.0]),
-                          link_gb_per_s=rng.choice([25.0, 50.0, 100.0, 300.0]),
-                          latency_us=rng.choice([0.0, 2.0, 5.0, 10.0])),
-    answer_kind=Choice(options=(
-        Option("A", "The ring", "Right: a ring step moves only M/N, and all links work at "
-               "once; the tree's few rounds each push the whole buffer through one link."),
-        Option("B", "The tree, because it needs only 2 ceil(log2 N) rounds instead of 2(N-1) "
-               "steps", "Fewer rounds only help when latency dominates. For a buffer this "
-               "large each tree round costs M/B, N times more than a ring step's M/(N B); "
-               "multiply it out."),
-        Option("C", "Both take the same time, because every GPU ends up with the same sum",
-               "The result is the same but the cost is not: compare "
-               "2(N-1)(alpha + M/(N B)) with 2 ceil(log2 N)(alpha + M/B)."),
-        Option("D", "Neither can be decided without knowing the GPU's compute speed",
-               "This model has no compute term (the additions are cheap next to moving "
-               "gigabytes); the two formulas in the notes decide it."),
-    )),
-    reference=_ring_or_tree,
+    params=_scenario_0_4(8, 4.0, 50.0, 5.0),
+    vary=_vary_0_4,
+    answer_kind=Choice(options=dealt("ABCD")),
+    reference=lambda p: p["right"],
     hints=(
-        "Write both formulas with the numbers and compare the bandwidth terms first.",
-        "Ring bandwidth term: 2(N-1) x M/(N B), about 2M/B. Tree: 2 ceil(log2 N) x M/B.",
+        "Write both formulas with the numbers and compare the bandwidth and the latency "
+        "terms.",
+        "Ring bandwidth term: 2(N-1) x M/(N B), about 2M/B. Tree: 2 ceil(log2 N) x M/B. "
+        "Latency terms: 2(N-1) alpha against 2 ceil(log2 N) alpha.",
         "With N = {n_gpus}: the ring's bandwidth term is 2({n_gpus}-1)/{n_gpus} x {message_gb} GB "
         "/ {link_gb_per_s} GB/s, the tree's 2 ceil(log2 {n_gpus}) x {message_gb} GB / "
-        "{link_gb_per_s} GB/s; then compare the latency terms.",
+        "{link_gb_per_s} GB/s; the ring pays {ring_steps} latencies, the tree {tree_steps}.",
     ),
     explanation=(
         "Ring: 2({n_gpus}-1) x ({latency_us} us + {message_gb} GB / ({n_gpus} x "
-        "{link_gb_per_s} GB/s)); tree: 2 ceil(log2 {n_gpus}) x ({latency_us} us + "
-        "{message_gb} GB / {link_gb_per_s} GB/s). For gigabyte buffers the ring's bandwidth "
-        "term (about 2M/B) beats the tree's 2 log2(N) x M/B by a factor of roughly log2 N, so "
-        "the ring wins (answer {expected}). The tree's fewer rounds only pay off for small "
-        "buffers, where 2(N-1) latencies dominate the ring."
+        "{link_gb_per_s} GB/s)) = {ring_ms:.4g} ms; tree: 2 ceil(log2 {n_gpus}) x "
+        "({latency_us} us + {message_gb} GB / {link_gb_per_s} GB/s) = {tree_ms:.4g} ms. Here "
+        "{why}, so the {winner} wins (answer {expected}). Gigabyte buffers favour the ring by "
+        "a factor of roughly log2 N; the tree's fewer rounds pay off only for small buffers, "
+        "where 2(N-1) latencies dominate the ring."
     ),
     sources=(THAKUR, NCCL_PERF,
              "Sanders, Speck & Träff, 'Two-tree algorithms for full bandwidth broadcast, "
@@ -301,6 +334,49 @@ BUGGY_0_6 = '''def ring_allreduce_bandwidth_time_s(message_gb, n_gpus, link_gb_p
 '''
 
 
+def _ring_listing(steps: str, chunk: str, step_time: str, total: str) -> str:
+    """The ring time function with one of its four formula lines (2-5) replaced."""
+    return (f"def ring_allreduce_bandwidth_time_s(message_gb, n_gpus, link_gb_per_s):\n"
+            f"    {steps:<37}# reduce-scatter + all-gather\n"
+            f"    {chunk:<37}# each step moves one chunk per link\n"
+            f"    {step_time}\n    {total}\n    return total_time_s\n")
+
+
+_STEPS, _CHUNK = "steps = 2 * (n_gpus - 1)", "chunk_gb = message_gb / n_gpus"
+_STEP_TIME, _TOTAL = "step_time_s = chunk_gb / link_gb_per_s", "total_time_s = steps * step_time_s"
+
+#: the buggy programs of 0.6, one doubled factor each: (listing, buggy line, what it does)
+PROGRAMS_0_6: tuple[tuple[str, int, str], ...] = (
+    (BUGGY_0_6, 5, "`steps = 2(N-1)` on line 2 already counts both phases, so "
+     "`total_time_s = 2 * steps * step_time_s` counts them twice. Fix: "
+     "`total_time_s = steps * step_time_s`"),
+    (_ring_listing("steps = 4 * (n_gpus - 1)", _CHUNK, _STEP_TIME, _TOTAL), 2,
+     "the ring has N - 1 reduce-scatter steps and N - 1 all-gather steps, 2(N-1) in all; "
+     "`steps = 4 * (n_gpus - 1)` counts each phase twice. Fix: `steps = 2 * (n_gpus - 1)`"),
+    (_ring_listing(_STEPS, "chunk_gb = 2 * message_gb / n_gpus", _STEP_TIME, _TOTAL), 3,
+     "each step sends one chunk of M/N per link, not 2M/N; the factor 2 for the two phases "
+     "is already in `steps`. Fix: `chunk_gb = message_gb / n_gpus`"),
+    (_ring_listing(_STEPS, _CHUNK, "step_time_s = chunk_gb / (link_gb_per_s / 2)", _TOTAL), 4,
+     "`link_gb_per_s` is already the bandwidth per direction, which is what one step's send "
+     "uses; halving it charges each chunk twice. Fix: `step_time_s = chunk_gb / "
+     "link_gb_per_s`"),
+)
+
+
+def _params_0_6(program: int, message_gb: float, n_gpus: int,
+                link_gb_per_s: float) -> dict[str, Any]:
+    listing, line, why = PROGRAMS_0_6[program]
+    right_s = col.ring_allreduce_bandwidth_time_s(message_gb, n_gpus, link_gb_per_s)
+    return dict(program=program, message_gb=message_gb, n_gpus=n_gpus,
+                link_gb_per_s=link_gb_per_s, right_s=right_s, wrong_s=2 * right_s,
+                bug_line=line, why=why)
+
+
+def _vary_0_6(rng: random.Random) -> dict[str, Any]:
+    return _params_0_6(rng.randrange(len(PROGRAMS_0_6)), rng.choice([1.0, 2.0, 4.0, 8.0]),
+                       rng.choice([4, 8, 16]), rng.choice([25.0, 50.0, 100.0]))
+
+
 def _cases_0_6(rng: random.Random) -> tuple[float, int, float]:
     return (rng.choice([0.1, 0.5, 1.0, 2.0, 4.0, 14.0]),
             rng.choice([1, 2, 4, 8, 16, 64, 256]),
@@ -311,14 +387,15 @@ EX_0_6 = Exercise(
     id="0.6", chapter=0, category="debug", title="The doubled AllReduce time",
     prompt=("This function should return the bandwidth-only time in seconds of a ring "
             "AllReduce (per-direction link bandwidth `link_gb_per_s`, latency ignored). It "
-            "returns twice the right value: for 2 GB on 8 GPUs at 50 GB/s it gives "
-            "0.14 s instead of 0.07 s. Which line is wrong? "
-            "Give the line number (the `def` line is 1) and the fixed function."),
-    notes="```python\n" + BUGGY_0_6 + "```",
-    params={},
-    vary=lambda rng: {},
+            "returns twice the right value: for {message_gb} GB on {n_gpus} GPUs at "
+            "{link_gb_per_s} GB/s it gives {wrong_s:.4g} s instead of {right_s:.4g} s. Which "
+            "line is wrong? Give the line number (the `def` line is 1) and the fixed "
+            "function."),
+    params=_params_0_6(0, 2.0, 8, 50.0),
+    vary=_vary_0_6,
     answer_kind=Debug(
         code=BUGGY_0_6,
+        programs=tuple(listing for listing, _, _ in PROGRAMS_0_6[1:]),
         fix=Function(
             function_name="ring_allreduce_bandwidth_time_s",
             signature="(message_gb, n_gpus, link_gb_per_s)",
@@ -326,17 +403,18 @@ EX_0_6 = Exercise(
             edge_cases=((2.0, 8, 50.0), (1.0, 1, 100.0), (1.0, 2, 100.0)),
         ),
     ),
-    reference=lambda p: (5, col.ring_allreduce_bandwidth_time_s),
+    reference=lambda p: (p["bug_line"], col.ring_allreduce_bandwidth_time_s),
     hints=(
-        "Count how many times the factor 2 for the two phases appears.",
-        "`steps` already covers reduce-scatter and all-gather: 2(N-1).",
-        "Line 5 multiplies by 2 a second time; it should be steps x step_time_s.",
+        "Count how many times the factor 2 for the two phases appears, and check every "
+        "other factor against the formula 2(N-1)/N x M / B.",
+        "A ring AllReduce has 2(N-1) steps (reduce-scatter and all-gather), each sending one "
+        "chunk of M/N over a link at B GB/s per direction.",
+        "Line {bug_line} is where the extra factor 2 enters.",
     ),
     explanation=(
-        "Line 5 is the bug: `steps = 2(N-1)` on line 2 already counts both phases, so "
-        "`total_time_s = 2 * steps * step_time_s` counts them twice. Fix: "
-        "`total_time_s = steps * step_time_s`, which equals 2(N-1)/N x M / B, the data each "
-        "GPU sends divided by its bandwidth (0.07 s for the example)."
+        "Line {bug_line} is the bug: {why}. The fixed function computes 2(N-1)/N x M / B, the "
+        "data each GPU sends divided by its bandwidth ({right_s:.4g} s for {message_gb} GB on "
+        "{n_gpus} GPUs at {link_gb_per_s} GB/s)."
     ),
     sources=(THAKUR,),
 )

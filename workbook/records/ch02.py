@@ -6,8 +6,9 @@ import random
 from typing import Any
 
 from autograder.exercise import Exercise
-from autograder.kinds import Choice, Function, Misconception, Numeric, Option
+from autograder.kinds import Choice, Function, Misconception, Numeric
 from autograder.kinds.base import Params
+from autograder.kinds.choice import deal, dealt
 from solutions import accumulation as acc
 
 DDP_NO_SYNC = ("PyTorch documentation, torch.nn.parallel.DistributedDataParallel.no_sync "
@@ -227,25 +228,56 @@ EX_2_4 = Exercise(
 
 # -- 2.5 --------------------------------------------------------------------------------
 
-def _faster_plan(p: Params) -> str:
-    plan1 = acc.compute_ms_per_optimizer_step(p["target_batch"], p["small_micro"],
-                                              p["dp_degree"], p["small_ms"])
-    plan2 = acc.compute_ms_per_optimizer_step(p["target_batch"], p["large_micro"],
-                                              p["dp_degree"],
-                                              acc.checkpointed_micro_batch_ms(p["large_ms"]))
+def _plans_ms(target_batch: int, dp_degree: int, small_micro: int, small_ms: float,
+              large_micro: int, large_ms: float) -> tuple[float, float]:
+    """Compute time per optimizer step of plan 1 and plan 2 (checkpointed), in ms."""
+    plan1 = acc.compute_ms_per_optimizer_step(target_batch, small_micro, dp_degree, small_ms)
+    plan2 = acc.compute_ms_per_optimizer_step(target_batch, large_micro, dp_degree,
+                                              acc.checkpointed_micro_batch_ms(large_ms))
+    return plan1, plan2
+
+
+def _scenario_2_5(target_batch: int, dp_degree: int, small_micro: int, small_ms: float,
+                  large_ms: float, rng: random.Random | None = None) -> dict[str, Any]:
+    """2.5's numbers, both plans' times and the three options dealt (shuffled by ``rng``)."""
+    large_micro = 2 * small_micro
+    plan1, plan2 = _plans_ms(target_batch, dp_degree, small_micro, small_ms, large_micro,
+                             large_ms)
     if abs(plan1 - plan2) <= 1e-9 * max(plan1, plan2):
-        return "C"
-    return "A" if plan1 < plan2 else "B"
+        raise ValueError("2.5 needs two plans of different speed")
+    one_wins = plan1 < plan2
+    ratio = large_ms / small_ms
+    verdict = ("less than 4/3 times as efficient per sequence, so plan 2 is slower" if one_wins
+               else "more than 4/3 times as efficient per sequence, so plan 2 wins back its "
+               "recomputation")
+    entries = [
+        ("Plan 1: the smaller micro-batch without checkpointing",
+         "Right: plan 2 halves the accumulation steps but each step takes "
+         f"{ratio:.3g} times as long, and recomputation multiplies it by 4/3." if one_wins else
+         f"Plan 2 halves the steps and each takes only {ratio:.3g} times as long; even with "
+         "recomputation's 4/3 it is faster here. Multiply it out.", one_wins),
+        ("Plan 2: the larger micro-batch with checkpointing",
+         "Right: the larger micro-batch is " + verdict + "." if not one_wins else
+         "Half as many steps, but each processes twice the sequences and pays 4/3 for "
+         "recomputation. The larger micro-batch here is " + verdict + ".", not one_wins),
+        ("Both take the same time, because they process the same effective batch",
+         "The same sequences are processed, but plan 2 recomputes the forward pass of every "
+         "one of them, and its larger micro-batch runs at a different speed per sequence: "
+         "compare the two totals.", False),
+    ]
+    return dict(target_batch=target_batch, dp_degree=dp_degree, small_micro=small_micro,
+                small_ms=small_ms, large_micro=large_micro, large_ms=large_ms,
+                plan1_ms=plan1, plan2_ms=plan2, verdict=verdict,
+                **deal(entries, "ABC", rng))
 
 
 def _vary_2_5(rng: random.Random) -> dict[str, Any]:
     small, dp = rng.choice([2, 4, 8]), rng.choice([8, 16, 32, 64])
     small_ms = rng.choice([100.0, 150.0, 200.0, 300.0])
-    # The larger micro-batch is somewhat more efficient per sequence (1.6-1.95x the time for
-    # 2x the sequences), never enough to repay the 4/3 recomputation.
-    return dict(target_batch=small * dp * rng.choice([8, 16, 32, 64]), dp_degree=dp,
-                small_micro=small, small_ms=small_ms, large_micro=2 * small,
-                large_ms=round(small_ms * rng.uniform(1.6, 1.95)))
+    # 2x the sequences in 1.25-1.95x the time: plan 2 wins below 1.5x (4/3 x ratio < 2)
+    ratio = rng.choice([1.25, 1.3, 1.4, 1.6, 1.7, 1.8, 1.9, 1.95])
+    return _scenario_2_5(small * dp * rng.choice([8, 16, 32, 64]), dp, small, small_ms,
+                         round(small_ms * ratio), rng)
 
 
 EX_2_5 = Exercise(
@@ -259,23 +291,10 @@ EX_2_5 = Exercise(
             "optimizer time are the same in both plans; ignore them. Which plan finishes an "
             "optimizer step's compute sooner?"),
     notes=BATCH_NOTE,
-    params=dict(target_batch=2048, dp_degree=8, small_micro=8, small_ms=200.0,
-                large_micro=16, large_ms=380.0),
+    params=_scenario_2_5(2048, 8, 8, 200.0, 380.0),
     vary=_vary_2_5,
-    answer_kind=Choice(options=(
-        Option("A", "Plan 1: the smaller micro-batch without checkpointing",
-               "Right: plan 2 halves the accumulation steps but each step takes about twice "
-               "as long, and recomputation then multiplies it by 4/3."),
-        Option("B", "Plan 2: the larger micro-batch with checkpointing",
-               "Half as many steps, but each processes twice the sequences and pays 4/3 for "
-               "recomputation. The larger micro-batch here is less than 4/3 times as "
-               "efficient per sequence, so plan 2 is slower."),
-        Option("C", "Both take the same time, because they process the same effective batch",
-               "The same sequences are processed, but plan 2 recomputes the forward pass of "
-               "every one of them: a third more work that the larger micro-batch does not "
-               "win back."),
-    )),
-    reference=_faster_plan,
+    answer_kind=Choice(options=dealt("ABC")),
+    reference=lambda p: p["right"],
     hints=(
         "Compute the accumulation steps of each plan first.",
         "Plan time = steps x micro-batch time; for plan 2 the micro-batch time is x 4/3.",
@@ -283,13 +302,14 @@ EX_2_5 = Exercise(
         "{target_batch} / ({large_micro} x {dp_degree}) steps x {large_ms} x 4/3 ms.",
     ),
     explanation=(
-        "Plan 1: {target_batch} / ({small_micro} x {dp_degree}) steps x {small_ms} ms. Plan 2: "
-        "{target_batch} / ({large_micro} x {dp_degree}) steps x {large_ms} ms x 4/3: answer "
-        "{expected}. For example, 32 x 200 ms = 6,400 ms against 16 x 380 x 4/3 = 8,107 ms. "
-        "Plan 2 would win only if its micro-batch were more than 4/3 times as efficient per "
-        "sequence. Checkpointing is worth its recompute when memory leaves no other choice "
-        "(a micro-batch that must be larger, a model that does not fit), not as a way to "
-        "cut accumulation steps."
+        "Plan 1: {target_batch} / ({small_micro} x {dp_degree}) steps x {small_ms} ms = "
+        "{plan1_ms:,.0f} ms. Plan 2: {target_batch} / ({large_micro} x {dp_degree}) steps x "
+        "{large_ms} ms x 4/3 = {plan2_ms:,.0f} ms: answer {expected}. Twice the sequences in "
+        "{large_ms} / {small_ms} of the time makes the larger micro-batch {verdict}. Plan 2 "
+        "wins only when its micro-batch is more than 4/3 times as efficient per sequence. "
+        "Checkpointing is worth its recompute when memory leaves no other choice (a "
+        "micro-batch that must be larger, a model that does not fit), not as a way to cut "
+        "accumulation steps."
     ),
     sources=(MEGATRON_RECOMPUTE, CHEN),
 )

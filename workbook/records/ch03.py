@@ -3,12 +3,14 @@ and how a cosine schedule follows the step count."""
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
 from autograder.exercise import Exercise
 from autograder.kinds import Choice, Misconception, Numeric, Option
 from autograder.kinds.base import Params
+from autograder.kinds.choice import deal, dealt
 from solutions import lr_scaling as lr
 
 GOYAL = ("Goyal et al., 'Accurate, Large Minibatch SGD: Training ImageNet in 1 Hour', "
@@ -219,12 +221,112 @@ EX_3_4 = Exercise(
 
 # -- 3.5 --------------------------------------------------------------------------------
 
+def _lr_text(value: float) -> str:
+    return f"{value:.2e}"
+
+
+def _decay_length(p: dict[str, Any]) -> tuple[str, list[tuple[str, str, bool]], tuple[str, ...],
+                                               str]:
+    """Over how many steps should run B's cosine run? (question, entries, hints, explanation)"""
+    t, tb, k = p["total_steps"], p["new_total_steps"], p["factor"]
+    stop_lr = lr.lr_at_step(tb, p["new_peak_lr"], 0, t)
+    entries = [
+        (f"Over run B's own {tb:,} steps (the original count divided by the batch factor)",
+         "Right: the schedule is a function of progress through the run; it must reach its "
+         "minimum when the run ends.", True),
+        (f"Over the original run's {t:,} steps, because the same tokens are seen",
+         f"Then run B stops at progress 1/{k} of the curve, with the rate still at "
+         f"{_lr_text(stop_lr)}: the model never anneals.", False),
+        (f"Over {tb // 2:,} steps, half of run B's, because the rate is {k} times higher",
+         "The larger peak is already accounted for by the scaling rule; decaying twice as "
+         "fast spends half the run at a near-zero rate.", False),
+        ("It does not matter, since the area under the curve is the same either way",
+         "The area is not the same: cut off early, the long schedule leaves out its whole "
+         "low-rate tail, and that tail is what anneals the model.", False),
+    ]
+    hints = ("Where is run B's learning rate when it stops, for each option?",
+             f"A cosine over T steps is at (1 + cos(pi t / T))/2 of its peak at step t; run B "
+             f"stops at t = {tb:,}.",
+             "The decay must end where the run ends, so it follows run B's own step count.")
+    explanation = (f"Decay over run B's {tb:,} steps. The schedule lr(t) = lr_min + (peak - "
+                   "lr_min)(1 + cos(pi t / T))/2 reaches its minimum only at t = T; with "
+                   f"T = {t:,} run B would stop at t = T/{k} with the rate still at "
+                   f"{_lr_text(stop_lr)}.")
+    return ("Over how many steps should run B's cosine decay run?", entries, hints,
+            explanation)
+
+
+def _stop_rate(p: dict[str, Any]) -> tuple[str, list[tuple[str, str, bool]], tuple[str, ...],
+                                            str]:
+    """Run B keeps run A's decay length: its rate when it stops."""
+    t, tb, k, peak = p["total_steps"], p["new_total_steps"], p["factor"], p["new_peak_lr"]
+    stop_lr = lr.lr_at_step(tb, peak, 0, t)
+    fraction = stop_lr / peak
+    entries = [
+        (f"{_lr_text(stop_lr)}, {fraction:.3g} of its peak",
+         f"Right: progress {tb:,}/{t:,} = 1/{k} of the cosine, (1 + cos(pi/{k}))/2 = "
+         f"{fraction:.3g} of the peak: it stops far above zero, never annealed.", True),
+        ("0: the cosine always ends at its minimum",
+         "Only at t = T, the schedule's own last step; run B stops at "
+         f"t = T/{k}.", False),
+        (f"{_lr_text(peak)}, its full peak", "The decay starts at step 0 here (no warmup), so "
+         f"by step {tb:,} the cosine has already come down part of the way.", False),
+        (f"{_lr_text(peak * (1 + math.cos(3 * math.pi / 4)) / 2)}, 0.146 of its peak",
+         "That is the cosine three-quarters of the way down; run B stops at progress "
+         f"1/{k}.", False),
+    ]
+    hints = ("What fraction of the cosine has run B covered when it stops?",
+             f"Run B stops at step {tb:,} of a cosine planned for {t:,} steps: progress "
+             f"1/{k}.",
+             f"lr = peak x (1 + cos(pi/{k}))/2 with peak {_lr_text(peak)}.")
+    explanation = (f"Progress {tb:,}/{t:,} = 1/{k}; (1 + cos(pi/{k}))/2 = {fraction:.3g}, so "
+                   f"run B stops at {_lr_text(stop_lr)} instead of annealing to 0. The "
+                   "schedule must follow run B's own step count.")
+    question = (f"Run B mistakenly keeps run A's cosine length of {t:,} steps. What is its "
+                f"learning rate when it stops, at step {tb:,}?")
+    return question, entries, hints, explanation
+
+
+def _half_point(p: dict[str, Any]) -> tuple[str, list[tuple[str, str, bool]], tuple[str, ...],
+                                             str]:
+    """Run B decays over its own length: where does its rate reach half the peak?"""
+    t, tb = p["total_steps"], p["new_total_steps"]
+    entries = [
+        (f"At step {tb // 2:,}, the middle of run B", "Right: (1 + cos(pi/2))/2 = 1/2, and "
+         "run B's cosine spans its own steps.", True),
+        (f"At step {t // 2:,}, half of run A's {t:,} steps", "That is run A's middle; run B's "
+         "cosine spans run B's own, fewer steps.", False),
+        (f"At step {tb // 4:,}, a quarter of the way", "At a quarter the cosine is still at "
+         "(1 + cos(pi/4))/2 = 0.854 of the peak.", False),
+        (f"At step {3 * tb // 4:,}, three-quarters of the way", "At three-quarters the "
+         "cosine is down to (1 + cos(3 pi/4))/2 = 0.146 of the peak.", False),
+    ]
+    hints = ("Where on a cosine from the peak to 0 is the value exactly half?",
+             "(1 + cos(pi x progress))/2 = 1/2 needs cos(pi x progress) = 0.",
+             f"Progress 1/2 of run B's {tb:,} steps.")
+    explanation = (f"(1 + cos(pi t/T))/2 = 1/2 at t = T/2; run B's T is its own {tb:,} steps, "
+                   f"so step {tb // 2:,}. Run A reaches half its peak at step {t // 2:,}.")
+    question = (f"Run B decays its cosine over its own {tb:,} steps. At which step is its "
+                "learning rate half of its peak?")
+    return question, entries, hints, explanation
+
+
+#: 3.5's questions about one scaled run, each with its own right option
+QUESTIONS_3_5 = (_decay_length, _stop_rate, _half_point)
+
+
+def _scenario_3_5(question: int, peak_lr: float, total_steps: int, factor: int,
+                  rng: random.Random | None = None) -> dict[str, Any]:
+    p: dict[str, Any] = dict(peak_lr=peak_lr, total_steps=total_steps, factor=factor,
+                             new_peak_lr=peak_lr * factor, new_total_steps=total_steps // factor)
+    text, entries, hints, explanation = QUESTIONS_3_5[question](p)
+    return dict(p, question=text, hint_1=hints[0], hint_2=hints[1], hint_3=hints[2],
+                worked=explanation, **deal(entries, "ABCD", rng))
+
+
 def _vary_3_5(rng: random.Random) -> dict[str, Any]:
-    factor = rng.choice([2, 4])
-    total = rng.choice([100_000, 200_000, 400_000])
-    peak = rng.choice([1.5e-4, 3e-4, 6e-4])
-    return dict(peak_lr=peak, total_steps=total, factor=factor,
-                new_peak_lr=peak * factor, new_total_steps=total // factor)
+    return _scenario_3_5(rng.randrange(len(QUESTIONS_3_5)), rng.choice([1.5e-4, 3e-4, 6e-4]),
+                         rng.choice([100_000, 200_000, 400_000]), rng.choice([2, 4]), rng)
 
 
 EX_3_5 = Exercise(
@@ -232,39 +334,17 @@ EX_3_5 = Exercise(
     prompt=("Run A: peak learning rate {peak_lr:.1e}, cosine decay to 0 over {total_steps} "
             "steps. Run B multiplies the batch by {factor}, scales the peak linearly to "
             "{new_peak_lr:.1e} and trains on the same number of tokens, so it takes "
-            "{new_total_steps} steps. Over how many steps should run B's cosine decay run?"),
-    params=dict(peak_lr=3e-4, total_steps=100_000, factor=2, new_peak_lr=6e-4,
-                new_total_steps=50_000),
+            "{new_total_steps} steps. {question}"),
+    params=_scenario_3_5(0, 3e-4, 100_000, 2),
     vary=_vary_3_5,
-    answer_kind=Choice(options=(
-        Option("A", "Over run B's own step count (the original count divided by the batch "
-               "factor)",
-               "Right: the schedule is a function of progress through the run; it must reach "
-               "its minimum when the run ends."),
-        Option("B", "Over the original run's step count, because the same tokens are seen",
-               "Then run B stops half-way down the curve: at progress 1/2 a cosine is still "
-               "at half the peak, so the model never anneals to a low rate."),
-        Option("C", "Over half of run B's step count, because the rate is doubled",
-               "The larger peak is already accounted for by the scaling rule; decaying twice "
-               "as fast would spend half the run at a near-zero rate."),
-        Option("D", "It does not matter, since the area under the curve is the same either "
-               "way", "The area is not the same: cut off at half-way, the long schedule "
-               "leaves out its whole low-rate tail, and that tail is what anneals the model."),
-    )),
-    reference=lambda p: "A",
-    hints=(
-        "Where is run B's learning rate when it stops, for each option?",
-        "A cosine at progress 1/2 is at (1 + cos(pi/2))/2 = 1/2 of its peak.",
-        "The decay must end where the run ends, so it follows run B's own step count.",
-    ),
+    answer_kind=Choice(options=dealt("ABCD")),
+    reference=lambda p: p["right"],
+    hints=("{hint_1}", "{hint_2}", "{hint_3}"),
     explanation=(
-        "Decay over run B's {new_total_steps} steps (answer {expected}). The schedule "
-        "lr(t) = lr_min + (peak - lr_min)(1 + cos(pi t / T))/2 reaches its minimum only at "
-        "t = T; with T = {total_steps} run B would stop at t = T/2 with the rate still at "
-        "half of {new_peak_lr:.1e}. Per token, the update is lr / B, so doubling both lr and "
-        "B leaves each token's contribution unchanged; with half the steps, the sum of lr "
-        "over steps (the area in step units) also matches run A's when both decay over their "
-        "own length."
+        "{worked} (Answer {expected}.) Per token, the update is lr / B, so multiplying both "
+        "lr and B by the same factor leaves each token's contribution unchanged; with fewer "
+        "steps, the sum of lr over steps (the area in step units) also matches run A's when "
+        "both decay over their own length."
     ),
     sources=(SGDR, GOYAL),
 )

@@ -29,15 +29,16 @@ PALM_MFU = "Chowdhery et al., 'PaLM', arXiv:2204.02311, 2022, Appendix B (model 
 # -- 4.1 --------------------------------------------------------------------------------
 
 EX_4_1 = Exercise(
-    id="4.1", chapter=4, category="derive", title="Gradient AllReduce for a 10B model",
+    id="4.1", chapter=4, category="derive", title="Gradient AllReduce of a large model",
     prompt=("A {params_billion}B-parameter model keeps FP16 gradients (2 bytes per parameter; "
             "1 GB = 10^9 bytes). {n_gpus} GPUs all-reduce them in one ring in which every "
             "GPU sends to its neighbour at {link_gb_per_s} GB/s in each direction. Ignoring "
             "latency, how many ms does the AllReduce take?"),
-    notes=("A hypothetical fabric: real NVLink domains are 8 GPUs in a DGX/HGX server (H100: "
+    notes=("A hypothetical fabric: NVLink domains are 8 GPUs in a DGX/HGX server (H100: "
            "900 GB/s total NVLink bandwidth per GPU, i.e. 450 GB/s per direction; A100: 600 "
-           "GB/s total, 300 GB/s per direction). Here every ring link is assumed to carry "
-           "the stated figure per direction."),
+           "GB/s total, 300 GB/s per direction) and 72 GPUs in a GB200 NVL72 rack (1.8 TB/s "
+           "total per GPU). Here every ring link is assumed to carry the stated figure per "
+           "direction."),
     params=dict(params_billion=10.0, n_gpus=64, link_gb_per_s=600.0),
     vary=lambda rng: dict(params_billion=rng.choice([1.0, 7.0, 10.0, 13.0, 70.0]),
                           n_gpus=rng.choice([8, 16, 32, 64, 128]),

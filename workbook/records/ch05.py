@@ -21,9 +21,10 @@ GPIPE = ("Huang et al., 'GPipe: Efficient Training of Giant Neural Networks usin
          "Parallelism', NeurIPS 2019 (all forwards, then all backwards)")
 PIPEDREAM = ("Harlap et al., 'PipeDream: Fast and Efficient Pipeline Parallel DNN Training', "
              "arXiv:1806.03377, 2018 (one-forward-one-backward scheduling)")
-MEGATRON_DIVISIBLE = ("Megatron-LM, megatron/core/pipeline_parallel/schedules.py: the "
-                      "interleaved schedule requires the number of microbatches to be "
-                      "divisible by the pipeline-parallel size")
+MEGATRON_DIVISIBLE = ("Megatron-Core, megatron/core/pipeline_parallel/schedules.py "
+                      "(forward_backward_pipelining_with_interleaving): microbatch groups of "
+                      "N in [PP, M], and M mod N must be 0 or at least PP, so any m >= p "
+                      "runs; older Megatron-LM releases required m divisible by p")
 
 
 def _vary_pm(rng: random.Random) -> dict[str, Any]:
@@ -141,9 +142,9 @@ EX_5_3 = Exercise(
     explanation=(
         "(p-1)/(m v) = ({pp}-1)/({m} x {v}) = {expected} %. The price: p v - 1 chunk "
         "boundaries instead of p - 1, so (p v - 1)/(p - 1) times the point-to-point traffic, "
-        "a little more than v (exercise 5.4), and Megatron-LM's implementation needs m to "
-        "be a multiple of p. Over the whole iteration time the same bubble is "
-        "(p-1)/(m v + p - 1)."
+        "a little more than v (exercise 5.4), and Megatron-Core's implementation needs at "
+        "least p microbatches (older releases: a multiple of p). Over the whole iteration "
+        "time the same bubble is (p-1)/(m v + p - 1)."
     ),
     misconceptions=(
         Misconception(lambda p: 100 * pl.bubble_over_compute(p["pp"], p["m"]),
@@ -219,21 +220,66 @@ BUGGY_5_5 = '''def bubble_over_compute(pp, m, v=1):
 '''
 
 
+def _bubble_listing(bubble: str, compute: str, result: str) -> str:
+    """The bubble calculator with its three formula lines (4-6) as given."""
+    return ('def bubble_over_compute(pp, m, v=1):\n    """Pipeline bubble time divided by the '
+            'ideal compute time\n    (Narayanan et al. 2021, Sec. 2.2): (pp - 1) / (m * v)."""\n'
+            f"    {bubble}\n    {compute}\n    {result}\n")
+
+
+#: the buggy programs of 5.5, each computing something other than its docstring's
+#: (p-1)/(m v): (listing, buggy line, v of the example call, what the line does)
+PROGRAMS_5_5: tuple[tuple[str, int, int, str], ...] = (
+    (BUGGY_5_5, 6, 1, "bubble / (bubble + compute) = (p-1)/(m v + p - 1) is the bubble as "
+     "a share of the whole iteration time; the docstring promises bubble over ideal "
+     "compute. Fix: `return bubble_slots / compute_slots`"),
+    (_bubble_listing("bubble_slots = pp - 1", "compute_slots = m * v + bubble_slots",
+                     "return bubble_slots / compute_slots"), 5, 1,
+     "adding the bubble to the compute slots makes the denominator the whole iteration "
+     "time, (p-1)/(m v + p - 1); the ideal compute time is m v alone. Fix: "
+     "`compute_slots = m * v`"),
+    (_bubble_listing("bubble_slots = pp", "compute_slots = m * v",
+                     "return bubble_slots / compute_slots"), 4, 1,
+     "the pipeline fills and drains through p - 1 stages, not p, so the bubble is p - 1 "
+     "slots. Fix: `bubble_slots = pp - 1`"),
+    (_bubble_listing("bubble_slots = pp - 1", "compute_slots = m",
+                     "return bubble_slots / compute_slots"), 5, 2,
+     "with v chunks per GPU each fill and drain slot is v times shorter, so the "
+     "denominator is m v, as the docstring says; `m` alone ignores v. Fix: "
+     "`compute_slots = m * v`"),
+)
+
+
+def _params_5_5(program: int, pp: int, m: int) -> dict[str, Any]:
+    listing, line, v, why = PROGRAMS_5_5[program]
+    namespace: dict[str, Any] = {}
+    exec(listing, namespace)  # the buggy program's own output, for the symptom
+    return dict(program=program, pp=pp, m=m, v=v, bug_line=line, why=why,
+                wrong=namespace["bubble_over_compute"](pp, m, v),
+                right=pl.bubble_over_compute(pp, m, v))
+
+
+def _vary_5_5(rng: random.Random) -> dict[str, Any]:
+    pp = rng.choice([2, 4, 8, 16])
+    return _params_5_5(rng.randrange(len(PROGRAMS_5_5)), pp, pp * rng.choice([2, 3, 4]))
+
+
 def _cases_5_5(rng: random.Random) -> tuple[int, int, int]:
     return (rng.choice([1, 2, 4, 8, 16, 32]), rng.choice([1, 4, 8, 12, 32, 64, 128]),
             rng.choice([1, 1, 2, 3, 4]))
 
 
 EX_5_5 = Exercise(
-    id="5.5", chapter=5, category="debug", title="The bubble with the wrong denominator",
-    prompt=("The docstring promises the bubble as a fraction of the ideal compute time, but "
-            "for pp = {pp}, m = {m} the function returns 0.2 instead of 0.25. Which line is "
-            "wrong? Give the line number (the `def` line is 1) and the fixed function."),
-    notes="```python\n" + BUGGY_5_5 + "```",
-    params=dict(pp=4, m=12),
-    vary=lambda rng: dict(pp=4, m=12),
+    id="5.5", chapter=5, category="debug", title="A bubble calculator that breaks its docstring",
+    prompt=("The docstring promises the bubble as a fraction of the ideal compute time, "
+            "(pp - 1)/(m v), but bubble_over_compute({pp}, {m}, v={v}) returns {wrong:.4g} "
+            "instead of {right:.4g}. Which line is wrong? Give the line number (the `def` line "
+            "is 1) and the fixed function."),
+    params=_params_5_5(0, 4, 12),
+    vary=_vary_5_5,
     answer_kind=Debug(
         code=BUGGY_5_5,
+        programs=tuple(listing for listing, *_ in PROGRAMS_5_5[1:]),
         fix=Function(
             function_name="bubble_over_compute",
             signature="(pp, m, v=1)",
@@ -241,18 +287,19 @@ EX_5_5 = Exercise(
             edge_cases=((4, 12, 1), (4, 12, 4), (1, 8, 1), (8, 1, 1), (2, 3, 2)),
         ),
     ),
-    reference=lambda p: (6, pl.bubble_over_compute),
+    reference=lambda p: (p["bug_line"], pl.bubble_over_compute),
     hints=(
-        "Check each line against the formula in the docstring.",
-        "Which denominator does the docstring name, and which one does the code use?",
-        "Line 6 divides by bubble + compute (the total time); the promise is compute alone.",
+        "Check each line against the formula in the docstring: which numerator, which "
+        "denominator?",
+        "Work the call through by hand: what should bubble_slots and compute_slots be for "
+        "pp = {pp}, m = {m}, v = {v}, and what does the code make them?",
+        "Line {bug_line} is the first line whose value disagrees with (pp - 1)/(m v).",
     ),
     explanation=(
-        "Line 6 is the bug: bubble / (bubble + compute) = (p-1)/(m v + p - 1) is the bubble "
-        "as a share of the whole iteration time (3/15 = 0.2 here). The docstring promises "
-        "Narayanan et al.'s bubble time fraction, bubble over ideal compute: "
-        "`return bubble_slots / compute_slots`, (p-1)/(m v) = 3/12 = 0.25. Neither formula "
-        "is wrong in itself; the bug is that the code and its contract disagree."
+        "Line {bug_line} is the bug: {why}. Then bubble_over_compute({pp}, {m}, v={v}) = "
+        "({pp} - 1)/({m} x {v}) = {right:.4g}, Narayanan et al.'s bubble time fraction. The "
+        "other normalisation, bubble over the whole iteration time, is not wrong in itself; "
+        "the bug is that the code and its contract disagree."
     ),
     sources=(NARAYANAN,),
 )
@@ -280,9 +327,11 @@ EX_5_6 = Exercise(
         "m > ({pp}-1) / ({target_pct} / 100); the smallest integer strictly above that bound "
         "is {expected}. Watch the boundary: with the printed numbers (p = 8, 5 %) m = 140 "
         "gives exactly 5 %, which is not below 5 %, so the next integer is the answer. "
-        "Interleaving divides the bubble by v: v = 2 needs m = 71 and "
-        "v = 4 needs m = 36 (again one more than the exact-5% points 70 and 35); Megatron-LM "
-        "also requires m to be a multiple of p = 8 when interleaving, giving 72 and 40."
+        "Interleaving divides the bubble by v: for those printed numbers v = 2 needs m = 71 "
+        "and v = 4 needs m = 36 (again one more than the exact-5% points 70 and 35). Current "
+        "Megatron-Core runs both (any m >= p, with microbatch groups of N in [p, m]); older "
+        "Megatron-LM releases required a multiple of p = 8 when interleaving, which gave 72 "
+        "and 40."
     ),
     misconceptions=(
         Misconception(lambda p: (p["pp"] - 1) / (p["target_pct"] / 100),

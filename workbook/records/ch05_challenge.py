@@ -21,7 +21,8 @@ KORTHIKANTI_PP = ("Korthikanti et al., 'Reducing Activation Recomputation in Lar
                   "chunks per GPU)")
 MEGATRON_INTERLEAVED = ("Megatron-LM, megatron/core/pipeline_parallel/schedules.py, "
                         "forward_backward_pipelining_with_interleaving (warm-up of "
-                        "(p - rank - 1) x 2 + (v - 1) x p chunk forwards)")
+                        "(p - rank - 1) x 2 + (v - 1) x N chunk forwards, N = p by default, "
+                        "capped at m v)")
 
 
 def _vary(rng: random.Random) -> dict[str, Any]:
@@ -62,8 +63,11 @@ EX_5_7 = Exercise(
         "microbatches, i.e. {pp} x (1 + ({pp} - 1)/({pp} x {v})), times {activation_gb} GB "
         "= {expected} GB. Plain 1F1B would hold {pp} microbatches. Interleaving buys a "
         "bubble v times smaller with a factor 1 + (p-1)/(p v) more activation memory on the "
-        "first stage (at most 1 + 1/v). The zero-bubble schedule ZB-H1 in the explorer "
-        "shrinks the bubble without that price: it keeps 1F1B's memory."
+        "first stage (at most 1 + 1/v). The formula holds while m v chunk forwards can fill "
+        "that warm-up ({m} x {v} here); with fewer microbatches the warm-up is cut short and "
+        "the peak is lower. The zero-bubble schedule ZB-H1 in the explorer shrinks the bubble "
+        "at 1F1B's peak instead: at most p microbatches in flight on every GPU, counting "
+        "those whose weight-gradient pass W is still waiting."
     ),
     misconceptions=(
         Misconception(lambda p: p["activation_gb"] * p["pp"],

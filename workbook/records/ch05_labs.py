@@ -17,7 +17,8 @@ STUB = '''    # One list per stage, in the order that stage runs its actions:
 
 def _vary_5_8(rng: Any) -> dict[str, Any]:
     """Fresh shapes: four 1F1B cases (m below, at and above p) and two interleaved ones
-    (m a multiple of p, as Megatron-LM requires)."""
+    (m a multiple of p, the grouping older Megatron-LM required; current Megatron-Core
+    also runs other m >= p with larger microbatch groups)."""
     plain = [(rng.randint(2, 5), rng.randint(1, 9), 1) for _ in range(4)]
     interleaved = []
     for _ in range(2):

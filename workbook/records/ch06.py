@@ -12,6 +12,12 @@ from solutions import tensor_parallel as tp
 MEGATRON = "Shoeybi et al. 2019, Megatron-LM (arXiv:1909.08053), §3 and Figure 4"
 GQA = "Ainslie et al. 2023, GQA (arXiv:2305.13245), §2"
 RING = "NCCL tests, doc/PERFORMANCE.md (ring AllReduce: 2(n-1)/n x S per rank)"
+MEGATRON_CORE_GQA = ("NVIDIA Megatron-LM, megatron/core/transformer/attention.py: "
+                     "num_query_groups_per_partition = divide(num_query_groups, tp); TP "
+                     "larger than the K/V heads only since PR #2565 (Dec 2025), by splitting "
+                     "the QKV weights and all-gathering the projected activations")
+NVL72 = ("NVIDIA GB200 NVL72 (2025): 72 Blackwell GPUs in one NVLink domain; HGX/DGX H100: "
+         "8 GPUs, 900 GB/s of NVLink per GPU (450 GB/s per direction)")
 
 
 # -- 6.1 ---------------------------------------------------------------------------------
@@ -32,9 +38,11 @@ EX_6_1 = Exercise(
            "Only the output dimension is divided among the TP GPUs.",
            "The shard is [d, d / TP]."),
     explanation=("Column-parallel keeps all d = {d_model} rows and gives each GPU d / TP = "
-                 "{expected} columns, so each GPU computes its own slice of the output "
-                 "without talking to the others. For attention this is the head split: each "
-                 "GPU gets whole heads."),
+                 "{expected} columns, so in the forward pass each GPU computes its own slice "
+                 "of the output without talking to the others. The backward pass does "
+                 "communicate: every GPU holds a partial gradient of the shared input, and "
+                 "an AllReduce sums them (Megatron's f operator). For attention this is the "
+                 "head split: each GPU gets whole heads."),
     misconceptions=(
         Misconception(lambda p: p["d_model"], "That is the number of rows; a column split "
                       "divides the columns."),
@@ -147,9 +155,33 @@ EX_6_3 = Exercise(
 
 
 # -- 6.4 ---------------------------------------------------------------------------------
+_DIVIDES_6_4 = ("", "With TP <= n_kv_heads the K/V heads split like the query heads: "
+                "n_kv_heads / TP per GPU.",
+                "while TP divides the {n_kv_heads} K/V heads each GPU holds {n_kv_heads} / TP "
+                "of them, as the query heads split. Training frameworks require exactly this "
+                "(Megatron-Core divides the K/V groups by TP)")
+_REPLICATES_6_4 = (" The model is served by an inference engine (vLLM), which copies a K/V "
+                   "head to several GPUs when there are fewer K/V heads than GPUs; count the "
+                   "copy a GPU holds.",
+                   "With TP > n_kv_heads an inference engine such as vLLM replicates each K/V "
+                   "head on TP / n_kv_heads GPUs.",
+                   "TP = {tp} is more than the {n_kv_heads} K/V heads, and a head is not cut in "
+                   "two: vLLM gives each GPU one whole K/V head, replicated on {tp} / "
+                   "{n_kv_heads} GPUs. Training frameworks instead require TP to divide the "
+                   "K/V heads (Megatron-Core until late 2025); newer Megatron-Core splits each "
+                   "K/V head's weights and all-gathers the projected Q, K and V, so no weights "
+                   "are copied")
+
+
+def _scenario_6_4(n_heads: int, n_kv_heads: int, tp_degree: int) -> dict[str, Any]:
+    setting, hint, rule = _REPLICATES_6_4 if tp_degree > n_kv_heads else _DIVIDES_6_4
+    return dict(n_heads=n_heads, n_kv_heads=n_kv_heads, tp=tp_degree, setting=setting,
+                kv_hint=hint, kv_rule=rule.format(tp=tp_degree, n_kv_heads=n_kv_heads))
+
+
 def _vary_6_4(rng: random.Random) -> dict[str, Any]:
     n_heads, n_kv_heads = rng.choice([(32, 8), (64, 8), (128, 8), (48, 4), (96, 8)])
-    return dict(n_heads=n_heads, n_kv_heads=n_kv_heads, tp=rng.choice([2, 4, 8, 16]))
+    return _scenario_6_4(n_heads, n_kv_heads, rng.choice([2, 4, 8, 16]))
 
 
 def _fractional_kv_heads(p: Any) -> float:
@@ -162,23 +194,19 @@ def _fractional_kv_heads(p: Any) -> float:
 EX_6_4 = Exercise(
     id="6.4", chapter=6, category="trace", title="Attention heads per GPU with GQA",
     prompt=("A model uses grouped-query attention with {n_heads} query heads and {n_kv_heads} "
-            "key/value heads. Attention is split over TP = {tp} GPUs by whole heads. How many "
-            "distinct K/V heads does each GPU hold? (If there are fewer K/V heads than GPUs, "
-            "a K/V head is copied to several GPUs; count the copy a GPU holds.)"),
-    params=dict(n_heads=128, n_kv_heads=8, tp=8),  # Llama 3 405B (Table 3)
+            "key/value heads. Attention is split over TP = {tp} GPUs by whole heads.{setting} "
+            "How many distinct K/V heads does each GPU hold?"),
+    params=_scenario_6_4(128, 8, 8),  # Llama 3 405B (Table 3)
     vary=_vary_6_4,
     answer_kind=Numeric(unit="heads", rel_tol=0.0, abs_tol=0.01),
     reference=lambda p: tp.kv_heads_per_gpu(p["n_kv_heads"], p["tp"]),
     hints=("Query heads split as n_heads / TP. Do K/V heads split the same way?",
            "A head is never cut in two: it lives whole on a GPU.",
-           "If TP > n_kv_heads, each K/V head is replicated on TP / n_kv_heads GPUs."),
+           "{kv_hint}"),
     explanation=("Each GPU gets {n_heads} / {tp} query heads. The K/V projections are "
-                 "column-parallel too, so while TP <= {n_kv_heads} each GPU holds "
-                 "{n_kv_heads} / TP K/V heads; once TP exceeds the number of K/V heads, each "
-                 "GPU holds one K/V head and that head is replicated on TP / {n_kv_heads} "
-                 "GPUs. Answer: {expected}. The query heads on a GPU are exactly the ones "
-                 "that share its K/V heads, so the GQA grouping stays local and attention "
-                 "needs no communication."),
+                 "column-parallel too: {kv_rule}. Answer: {expected}. The query heads on a "
+                 "GPU are exactly the ones that share its K/V heads, so the GQA grouping "
+                 "stays local and attention itself needs no communication."),
     misconceptions=(
         Misconception(_fractional_kv_heads, "A K/V head cannot be split "
                       "across GPUs; with more GPUs than K/V heads, each head is replicated."),
@@ -187,15 +215,26 @@ EX_6_4 = Exercise(
         Misconception(lambda p: p["n_heads"] // p["tp"], "That is the number of query heads "
                       "per GPU; the question asks about K/V heads."),
     ),
-    sources=(GQA, MEGATRON, "vLLM QKVParallelLinear (K/V heads replicated when TP > n_kv)"),
+    sources=(GQA, MEGATRON, MEGATRON_CORE_GQA,
+             "vLLM QKVParallelLinear (K/V heads replicated when TP > n_kv)"),
 )
 
 
 # -- 6.5 ---------------------------------------------------------------------------------
+#: H100 NVLink, per direction (900 GB/s per GPU in both directions together)
+H100_NVLINK_GB_PER_S = 450.0
+
+
+def _params_6_5(n_layers: int, allreduce_ms: float, compute_ms: float) -> dict[str, Any]:
+    """The numbers, and the MB a ring AllReduce of that duration sends per GPU on H100."""
+    return dict(n_layers=n_layers, allreduce_ms=allreduce_ms, compute_ms=compute_ms,
+                sent_mb=allreduce_ms * 1e-3 * H100_NVLINK_GB_PER_S * 1e3)
+
+
 def _vary_6_5(rng: random.Random) -> dict[str, Any]:
-    return dict(n_layers=rng.choice([32, 40, 60, 80, 96]),
-                allreduce_ms=rng.choice([0.05, 0.1, 0.15, 0.26, 0.4]),
-                compute_ms=rng.choice([150.0, 200.0, 300.0, 450.0, 600.0]))
+    return _params_6_5(rng.choice([32, 40, 60, 80, 96]),
+                       rng.choice([0.05, 0.1, 0.15, 0.26, 0.4]),
+                       rng.choice([150.0, 200.0, 300.0, 450.0, 600.0]))
 
 
 def _comm_ms(p: Any) -> float:
@@ -205,17 +244,18 @@ def _comm_ms(p: Any) -> float:
 EX_6_5 = Exercise(
     id="6.5", chapter=6, category="derive", title="TP communication overhead",
     prompt=("A model with {n_layers} layers runs with Megatron-style TP inside one NVLink "
-            "node. One TP AllReduce takes {allreduce_ms} ms. The forward plus backward "
+            "domain. One TP AllReduce takes {allreduce_ms} ms. The forward plus backward "
             "compute of one micro-batch takes {compute_ms} ms, and no communication overlaps "
             "it. Count every TP AllReduce of that forward and backward pass. What is the TP "
             "communication time as a percentage of the compute time?"),
-    params=dict(n_layers=80, allreduce_ms=0.26, compute_ms=300.0),
+    params=_params_6_5(80, 0.26, 300.0),
     vary=_vary_6_5,
     answer_kind=Numeric(unit="%", rel_tol=0.005),
     reference=lambda p: tp.tp_comm_overhead_percent(
         tp.tp_allreduces_per_step(p["n_layers"]), p["allreduce_ms"], p["compute_ms"]),
-    notes=("0.26 ms is roughly what the 117 MB per GPU of exercise 6.2 takes at H100 NVLink's "
-           "450 GB/s per direction, before latency."),
+    notes=("{allreduce_ms} ms is what sending {sent_mb:.0f} MB per GPU takes at H100 NVLink's "
+           "450 GB/s per direction, before latency (exercise 6.2's 117 MB take about "
+           "0.26 ms)."),
     hints=("How many AllReduces does one layer need in the forward pass? And in the backward?",
            "Megatron: 2 forward (after attention and after the MLP) + 2 backward = 4 per layer.",
            "Overhead = layers x 4 x time per AllReduce / compute time x 100."),
@@ -223,7 +263,8 @@ EX_6_5 = Exercise(
                  "{compute_ms} ms of compute: {expected} %. Each AllReduce sits between two "
                  "dependent matrix multiplies, so it is on the critical path unless the "
                  "implementation splits the GEMMs to overlap it; this is why TP stays inside "
-                 "the NVLink domain."),
+                 "the NVLink domain: 8 GPUs on an HGX/DGX H100 server, up to 72 on a GB200 "
+                 "NVL72 rack."),
     misconceptions=(
         Misconception(lambda p: 50 * _comm_ms(p) / p["compute_ms"], "That counts the forward "
                       "pass only; the backward pass needs 2 more AllReduces per layer."),
@@ -231,7 +272,7 @@ EX_6_5 = Exercise(
                       "That is a share of the whole step (compute + communication); the "
                       "question asks relative to the compute time."),
     ),
-    sources=(MEGATRON,),
+    sources=(MEGATRON, NVL72),
 )
 
 EXERCISES: tuple[Exercise, ...] = (EX_6_1, EX_6_2, EX_6_3, EX_6_4, EX_6_5)

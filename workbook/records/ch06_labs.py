@@ -34,7 +34,8 @@ EX_6_6 = Exercise(
         "communication after the first matmul.",
         "relu(X A_r) B_r is rank r's share of Y; Y is the sum of the shares.",
     ),
-    explanation=("Column-parallel A needs no communication (relu is elementwise); row-parallel "
+    explanation=("Column-parallel A needs no communication in the forward pass (relu is "
+                 "elementwise; its backward would all-reduce the input gradient); row-parallel "
                  "B leaves partial outputs that one all-reduce sums: Megatron-LM's f and g "
                  "operators. The reference is solutions.simtp.tp_mlp_forward."),
     sources=(MEGATRON, SIMULATOR),
