@@ -264,7 +264,7 @@ def _without_duplicates(problems: list[NotebookResult]) -> list[NotebookResult]:
 
 def release_cost(release: Release) -> int:
     """Time limits a chapter's job may use: one per exercise, one more per function."""
-    return sum(2 if task.function_name else 1 for task in release.tasks)
+    return sum(1 + task.calls for task in release.tasks)
 
 
 def _within(prepared: list[_Prepared], deadline: float, late: list[_Prepared]) -> Iterator[Job]:

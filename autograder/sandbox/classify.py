@@ -22,8 +22,10 @@ from autograder.sandbox.protocol import (
     CellError,
     Job,
     JobResult,
+    JobStatus,
     Limits,
     Outcome,
+    OutcomeKind,
     ProtocolError,
     ValueRequest,
 )
@@ -172,7 +174,7 @@ def report_status(report: Report, limits: Limits) -> tuple[str, str]:
 
 def _complete(job: Job, report: Report, message: str) -> Report:
     """Give every request an outcome: ``unavailable`` where the report has none."""
-    missing = Outcome("unavailable", message=f"not answered: {message or 'no result'}")
+    missing = Outcome(OutcomeKind.UNAVAILABLE, message=f"not answered: {message or 'no result'}")
     for request in job.requests:
         if isinstance(request, ValueRequest):
             report.values.setdefault(request.name, missing)
@@ -198,7 +200,7 @@ def describe_job(job: Job, limits: Limits, seen: Observed) -> JobResult:
     status, message = process_status(seen, limits, problem) or report_status(report, limits)
     report = _complete(job, report, message)
     return JobResult(
-        job_id=job.job_id, status=status, cell_errors=report.cell_errors,
+        job_id=job.job_id, status=JobStatus(status), cell_errors=report.cell_errors,
         values=report.values, calls=report.calls, sources=report.sources,
         stdout_tail=(report.stdout_tail + seen.output_tail)[-TAIL_CHARS:], message=message,
         wall_s=round(seen.wall_s, 4), cpu_s=round(seen.cpu_s, 4),

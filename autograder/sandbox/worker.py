@@ -36,6 +36,7 @@ from autograder.sandbox.classify import Observed, describe_job
 from autograder.sandbox.protocol import (
     Job,
     JobResult,
+    JobStatus,
     Limits,
     ProtocolError,
     unavailable_outcomes,
@@ -249,7 +250,7 @@ def serve_one(line: bytes, scratch_root: str, keep: frozenset[str] | None = None
         job_id = "?"
         if isinstance(message, dict) and isinstance(message.get("job"), dict):
             job_id = str(message["job"].get("job_id", "?"))
-        _reply({"result": JobResult(job_id, "crashed",
+        _reply({"result": JobResult(job_id, JobStatus.CRASHED,
                                     message=f"bad request to the worker: {error}").to_wire()})
         return
     try:

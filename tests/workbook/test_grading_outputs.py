@@ -87,7 +87,7 @@ def test_feedback_pages_per_student_and_chapter(out: Path) -> None:
     assert "<h1>Chapter 0 · Ring AllReduce</h1>" in text
     assert '<span aria-hidden="true">✔</span> Correct</strong> · 1 of 1 point' in text
     assert '<span aria-hidden="true">✘</span> Not yet</strong>' in text
-    assert '<span aria-hidden="true">○</span> Not answered</strong>' in text
+    assert '<span aria-hidden="true">○</span> Not answered yet</strong>' in text
     assert "Points: 1 of 7" in text
 
 

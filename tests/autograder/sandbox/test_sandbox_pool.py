@@ -49,6 +49,7 @@ def test_cells_share_one_namespace_and_values_come_back_plain(pool: WorkerPool) 
     assert math.isnan(result.values["bad"].value)
     assert result.values["np"].kind == "not_plain"
     assert result.values["np"].message == "not plain data: module"
+    assert result.values["np"].type_name == "module"
     assert result.stdout_tail == "done 14000000000.0\n"
 
 
@@ -90,12 +91,13 @@ def test_calls_return_outputs_errors_and_timeouts(pool: WorkerPool) -> None:
     result = pool.run(Job("s4", cells, requests))
     first, second, third = result.calls["ring_bytes"]
     assert first.value == 150.0  # 2 x (4 - 1) / 4 x 100
-    assert (second.kind, second.error_type) == ("raised", "ValueError")
-    assert second.message == "ValueError: n must be at least 1"
+    assert (second.kind, second.type_name) == ("raised", "ValueError")
+    assert second.message == "n must be at least 1"
     assert third.value == 0.0  # 2 x 0 / 1 x 10
     assert result.calls["slow"][0].kind == "timeout"
     assert result.calls["slow"][0].message == "the call took longer than 0.5 s"
-    assert result.calls["leaves"][0].message == "SystemExit: 4"
+    assert (result.calls["leaves"][0].type_name, result.calls["leaves"][0].message) == (
+        "SystemExit", "4")
     assert result.calls["not_a_function"][0].kind == "not_function"
     assert result.calls["absent"][0].kind == "missing"
     assert result.status == "ok"
