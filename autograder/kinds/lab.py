@@ -1,14 +1,20 @@
 """Lab answers: the learner's program runs on a simulated cluster and is graded by its trace.
 
 The learner writes ``function_name`` (a per-rank program, or a function returning a
-schedule). For every case the record's ``cases(params)`` lists, ``job(case)`` describes the
-run as plain data (each rank's data, the cluster's options); ``run_job(program, job)``
-executes it and returns a plain-data log (messages, each rank's result); ``verify(case,
-log)`` re-derives everything from that log and returns a report. The kind knows no lab:
-cases, jobs, running and verifying come from the record (which takes them from
-``solutions``). The halves are separate on purpose: in batch grading the jobs run inside
-the sandbox and only the plain logs come back (:meth:`Lab.grade_logs` grades them in the
-grader's process), so nothing the learner's code counted or patched is believed.
+schedule). The record names the lab (``spec``, "module:NAME" of a
+:class:`solutions.simlab.LabSpec`); the kind knows no lab. Grading never runs the learner's
+code where the simulator, its log or the verifier live:
+
+* the learner's function travels as a bundle (:mod:`solutions.simbundle`: its code and what
+  it uses, as data) to a ranks' process, inside bubblewrap where available, that talks to
+  the simulator only through the rank channel (:mod:`solutions.simchannel`);
+* the simulator and the verifier run in a *trusted* process: in ``workbook check`` and the
+  batch grader that is the grader's own process (the learner's code never ran there); in a
+  learner's kernel (``wb.check``), where the learner's code did run, a fresh interpreter
+  started for the check (:mod:`autograder.kinds.lab_trusted`), so that nothing patched in
+  the kernel changes the verdict;
+* the graded cases are drawn fresh for every grading (:meth:`LabSpec.graded`), from a seed
+  the caller supplies (``grading_seed`` in the params) or a new random one.
 
 The verdict names the first failing case and its first problem (the rank and step, the
 expected and observed message or value) and carries a text picture of the learner's own
@@ -17,17 +23,22 @@ trace; a pass lists what was verified.
 
 from __future__ import annotations
 
+import importlib
+import json
 import numbers
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+import secrets
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
-from autograder.kinds._common import error_text, show
+from autograder.kinds._common import show
 from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict, is_blank
-from autograder.kinds.trip import Ask, AskRun, AskSource, Reason, Reply, RunResult, Unread
-from autograder.timelimit import call_with_time_limit
+from autograder.kinds.trip import Ask, AskRun, AskSource, Reason, Reply, Unread
 
 Case = Mapping[str, Any]
+BUNDLE_ENTRY = "solutions.simbundle:pack_job"   # what the batch grader's sandbox calls
 
 
 class Report(Protocol):
@@ -47,45 +58,101 @@ class Report(Protocol):
 
 
 @dataclass(frozen=True)
+class LabSource:
+    """A learner's file (``workbook check 0.7 my_ring.py``): its text, never run here."""
+
+    source: str
+    filename: str
+
+
+@dataclass(frozen=True)
+class RecordedLogs:
+    """What the batch grader's sandbox returned for the lab's one job: the learner's
+    function packed as a bundle (``{"bundle": ...}``) or why it could not be."""
+
+    logs: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
 class Lab(AnswerKind):
-    """The learner writes ``def function_name signature``; the record supplies ``cases``,
-    ``job``, ``run_job`` and ``verify`` (see the module docstring). ``stub_body`` is the body of the
-    answer cell's starting code; ``time_limit_s`` bounds one case's run."""
+    """The learner writes ``def function_name signature``; ``spec`` ("module:NAME") names
+    the lab. ``stub_body`` is the body of the answer cell's starting code;
+    ``time_limit_s`` bounds one case's run."""
 
     function_name: str
     signature: str
-    cases: Callable[[Params], Sequence[Case]]
-    job: Callable[[Case], Any]
-    run_job: Callable[[Callable[..., Any], Any], Any]
-    verify: Callable[[Case, Any], Report]
+    spec: str
     stub_body: str = "    # your code here\n    return None"
     time_limit_s: float = 10.0
     name: str = "lab"
-    # For batch grading: the modules ``run_job`` needs and its "module:function" name.
-    sandbox_modules: tuple[str, ...] = ()
-    sandbox_entry: str = ""
 
     def grade(
         self, answer: Any, expected: Any, params: Params,
         misconceptions: tuple[tuple[Any, str], ...],
     ) -> Verdict:
+        seed = _seed(params)
+        if isinstance(answer, LabSource):
+            from solutions.simbundle import source_bundle
+            return self.grade_bundle(source_bundle(answer.source, answer.filename,
+                                                   self.function_name), seed)
         if isinstance(answer, RecordedLogs):
-            return self.grade_logs(answer.logs, params)
+            return self._grade_recorded(answer, seed)
         if not callable(answer) or isinstance(answer, (numbers.Number, str, type)):
             return Verdict("invalid", f"Pass your function itself, e.g. check(..., "
                            f"{self.function_name}), without quotes or parentheses; got "
                            f"{show(answer, 30)}.", yours=show(answer))
-        return self._verdict([self._run(answer, case) for case in self.cases(params)])
+        from solutions.simbundle import BundleError, pack
+        try:
+            bundle = pack(answer)
+        except BundleError as error:
+            return Verdict("invalid", f"Your {self.function_name} cannot be run on the "
+                           f"simulated cluster: {error}.", yours=show(answer))
+        return self._grade_elsewhere(bundle, seed)
 
+    def grade_bundle(self, bundle: Any, seed: int) -> Verdict:
+        """Grade a bundle here: this process must be one the learner's code never ran in."""
+        from solutions.simlab import grade_bundle
+        spec = self.lab_spec()
+        reports = grade_bundle(spec, bundle, spec.graded(seed), sandbox_wrap(),
+                               self.time_limit_s)
+        return lab_verdict(self.function_name, spec.evidence, reports, seed)
+
+    def _grade_recorded(self, answer: RecordedLogs, seed: int) -> Verdict:
+        first = answer.logs[0] if answer.logs else None
+        if isinstance(first, dict) and "bundle" in first:
+            return self.grade_bundle(first["bundle"], seed)
+        error = first.get("error") if isinstance(first, dict) else None
+        return Verdict("wrong", f"Your {self.function_name} could not be run: "
+                       f"{str(error or 'the grader received nothing from the notebook')[:300]}.",
+                       yours=f"{self.function_name}: not run")
+
+    def _grade_elsewhere(self, bundle: Any, seed: int) -> Verdict:
+        """Grade in a fresh interpreter (the caller's process ran the learner's code)."""
+        request = {"kind": asdict_kind(self), "bundle": bundle, "seed": seed}
+        budget = self.time_limit_s * (self.lab_spec().n_graded + 2) + 30
+        try:
+            done = subprocess.run([sys.executable, "-I", "-m", "autograder.kinds.lab_trusted"],
+                                  input=json.dumps(request).encode(), capture_output=True,
+                                  timeout=budget, check=False)
+            fields = json.loads(done.stdout.decode() or "null")
+            return Verdict(**{**fields, "details": tuple(fields["details"])})
+        except (subprocess.TimeoutExpired, ValueError, TypeError, KeyError) as error:
+            return Verdict("invalid", f"The lab grader could not run ({type(error).__name__}); "
+                           "try the check again.")
+
+    def lab_spec(self) -> Any:
+        """The lab's :class:`solutions.simlab.LabSpec`, imported from ``spec``."""
+        module, _, name = self.spec.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    # -- the trip through the batch grader's sandbox (autograder.kinds.trip) -----------------
     def requests(self, params: Params, names: CellNames) -> tuple[Ask, ...]:
-        """The learner's function run by ``sandbox_entry`` on every case's job, and its
-        source (to tell the untouched stub)."""
-        return (AskRun(self.function_name, self.sandbox_modules, self.sandbox_entry,
-                       tuple(self.jobs(params))), AskSource(self.function_name))
+        """The sandbox only packs the learner's function (one job), and returns its source
+        (to tell the untouched stub)."""
+        return (AskRun(self.function_name, ("solutions.simbundle",), BUNDLE_ENTRY, ({},)),
+                AskSource(self.function_name))
 
     def collect(self, reply: Reply, params: Params, names: CellNames) -> Any | Unread:
-        """The plain log of every job (a job that failed becomes a log saying so, which the
-        verifier explains)."""
         runs = reply.runs(self.function_name)
         if isinstance(runs, Unread):
             return runs
@@ -93,34 +160,9 @@ class Lab(AnswerKind):
         if source is not None and self.is_stub_source(source):
             return Unread(Reason.UNANSWERED, self.function_name,
                           f"{self.function_name} is still the starting code")
-        return RecordedLogs(tuple(_log_of(run) for run in runs))
-
-    def jobs(self, params: Params) -> list[Any]:
-        """The plain-data job of every case, in order: what a sandbox runs."""
-        return [self.job(case) for case in self.cases(params)]
-
-    def grade_logs(self, logs: Sequence[Any], params: Params) -> Verdict:
-        """Grade one plain log per case (in ``cases(params)`` order), wherever they ran."""
-        cases = list(self.cases(params))
-        return self._verdict([self._verify(case, logs[i] if i < len(logs) else None)
-                              for i, case in enumerate(cases)])
-
-    def _verdict(self, reports: Sequence[Report]) -> Verdict:
-        passed = sum(1 for r in reports if not r.problem)
-        yours = f"{self.function_name}: {passed} of {len(reports)} cases"
-        failed = [r for r in reports if r.problem]
-        if not failed:
-            return Verdict("correct", f"Correct: your {self.function_name} passes all "
-                           f"{len(reports)} cases, checked from its own messages.",
-                           yours=yours, expected=f"{len(reports)} of {len(reports)} cases",
-                           score=1.0, details=tuple(reports[0].checks),
-                           picture=_titled(reports[0]))
-        first = failed[0]
-        details = [f"{passed} of {len(reports)} cases passed."]
-        details += [f"Also case {r.case}: {r.problem}" for r in failed[1:3]]
-        return Verdict("wrong", f"Case {first.case}: {first.problem}", yours=yours,
-                       score=passed / len(reports), details=tuple(details),
-                       picture=_titled(first))
+        return RecordedLogs(tuple(run.value if not run.failure else
+                                  {"error": run.message, "error_type": run.failure}
+                                  for run in runs))
 
     def describe(self) -> str:
         return (f"a Python function, def {self.function_name}{self.signature}, run on the "
@@ -151,6 +193,8 @@ class Lab(AnswerKind):
         return replace(self, time_limit_s=limit_s)
 
     def is_untouched(self, answer: Any) -> bool:
+        if isinstance(answer, LabSource):
+            return False
         return is_blank(answer) or self.is_stub(answer)
 
     def is_stub_source(self, source: str) -> bool:
@@ -171,53 +215,58 @@ class Lab(AnswerKind):
         return (code.co_code, code.co_consts, code.co_names) == (
             stub_code.co_code, stub_code.co_consts, stub_code.co_names)
 
-    # -- helpers ----------------------------------------------------------------------------
-    def _run(self, program: Callable[..., Any], case: Case) -> Report:
-        """Run and verify one case; a time-out or an error escaping the runner fails it."""
-        outcome = call_with_time_limit(self.run_job, (program, self.job(case)),
-                                       self.time_limit_s)
-        if outcome.timed_out:
-            return _Failed(_case_text(case), f"your program did not finish within "
-                           f"{self.time_limit_s:g} s (an endless loop, or a rank that never "
-                           "returns?)")
-        if outcome.error is not None:  # runners report the program's own errors themselves
-            return _Failed(_case_text(case), f"your program raised {error_text(outcome.error)}")
-        return self._verify(case, outcome.value)
 
-    def _verify(self, case: Case, log: Any) -> Report:
-        try:
-            return self.verify(case, log)
-        except Exception as error:  # noqa: BLE001 - a log no verifier expected
-            return _Failed(_case_text(case),
-                           f"the grader could not read this run ({error_text(error)})")
+def asdict_kind(kind: Lab) -> dict[str, Any]:
+    """The plain fields a trusted process needs to rebuild ``kind``."""
+    return {"function_name": kind.function_name, "signature": kind.signature,
+            "spec": kind.spec, "time_limit_s": kind.time_limit_s}
 
 
-@dataclass(frozen=True)
-class RecordedLogs:
-    """The logs a sandbox returned for each job, handed to :meth:`Lab.grade` by the batch
-    grader in place of the learner's function (which never leaves the sandbox)."""
-
-    logs: tuple[Any, ...]
-
-
-@dataclass(frozen=True)
-class _Failed:
-    case: str
-    problem: str
-    checks: tuple[str, ...] = ()
-    picture: str = ""
+def _seed(params: Params) -> int:
+    """The grading's seed: the caller's ``grading_seed``, else a fresh random one."""
+    given = params.get("grading_seed") if isinstance(params, Mapping) else None
+    if isinstance(given, int) and not isinstance(given, bool):
+        return given
+    return secrets.randbelow(1 << 31)
 
 
-def _log_of(run: RunResult) -> Any:
-    if not run.failure:
-        return run.value
-    error_type = "timeout" if run.failure in ("timeout", "skipped") else "program"
-    return {"error": run.message, "error_type": error_type}
+def sandbox_wrap() -> Any:
+    """Wrap the ranks' process in bubblewrap where it works here (None: run it plainly)."""
+    from autograder.sandbox import bwrap
+    from solutions.simchannel import BOOT
+
+    if bwrap.unavailable_reason():
+        return None
+
+    def wrap(python: str, code_dir: str) -> list[str]:
+        return [*bwrap.command(python, code_dir), "-I", "-c",
+                BOOT.format(code=bwrap.SANDBOX_CODE)]
+    return wrap
 
 
-def _case_text(case: Case) -> str:
-    return ", ".join(f"{key}={show(value, 20)}" for key, value in case.items()
-                     if key != "seed")
+def lab_verdict(function_name: str, evidence: str, reports: Sequence[Report],
+                seed: int) -> Verdict:
+    """The verdict on one grading's reports (the cases drawn from ``seed``)."""
+    passed = sum(1 for r in reports if not r.problem)
+    yours = f"{function_name}: {passed} of {len(reports)} cases"
+    failed = [r for r in reports if r.problem]
+    drawn = f"cases drawn for this check (seed {seed})"
+    if not failed:
+        return Verdict("correct", f"Correct: your {function_name} passes all {len(reports)} "
+                       f"{drawn}, checked from {evidence}.",
+                       yours=yours, expected=f"{len(reports)} of {len(reports)} cases",
+                       score=1.0, details=tuple(reports[0].checks),
+                       picture=_titled(reports[0]))
+    first = failed[0]
+    details = [f"{passed} of {len(reports)} {drawn} passed."]
+    details += [f"Also case {r.case}: {r.problem}" for r in failed[1:3]]
+    return Verdict("wrong", f"Case {first.case}: {first.problem}", yours=yours,
+                   score=0.0, details=tuple(details), picture=_titled(first))
+
+
+def verdict_fields(verdict: Verdict) -> dict[str, Any]:
+    """A verdict as JSON-ready fields (what a trusted process prints)."""
+    return asdict(verdict)
 
 
 def _titled(report: Report) -> str:
