@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -90,6 +90,7 @@ class Classmates:
 
     seeds: Mapping[str, str]                      # student id -> seed
     _by_seed: dict[str, str] = field(default_factory=dict, repr=False)
+    _fitting: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._by_seed = {seed: student for student, seed in self.seeds.items()}
@@ -100,19 +101,29 @@ class Classmates:
 
     def whose_answer(self, record: Exercise, student: str, answer: Any) -> str:
         """Another student for whose numbers ``answer`` is right but not for ``student``'s
-        ("" when there is none, or when the exercise's answer is not a number-bound value)."""
+        ("" when there is none, or when the exercise's answer is not a number-bound value).
+        Who an answer fits is worked out once per distinct answer, so a class handing in
+        the same wrong answer costs one pass over the class, not one per student."""
         if not carries_numbers(record) or student not in self.seeds:
             return ""
         mine = personalised(record, self.seeds[student]).expected()
-        for other in self._others(student):
-            theirs = personalised(record, self.seeds[other])
-            expected = theirs.expected()
-            if same_answer(expected, mine):
-                continue  # the same numbers: copying cannot be told from solving
-            verdict = theirs.answer_kind.grade(answer, expected, theirs.params, ())
-            if verdict.passed:
+        for other in self._fits(record, answer):
+            if other != student and not same_answer(
+                    personalised(record, self.seeds[other]).expected(), mine):
                 return other
         return ""
 
-    def _others(self, student: str) -> Iterable[str]:
-        return (s for s in sorted(self.seeds) if s != student)
+    def _fits(self, record: Exercise, answer: Any) -> tuple[str, ...]:
+        """Every student for whose numbers ``answer`` is right."""
+        text = repr(answer) if isinstance(answer, (int, float, str, list, tuple, dict)) else ""
+        key = (record.id, text) if 0 < len(text) <= 2000 else None
+        if key is not None and key in self._fitting:
+            return self._fitting[key]
+        fits = []
+        for other in sorted(self.seeds):
+            theirs = personalised(record, self.seeds[other])
+            if theirs.answer_kind.grade(answer, theirs.expected(), theirs.params, ()).passed:
+                fits.append(other)
+        if key is not None:
+            self._fitting[key] = tuple(fits)
+        return tuple(fits)

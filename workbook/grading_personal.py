@@ -33,7 +33,7 @@ from autograder.grading.model import (
 )
 from autograder.grading.read import Notebook
 from autograder.kinds.base import Params, Verdict
-from autograder.personal import Classmates, personalised, student_seed
+from autograder.personal import Classmates, carries_numbers, personalised, student_seed
 from workbook.notebook_cells import prompt_markdown
 from workbook.records import printed
 from workbook.release import NUMBERS_ROLE, numbers_cell_id, numbers_source
@@ -52,7 +52,7 @@ class _Watched(Exercise):
     watcher: Personaliser | None = None
 
     def grade(self, answer: Any, params: Params | None = None) -> Verdict:
-        verdict = super().grade(answer, params)
+        verdict = self._with_numbers(super().grade(answer, params), params)
         if verdict.passed or params is not None or self.watcher is None or self.base is None:
             return verdict
         who = self.watcher.classmates.whose_answer(self.base, self.student, answer)
@@ -60,6 +60,15 @@ class _Watched(Exercise):
             return verdict
         self.watcher.copied[(self.student, self.id)] = who
         return dataclasses.replace(verdict, message=f"{verdict.message} {COPIED_NOTE}")
+
+
+    def _with_numbers(self, verdict: Verdict, params: Params | None) -> Verdict:
+        """The verdict with the numbers it was graded in, for the student's feedback page."""
+        if params is not None or not self.params or not carries_numbers(self):
+            return verdict
+        shown = ", ".join(f"{name} = {value}" for name, value in self.params.items())
+        return dataclasses.replace(verdict, details=(*verdict.details,
+                                                     f"Graded in your numbers: {shown}."))
 
 
 @dataclass
