@@ -44,7 +44,7 @@ import numpy as np
 from solutions import simwire
 from solutions.simverify import Log, Sent
 
-HOST_MODULES = ("simwire", "simbundle", "simcollectives", "simhost")
+HOST_MODULES = ("simwire", "simbundle", "simhost")  # and simcollectives where labs allow it
 BOOT = ("import sys; sys.path.insert(0, {code!r}); sys.dont_write_bytecode = True; "
         "from solutions import simhost; simhost.main()")
 Wrap = Callable[[str, str], list[str]]   # (python, staged code folder) -> the command
@@ -63,15 +63,16 @@ class RunFailure:
 
 
 @cache
-def stage_host_code() -> str:
+def stage_host_code(collectives: bool = True) -> str:
     """A private folder holding copies of the modules the ranks' process needs, as a
-    ``solutions`` package of five files: nothing else of the project."""
+    ``solutions`` package of a few files: nothing else of the project (and no ring
+    collectives for a lab that asks the learner to write them)."""
     stage = Path(tempfile.mkdtemp(prefix="wb-ranks-"))
     package = stage / "solutions"
     package.mkdir()
     (package / "__init__.py").write_text("")
     here = Path(__file__).parent
-    for name in HOST_MODULES:
+    for name in HOST_MODULES + (("simcollectives",) if collectives else ()):
         shutil.copyfile(here / f"{name}.py", package / f"{name}.py")
     for path in stage.rglob("*"):
         path.chmod(0o755 if path.is_dir() else 0o644)
@@ -137,9 +138,9 @@ class Host:
 
 
 def start_host(bundle: Any, wrap: Wrap | None = None, time_limit_s: float = 10.0,
-               ) -> Host | RunFailure:
+               collectives: bool = True) -> Host | RunFailure:
     """Start a ranks' process and load the learner's function into it."""
-    host = Host((wrap or plain_command)(sys.executable, stage_host_code()))
+    host = Host((wrap or plain_command)(sys.executable, stage_host_code(collectives)))
     host.reader.deadline = time.monotonic() + max(time_limit_s, 5.0)
     try:
         host.send({"op": "load", "bundle": bundle})

@@ -93,8 +93,12 @@ def grade_bundle(spec: LabSpec, bundle: Any, cases: Sequence[Case],
     reports: list[Report] = []
     host: simchannel.Host | RunFailure | None = None
     for case in cases:
+        if reports and "was stopped" in reports[-1].problem or isinstance(host, RunFailure):
+            reports.append(Report(spec.describe(case), "not run, after an earlier case was "
+                                  "stopped or could not start"))
+            continue
         if host is None:
-            host = simchannel.start_host(bundle, wrap, time_limit_s)
+            host = simchannel.start_host(bundle, wrap, time_limit_s, spec.collectives)
         if isinstance(host, RunFailure):
             reports.append(Report(spec.describe(case), failure_text(host)))
             continue

@@ -33,6 +33,7 @@ MAX_FRAME_ARRAY_BYTES = 256 << 20   # one frame's arrays together
 MAX_ARRAYS = 4096                   # arrays in one frame
 MAX_DIMS = 8
 MAX_DEPTH = 32                      # nesting of a JSON tree
+VALUE_DEPTH = MAX_DEPTH - 8         # nesting of a value inside a frame (headers add some)
 MAX_NODES = 200_000                 # values in a JSON tree
 
 
@@ -59,9 +60,11 @@ def to_tree(value: Any, arrays: list[np.ndarray], depth: int = 0) -> Any:
         return {"@array": len(arrays) - 1}
     if isinstance(value, np.generic):
         return to_tree(value.item(), arrays, depth)
-    if depth < MAX_DEPTH and isinstance(value, (list, tuple)):
+    if depth < VALUE_DEPTH and isinstance(value, (list, tuple)):
+        if len(value) > MAX_NODES // 4:
+            return f"<{type(value).__name__} of {len(value)} items>"
         return [to_tree(v, arrays, depth + 1) for v in value]
-    if depth < MAX_DEPTH and isinstance(value, dict):
+    if depth < VALUE_DEPTH and isinstance(value, dict):
         return {str(k): to_tree(v, arrays, depth + 1) for k, v in value.items()}
     try:
         return f"<{type(value).__name__}: {repr(value)[:80]}>"
