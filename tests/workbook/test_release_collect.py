@@ -1,0 +1,181 @@
+"""Collecting what students hand in: every layout, every entry accounted for, lateness,
+feedback folders that never meet, a gradebook that is replaced whole, and only the
+chapters graded are loaded."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from autograder.grading.discover import Options, detect, discover, parse_time
+from autograder.grading.feedback import folder_names, safe_folder
+from autograder.grading.swap import replace_problem, swap_in
+from workbook import grading
+
+DUE = datetime(2026, 3, 1, 18, 0, tzinfo=timezone.utc)
+
+
+def touch(root: Path, rel: str, text: str = "{}") -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_every_entry_is_a_row_or_ignored_with_a_reason(tmp_path: Path) -> None:
+    for rel in (".ada/ch00.ipynb", "__pycache__/ch00.ipynb", ".git/config",
+                "bob/ch00.ipynb", "bob/.ipynb_checkpoints/ch00-checkpoint.ipynb",
+                "bob/._ch00.ipynb", "bob/.DS_Store", "__MACOSX/x", "notes.txt"):
+        touch(tmp_path, rel)
+    found = discover(tmp_path)
+    assert sorted(f.student for f in found.found) == [".ada", "__pycache__", "bob"]
+    assert found.reasons == {
+        ".git/": "a folder without any notebook",
+        "__MACOSX/": "macOS archive metadata, not a submission",
+        "bob/.DS_Store": "macOS folder metadata, not a submission",
+        "bob/.ipynb_checkpoints/": "Jupyter's autosave copies (the notebook itself is graded)",
+        "bob/._ch00.ipynb": "a macOS resource-fork copy (AppleDouble), not a notebook",
+        "notes.txt": "not a notebook (.ipynb)"}
+    assert sorted(found.ignored) == sorted(found.reasons)
+
+
+def test_nbgrader_timestamps_make_lateness(tmp_path: Path) -> None:
+    touch(tmp_path, "ann/ch00/ch00.ipynb")
+    touch(tmp_path, "ann/ch00/timestamp.txt", "2026-03-01 17:59:59.999999 UTC")
+    touch(tmp_path, "ben/ch00/ch00.ipynb")
+    touch(tmp_path, "ben/ch00/timestamp.txt", "2026-03-01 18:00:01 UTC")
+    touch(tmp_path, "cat/ch00.ipynb")  # handed in by hand: no time known
+    found = {f.student: f for f in discover(tmp_path, Options(due=DUE)).found}
+    assert (found["ann"].late, found["ben"].late, found["cat"].late) == (False, True, None)
+    assert found["ben"].submitted_at == "2026-03-01T18:00:01+00:00"
+    assert not discover(tmp_path).ignored  # timestamp.txt is read, not a stray file
+
+
+@pytest.mark.parametrize("text, want", [
+    ("2026-03-01 18:00:00.5 UTC", datetime(2026, 3, 1, 18, 0, 0, 500000, tzinfo=timezone.utc)),
+    ("2026-03-01T19:00:00+01:00", datetime(2026, 3, 1, 18, 0, tzinfo=timezone.utc)),
+    ("2026-03-01T18:00Z", datetime(2026, 3, 1, 18, 0, tzinfo=timezone.utc)),
+    ("yesterday", None),
+])
+def test_times_are_read_as_utc(text: str, want: datetime | None) -> None:
+    assert parse_time(text) == want
+
+
+def test_a_canvas_export_maps_user_ids_to_the_roster(tmp_path: Path) -> None:
+    touch(tmp_path, "lovelaceada_501_9001_ch00_ring_allreduce.ipynb")
+    touch(tmp_path, "turingalan_LATE_502_9002_ch00_ring_allreduce-1.ipynb")
+    touch(tmp_path, "hopper_503_9003_notes.txt")
+    touch(tmp_path, "readme.txt")
+    assert detect(tmp_path) == "canvas"
+    found = discover(tmp_path, Options(students={"501": "s1", "502": "s2"}))
+    assert [(f.student, f.late) for f in found.found] == [("s1", False), ("s2", True)]
+    assert found.reasons == {"hopper_503_9003_notes.txt": "not a notebook (.ipynb)",
+                             "readme.txt": "its name is not a canvas export name"}
+
+
+def test_a_student_not_on_the_roster_keeps_their_lms_id(tmp_path: Path) -> None:
+    touch(tmp_path, "someone_777_1_ch00.ipynb")
+    assert [f.student for f in discover(tmp_path).found] == ["canvas-777"]
+
+
+def test_a_moodle_export_flat_or_in_folders(tmp_path: Path) -> None:
+    touch(tmp_path, "flat/Ada Lovelace_877_assignsubmission_file_ch00.ipynb")
+    touch(tmp_path, "flat/Ada Lovelace_877_assignsubmission_onlinetext_onlinetext.html")
+    touch(tmp_path, "dirs/Alan Turing_878_assignsubmission_file_/ch00.ipynb")
+    touch(tmp_path, "dirs/Alan Turing_878_assignsubmission_file_/notes.txt")
+    for folder in ("flat", "dirs"):
+        assert detect(tmp_path / folder) == "moodle"
+    flat = discover(tmp_path / "flat", Options(students={"877": "s1"}))
+    assert [f.student for f in flat.found] == ["s1"]
+    assert list(flat.reasons.values()) == ["a Moodle onlinetext submission, not a file"]
+    dirs = discover(tmp_path / "dirs")
+    assert [(f.student, f.rel) for f in dirs.found] == [
+        ("moodle-878", "Alan Turing_878_assignsubmission_file_/ch00.ipynb")]
+    assert list(dirs.reasons) == ["Alan Turing_878_assignsubmission_file_/notes.txt"]
+
+
+def test_feedback_folders_never_meet_a_students_name() -> None:
+    """The victim 'bob' shares a name up to case with 'BOB'; 'a b' cleans to a name a
+    student could have chosen. Each page goes to the folder of its own student, and no
+    folder given out is another student's plain name."""
+    tricky = safe_folder("a b")
+    students = ["bob", "BOB", "bob~2", "a b", tricky, "x/../y"]
+    names = folder_names(students)
+    assert len(set(n.lower() for n in names.values())) == len(students)
+    plain = {s for s in students if safe_folder(s) == s}
+    for student, folder in names.items():
+        assert folder == student or folder.lower() not in {p.lower() for p in plain}
+        assert "/" not in folder and folder not in (".", "..")
+    assert names[tricky] == tricky and names["a b"] != tricky
+
+
+def test_the_output_folder_is_replaced_whole_or_refused(tmp_path: Path) -> None:
+    out = tmp_path / "grades"
+    assert replace_problem(out) == ""
+    out.mkdir()
+    (out / "grades.csv").write_text("old")
+    (out / "feedback").mkdir()
+    (out / "feedback" / "stale.html").write_text("old")
+    assert replace_problem(out) == ""
+    new = tmp_path / "new"
+    new.mkdir()
+    (new / "grades.csv").write_text("new")
+    swap_in(new, out)
+    assert [p.name for p in out.iterdir()] == ["grades.csv"]
+    assert (out / "grades.csv").read_text() == "new" and not new.exists()
+    (out / "thesis.tex").write_text("mine")
+    assert "holds files that are not a gradebook (thesis.tex)" in replace_problem(out)
+    assert "not a folder" in replace_problem(out / "thesis.tex")
+
+
+def test_grade_refuses_an_out_folder_it_would_destroy(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    touch(tmp_path, "in/ann/ch00.ipynb")
+    touch(tmp_path, "home/thesis.tex", "years of work")
+    status = grading.grade_cli(str(tmp_path / "in"), str(tmp_path / "home"), workers=1)
+    assert status == 2 and "not a gradebook" in capsys.readouterr().err
+    assert (tmp_path / "home" / "thesis.tex").read_text() == "years of work"
+
+
+def test_grading_one_chapter_loads_only_that_chapters_release(tmp_path: Path) -> None:
+    notebook = json.loads(grading.learner_path(grading.CHAPTERS[3]).read_text())
+    touch(tmp_path, "in/ann/ch03_nbgrader_folder/lr.ipynb", json.dumps(notebook))
+    touch(tmp_path, "in/ann/ch03_nbgrader_folder/timestamp.txt", "2026-01-01 00:00:00")
+    releases = grading.Releases()
+    settings = grading.settings(1, 5.0, tmp_path / "in", tmp_path / "out")
+    batch = grading.grade_folder(tmp_path / "in", releases, settings)
+    assert [nb.chapter for nb in batch.notebooks] == [3]
+    assert releases.loaded == (3,)
+
+
+def test_grading_a_forged_seed_uses_the_submitters_numbers(tmp_path: Path) -> None:
+    """A notebook whose numbers cell names a seed of its own making, answered right for
+    it, earns nothing: the grader recomputes the submitter's numbers from the secret."""
+    from autograder.grading.fill import fill_answers
+    from autograder.personal import personalised, student_seed
+    from workbook.records import printed
+    from workbook.release import personal_notebook
+
+    secret = b"0123456789abcdef0123456789abcdef"
+    forged = "f" * 32
+    notebook = personal_notebook(grading.CHAPTERS[0], "s1", forged)
+    mine = personalised(printed("0.2"), student_seed(secret, "s1")).expected()
+    fake = personalised(printed("0.2"), forged).expected()
+    assert mine != fake
+    touch(tmp_path, "in/s1/ch00.ipynb",
+          json.dumps(fill_answers(notebook, {"0.2": f"answer_0_2 = {fake!r}"})))
+    key = tmp_path / "course.key"
+    key.write_bytes(secret)
+    os.chmod(key, 0o600)
+    assert grading.grade_cli(str(tmp_path / "in"), str(tmp_path / "out"), workers=1,
+                             secret_file=str(key)) == 0
+    rows = json.loads((tmp_path / "out" / "grades.json").read_text())["notebooks"][0]
+    row = next(e for e in rows["exercises"] if e["exercise_id"] == "0.2")
+    assert (row["status"], row["points"]) == ("wrong", 0)
+    assert any("carries another student's numbers" in n for n in rows["notes"])
+    students = json.loads((tmp_path / "out" / "grades.json").read_text())["students"]
+    assert "a student outside this class" in students[0]["integrity"]
