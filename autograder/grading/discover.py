@@ -214,7 +214,7 @@ def _student(root: Path, folder: Path, options: Options, out: Discovery) -> None
         out.ignore(stray.relative_to(root).as_posix() + ("/" if _is_dir(stray) else ""),
                    _stray_reason(stray))
     if len(out.found) == before and len(out.missing) == reported:
-        shown = [s.name for s in strays[:5]]
+        shown = [s.relative_to(root).as_posix() for s in strays[:5]]
         seen = f" (found only: {', '.join(shown)})" if shown else ""
         out.missing.append(Missing(student, f"{student}/", f"{student}/: no notebook "
                                    f"(.ipynb) in this student's folder{seen}"))
