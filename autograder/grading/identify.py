@@ -59,10 +59,10 @@ def implied_chapter(assignment: str, releases: Mapping[int, Release]) -> int | N
     or None when the name says nothing."""
     if not assignment:
         return None
+    match = _CHAPTER_IN_NAME.match(assignment)  # first: it needs no release loaded
+    if match and int(match.group(1)) in releases:
+        return int(match.group(1))
     for number, release in releases.items():
         if assignment == release.stem:
             return number
-    match = _CHAPTER_IN_NAME.match(assignment)
-    if match and int(match.group(1)) in releases:
-        return int(match.group(1))
     return None

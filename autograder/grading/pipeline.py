@@ -55,6 +55,9 @@ ISOLATION_TEXT = {
 }
 
 
+Personalise = Callable[[str, Notebook, Release], tuple[Release, tuple[str, ...]]]
+
+
 @dataclass(frozen=True)
 class GradingSettings:
     """How to grade. ``protected`` are folders learner code may not read (the reference and
@@ -70,6 +73,9 @@ class GradingSettings:
     output_bytes: int = 1_000_000
     sandbox: str = "bubblewrap"            # "none" only with --unsafe-no-sandbox
     batch_budget_s: float | None = None    # stop starting jobs after this long
+    # Per-student numbers: (student, notebook, chapter release) -> that student's release
+    # and notes about the file (whose numbers it carries); None grades the printed numbers.
+    personalise: Personalise | None = None
 
     def limits(self, cost: int) -> Limits:
         """Sandbox limits: ``timeout_s`` per cell and per call; the whole job gets one
@@ -114,13 +120,17 @@ def _prepare(found: Found, index: int, releases: Mapping[int, Release], names: N
              settings: GradingSettings) -> _Prepared:
     notebook = read_notebook(found.path)
     release = identify(notebook, releases)
+    personal_notes: tuple[str, ...] = ()
+    if settings.personalise is not None:
+        release, personal_notes = settings.personalise(found.student, notebook, release)
     match = match_cells(notebook, release)
     runs = [CodeCell(i, match.answer_of(i), notebook.cells[i].source) for i in match.executed()]
     scan = scan_cells(runs, settings.reference)
     findings = compare_release(notebook, release, match) + list(scan.findings)
     plan = plan_job(str(index), notebook, release, match, names, settings.protected,
                     enforce=settings.sandbox == "none")
-    prepared = _Prepared(found, notebook, release, match, scan, findings, plan)
+    prepared = _Prepared(found, notebook, release, match, scan, findings, plan,
+                         list(personal_notes))
     implied = implied_chapter(found.assignment, releases)
     if implied is not None and implied != release.chapter:
         prepared.notes.append(f"This notebook is chapter {release.chapter} (from its "
@@ -304,10 +314,12 @@ def _run(prepared: list[_Prepared], settings: GradingSettings,
 
 
 def grade_folder(folder: Path, releases: Mapping[int, Release], settings: GradingSettings,
-                 progress: Callable[[int], StatusBar] | None = None) -> Batch:
-    """Grade every notebook under ``folder``. ``progress(total)`` makes the progress display."""
+                 progress: Callable[[int], StatusBar] | None = None,
+                 discovery: Discovery | None = None) -> Batch:
+    """Grade every notebook under ``folder`` (or those ``discovery`` found there).
+    ``progress(total)`` makes the progress display."""
     started = time.monotonic()
-    discovery = discover(folder)
+    discovery = discover(folder) if discovery is None else discovery
     bar = progress(len(discovery.found)) if progress is not None else None
     names = Names()
     prepared, problems = _prepare_all(discovery, releases, names, settings, bar)
