@@ -128,6 +128,12 @@ def _full(rank):
 
 _VISIBLE_58 = {(4, 8, 1), (3, 3, 1), (4, 2, 1), (2, 5, 1), (2, 4, 2), (4, 8, 2), (3, 6, 3)}
 
+# The library's own ring, imported instead of written: refused where the ranks run (the
+# reference library is not there) when a file is checked or a class graded; a function
+# from a learner's kernel travels with what it uses, library code included, so there the
+# import is no different from copying the library's source.
+KERNEL_ONLY_PASSES = {"ring-borrowed-library"}
+
 CHEATS: dict[str, tuple[str, str, str]] = {
     # -- the ring (0.7) -------------------------------------------------------------------
     "ring-stash": ("0.7", '''
@@ -415,7 +421,7 @@ def pipeline_schedule(pp, m, v):
     for _ in range(100000):
         deep = [deep]
     return deep
-''', "is not (phase, microbatch)"),
+''', "is not (phase"),
     "pipe-gpipe": ("5.8", '''
 def pipeline_schedule(pp, m, v):
     return [[("F", c, j) if v > 1 else ("F", j) for c in range(v) for j in range(m)]

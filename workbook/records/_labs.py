@@ -8,25 +8,21 @@ trusted process can import it afresh.
 from __future__ import annotations
 
 import random
+from types import ModuleType
 from typing import Any
 
 from autograder.kinds import Lab
-from solutions.simlab import LabSpec
 
 LAB_TAG = "lab"
 SIMULATOR = ("The simulated cluster (solutions/simchannel.py): alpha-beta link model after "
              "Thakur, Rabenseifner & Gropp, IJHPCA 19(1), 2005")
 
 
-def lab_kind(spec: LabSpec, signature: str, stub_body: str) -> Lab:
-    """The answer kind for ``spec`` (the ``SPEC`` of its lab module): the learner writes
-    ``spec.name`` with ``signature``."""
-    module = spec.verify.__module__
-    spec_ref = f"{module}:SPEC"
-    if getattr(__import__(module, fromlist=["SPEC"]), "SPEC", None) is not spec:
-        raise ValueError(f"{spec_ref} does not name the lab it is given")
-    return Lab(function_name=spec.name, signature=signature, spec=spec_ref,
-               stub_body=stub_body)
+def lab_kind(lab: ModuleType, signature: str, stub_body: str) -> Lab:
+    """The answer kind for the lab module ``lab`` (its ``SPEC``): the learner writes
+    ``SPEC.name`` with ``signature``."""
+    return Lab(function_name=lab.SPEC.name, signature=signature,
+               spec=f"{lab.__name__}:SPEC", stub_body=stub_body)
 
 
 def seed_variant(rng: random.Random) -> dict[str, Any]:
