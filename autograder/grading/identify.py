@@ -24,7 +24,7 @@ def identify(notebook: Notebook, releases: Mapping[int, Release]) -> Release:
     chapter = meta.get("chapter")
     # nbgrader's student version keeps the instructor notebook's metadata but has its
     # solution regions replaced; only a notebook that still holds them is refused.
-    if any(has_solution(cell.source) for cell in notebook.cells):
+    if any(cell.cell_type == "code" and has_solution(cell.source) for cell in notebook.cells):
         raise Unreadable(f"this is the instructor version of chapter {chapter} (it holds the "
                          "solutions), not a learner's notebook")
     if type(chapter) is int and chapter in releases:

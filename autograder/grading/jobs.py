@@ -30,7 +30,9 @@ from autograder.grading.read import Notebook
 from autograder.kinds.trip import Ask, AskCalls, AskRun, AskValue
 from autograder.sandbox import CallRequest, Job, Request, SourceRequest, ValueRequest
 
-_MAGIC = re.compile(r"^(\s*)[%!].*$", re.MULTILINE)
+# A line starting (after spaces or tabs) with % or !: linear time, since neither the
+# indentation nor the rest of the line can cross a newline.
+_MAGIC = re.compile(r"^([ \t]*)[%!][^\n]*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)

@@ -116,7 +116,11 @@ def _hide(hidden: Iterable[str], roots: Iterable[str]) -> list[str]:
 # unprivileged ``nobody`` (whose processes the kernel's per-user process limit counts;
 # inside a user namespace mapped to root they would count as root's and be exempt).
 ROOT_CAPABILITIES = ("CAP_SETUID", "CAP_SETGID", "CAP_CHOWN", "CAP_FOWNER",
-                     "CAP_DAC_OVERRIDE", "CAP_KILL")
+                     "CAP_DAC_OVERRIDE", "CAP_KILL", "CAP_SYS_ADMIN")
+# Either way the worker keeps CAP_SYS_ADMIN (in its own user namespace when not root) to give
+# each job its own IPC and mount namespaces (autograder.sandbox.world); the job process
+# drops every capability before learner code runs, and a seccomp filter then refuses it
+# any new namespace.
 
 
 @cache
@@ -140,7 +144,7 @@ def _namespaces() -> list[str]:
         return [*common, "--cap-drop", "ALL", *caps]
     # Not root: a user namespace (the grader's own uid inside), no nested ones.
     nested = ["--disable-userns"] if supports("--disable-userns") else []
-    return [*common, "--unshare-user", *nested]
+    return [*common, "--unshare-user", *nested, "--cap-add", "CAP_SYS_ADMIN"]
 
 
 def command(python: str, code_dir: str, hidden: Iterable[str] = (),

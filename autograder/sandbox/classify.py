@@ -11,7 +11,6 @@ normally. Whatever valid answers the report holds are kept even when the status 
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from autograder.sandbox.protocol import (
     OutcomeKind,
     ProtocolError,
     ValueRequest,
+    read_wire,
 )
 from autograder.sandbox.runner import (
     EXIT_INTERNAL,
@@ -88,7 +88,7 @@ def report_text(data: bytes) -> bytes:
 
 def read_report(text: bytes) -> Report:
     """Parse and validate a report; raises ProtocolError (or ValueError) if malformed."""
-    tree = json.loads(text.decode("ascii"), parse_constant=_reject_constant)
+    tree = read_wire(text.decode("ascii"))
     if type(tree) is not dict:
         raise ProtocolError("the report must be a JSON object")
     calls = {str(name): tuple(Outcome.from_wire(o) for o in _listed(outcomes))
@@ -195,7 +195,7 @@ def describe_job(job: Job, limits: Limits, seen: Observed) -> JobResult:
     if report_text(seen.report):
         try:
             report = read_report(report_text(seen.report))
-        except (ValueError, RecursionError) as error:  # ProtocolError is a ValueError
+        except (ValueError, RecursionError, MemoryError) as error:  # ProtocolError: a ValueError
             problem = str(error)[:200]
     status, message = process_status(seen, limits, problem) or report_status(report, limits)
     report = _complete(job, report, message)

@@ -38,7 +38,7 @@ from typing import IO, Any
 
 from autograder.sandbox import bwrap
 from autograder.sandbox.limits import Isolation
-from autograder.sandbox.protocol import Job, JobResult, Limits, ProtocolError, unavailable_outcomes
+from autograder.sandbox.protocol import Job, JobResult, Limits, read_wire, unavailable_outcomes
 
 # The project root (the directory holding the ``autograder`` package), put on the worker's
 # sys.path explicitly because ``-I`` ignores PYTHONPATH and the current directory.
@@ -51,6 +51,7 @@ WORKER_ENV = {
     "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
 }
 GRACE_S = 10.0  # beyond wall_s, for the worker to clean up and reply
+MAX_REPLY_BYTES = 256 * 1024 * 1024  # one reply line; the worker bounds reports far below
 SANDBOXES = ("bubblewrap", "none")
 
 
@@ -112,9 +113,11 @@ class _Worker:
         return self.take_line()
 
     def read_more(self) -> bool:
+        """Read what the worker sent; False at end of file or when a reply outgrows
+        :data:`MAX_REPLY_BYTES` (then the worker is treated as dead)."""
         chunk = os.read(self.fileno(), 1 << 16)
         self.buffer += chunk
-        return bool(chunk)
+        return bool(chunk) and len(self.buffer) <= MAX_REPLY_BYTES
 
     def take_line(self) -> bytes | None:
         line, newline, rest = bytes(self.buffer).partition(b"\n")
@@ -293,9 +296,10 @@ class WorkerPool:
 
     def _parse(self, worker: _Worker, job: Job, line: bytes) -> JobResult:
         try:
-            result = JobResult.from_wire(json.loads(line)["result"])
-        except (ValueError, KeyError, TypeError, ProtocolError) as error:
-            return self._failure(worker, job, f"unreadable reply from the worker: {error}")
+            result = JobResult.from_wire(read_wire(line)["result"])
+        except Exception as error:  # noqa: BLE001 - whatever the reply holds, one job's row
+            return self._failure(worker, job, "unreadable reply from the worker: "
+                                              f"{type(error).__name__}: {str(error)[:200]}")
         if result.job_id != job.job_id:
             return self._failure(worker, job, "the worker answered for another job")
         return result

@@ -16,6 +16,7 @@ sends, which is untrusted.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -54,6 +55,11 @@ class OutcomeKind(str, Enum):
 OUTCOME_KINDS: tuple[str, ...] = tuple(kind.value for kind in OutcomeKind)
 
 FLOAT_TAG = "$float"
+# Bounds on any tree read from the wire, checked without recursion before it is decoded:
+# learner values are at most 64 levels deep (autograder.sandbox.plain), plus the levels of
+# the result around them; a tree deeper or larger than this was forged.
+MAX_WIRE_DEPTH = 100
+MAX_WIRE_NODES = 4_000_000
 
 
 class ProtocolError(ValueError):
@@ -88,6 +94,38 @@ def encode_tree(value: Any) -> Any:
 
 def escape_key(key: str) -> str:
     return "$" + key if key.startswith("$") else key
+
+
+def check_bounds(tree: Any, max_depth: int = MAX_WIRE_DEPTH,
+                 max_nodes: int = MAX_WIRE_NODES) -> None:
+    """Raise ProtocolError when ``tree`` is nested deeper than ``max_depth`` or has more
+    than ``max_nodes`` nodes. Iterative: a forged tree cannot exhaust the stack here."""
+    stack, nodes = [(tree, 0)], 0
+    while stack:
+        node, depth = stack.pop()
+        nodes += 1
+        _expect(depth <= max_depth, f"nested deeper than {max_depth} levels")
+        _expect(nodes <= max_nodes, f"more than {max_nodes} items")
+        if type(node) is list:
+            stack.extend((item, depth + 1) for item in node)
+        elif type(node) is dict:
+            stack.extend((item, depth + 1) for item in node.values())
+
+
+def read_wire(text: bytes | str) -> Any:
+    """Parse untrusted JSON and check its bounds (no NaN or infinity constants)."""
+    try:
+        tree = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise ProtocolError("nested too deeply to read") from None
+    except ValueError as error:
+        raise ProtocolError(f"not JSON ({str(error)[:100]})") from None
+    check_bounds(tree)
+    return tree
+
+
+def _no_constant(name: str) -> Any:
+    raise ProtocolError(f"{name} is not allowed")
 
 
 def decode_tree(tree: Any) -> Any:
