@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -175,6 +175,8 @@ class WorkerPool:
         self._launch = _Launch(self.python, self.limits)
         self._workers: list[_Worker] = []
         self.isolation = Isolation()
+        self._retried: set[str] = set()           # job ids already run once more
+        self._jobs_by_index: dict[int, Job] = {}  # the running map's jobs, to run again
 
     def __enter__(self) -> WorkerPool:
         self.start()
@@ -240,7 +242,12 @@ class WorkerPool:
                     return
                 for worker, index, result in self._collect(busy):
                     busy.remove(worker)
-                    idle.append(self._worker_after(worker))
+                    fresh = self._worker_after(worker)
+                    if result.retry:  # the worker failed, not the job: run it again
+                        assert worker.job is None
+                        busy.append(self._dispatch(fresh, index, self._jobs_by_index[index]))
+                        continue
+                    idle.append(fresh)
                     if not ordered:
                         yield result
                         continue
@@ -253,6 +260,7 @@ class WorkerPool:
                 self._replace(worker)
 
     def _dispatch(self, worker: _Worker, index: int, job: Job) -> _Worker:
+        self._jobs_by_index[index] = job
         try:
             worker.send(index, job, self.limits)
         except OSError:  # the worker is gone: a fresh one takes the job
@@ -291,12 +299,23 @@ class WorkerPool:
         return None
 
     def _failure(self, worker: _Worker, job: Job, message: str) -> JobResult:
+        """The worker failed on ``job`` (not the job's own fault, as far as the pool can
+        tell): it is replaced, and the job runs once more on a fresh worker before it is
+        reported, as an infrastructure failure, with every request unavailable."""
         worker.failed = True
-        return unavailable_outcomes(job, message)
+        failed = unavailable_outcomes(job, message)
+        if job.job_id in self._retried:
+            return replace(failed, infrastructure=True)
+        self._retried.add(job.job_id)
+        return replace(failed, retry=True)
 
     def _parse(self, worker: _Worker, job: Job, line: bytes) -> JobResult:
         try:
-            result = JobResult.from_wire(read_wire(line)["result"])
+            reply = read_wire(line)
+            if isinstance(reply, dict) and "damaged" in reply:
+                return self._failure(worker, job, "the sandbox worker found its own folders "
+                                                  f"damaged ({str(reply['damaged'])[:200]})")
+            result = JobResult.from_wire(reply["result"])
         except Exception as error:  # noqa: BLE001 - whatever the reply holds, one job's row
             return self._failure(worker, job, "unreadable reply from the worker: "
                                               f"{type(error).__name__}: {str(error)[:200]}")

@@ -376,6 +376,9 @@ class JobResult:
     message: str = ""
     wall_s: float = 0.0
     cpu_s: float = 0.0
+    # Set by the pool, never sent: the sandbox failed on this job (not the learner's code).
+    infrastructure: bool = False   # it failed twice; the job's answers are unknown
+    retry: bool = False            # it failed once; the pool runs the job again
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
