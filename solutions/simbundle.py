@@ -59,10 +59,10 @@ PROJECT = "solutions"  # the reference library: shipped by value, never importab
 
 class _Packer:
     def __init__(self) -> None:
-        self.functions: dict[int, dict[str, Any]] = {}
+        self.functions: dict[str, dict[str, Any]] = {}
 
     def function(self, fn: types.FunctionType) -> dict[str, Any]:
-        key = id(fn)
+        key = str(id(fn))
         if key not in self.functions:
             if len(self.functions) >= MAX_FUNCTIONS:
                 raise BundleError(f"more than {MAX_FUNCTIONS} functions to ship")
@@ -78,7 +78,7 @@ class _Packer:
                                    for k, v in (fn.__kwdefaults__ or {}).items()}
             entry["closure"] = [self.value(_cell(c), "a closure variable")
                                 for c in fn.__closure__ or ()]
-        return {"function": str(key)}
+        return {"function": key}
 
     def value(self, value: Any, name: str, code: types.CodeType | None = None,
               ) -> dict[str, Any]:

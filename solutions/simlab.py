@@ -85,6 +85,21 @@ def run_on(spec: LabSpec, host: simchannel.Host, case: Case, time_limit_s: float
                           track=spec.track_memory, time_limit_s=time_limit_s)
 
 
+def run_case(spec: LabSpec, program: Callable[..., Any], case: Case,
+             time_limit_s: float = 10.0) -> Any:
+    """Run ``program`` (a function of this process, packed and run in a ranks' process of
+    its own, without a sandbox) on one case: what :func:`run_on` returns."""
+    from solutions.simbundle import pack
+
+    host = simchannel.start_host(pack(program), None, time_limit_s, spec.collectives)
+    if isinstance(host, RunFailure):
+        return host
+    try:
+        return run_on(spec, host, case, time_limit_s)
+    finally:
+        host.close()
+
+
 def grade_bundle(spec: LabSpec, bundle: Any, cases: Sequence[Case],
                  wrap: simchannel.Wrap | None = None, time_limit_s: float = 10.0,
                  ) -> list[Report]:

@@ -245,7 +245,9 @@ def trace_sums(log: Log, data: Sequence[np.ndarray], exact: bool,
 
 
 def _empty(prov: Provenance, value: float) -> bool:
-    return all(mask == 0 for _, mask in prov.candidates(float(value)))
+    """True when ``value`` can only be the empty sum (a 0 where no rank's data is 0)."""
+    options = prov.candidates(float(value))
+    return bool(options) and all(mask == 0 for _, mask in options)
 
 
 def origin_text(o: Origin, what: str) -> str:

@@ -26,7 +26,7 @@ import numpy as np
 from solutions.simlab import Case, LabSpec, Report, compare_result, grid, open_run, read_results
 from solutions.simverify import Log
 
-SLACK_BYTES = 2048  # the interpreter's own small objects of a step (frames, lists, ints)
+SLACK_BYTES = 8192  # the interpreter's own small objects of a step (frames, lists, ints)
 LAYERS_HELD = 4.5   # an honest rank: the layer in use, its gathered parts, the next one's
 
 
