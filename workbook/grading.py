@@ -233,5 +233,7 @@ def grade_cli(submissions: str | None, out: str, *, workers: int | None = None,
     for message in [*batch.problems, *(nb.problem for nb in batch.notebooks if nb.problem),
                     *failed]:
         print(f"could not grade: {safe_text.visible(message)}", file=sys.stderr)
+    for warning in term.warnings():
+        _say(f"WARNING: {warning}")
     print(_summary(batch, out_path))
     return 0 if batch.all_graded and not failed else 1

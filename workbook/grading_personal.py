@@ -79,6 +79,7 @@ class Personaliser:
     classmates: Classmates
     carried: dict[tuple[str, int], str] = field(default_factory=dict)   # -> whose numbers
     copied: dict[tuple[str, str], str] = field(default_factory=dict)    # (student, ex) -> who
+    seen: dict[str, int] = field(default_factory=dict)  # notebooks carrying "own"/"foreign"
     _releases: dict[tuple[str, int], Release] = field(default_factory=dict)
 
     @classmethod
@@ -125,7 +126,10 @@ class Personaliser:
         if found is None:
             return (f"This notebook carries no personal numbers (a release without them, or "
                     f"its numbers cell was removed); it was graded in {student}'s numbers.",)
-        if found.group(1) == self.seed(student):
+        own = found.group(1) == self.seed(student)
+        self.seen["own" if own else "foreign"] = self.seen.get("own" if own else "foreign",
+                                                               0) + 1
+        if own:
             return ()
         who = self.classmates.whose_seed(found.group(1)) or "a student outside this class"
         self.carried[(student, chapter)] = who

@@ -73,6 +73,16 @@ class Term:
     def finish(self, batch: Batch) -> Batch:
         return self.personaliser.flag(batch) if self.personaliser is not None else batch
 
+    def warnings(self) -> list[str]:
+        """What the instructor should hear about the run as a whole."""
+        seen = self.personaliser.seen if self.personaliser is not None else {}
+        if seen.get("foreign", 0) and not seen.get("own", 0):
+            return [f"none of the {seen['foreign']} personalised notebook(s) carries the "
+                    "numbers this secret gives its student: is --secret-file the secret the "
+                    "notebooks were released with? (every such notebook was graded in the "
+                    "numbers of this secret)"]
+        return []
+
 
 def _handed(discovery: Discovery) -> dict[str, Handed]:
     """Per student: the latest time handed in, and late if any notebook was."""
@@ -121,8 +131,9 @@ def write_gradebook(term: Term, batch: Batch, discovery: Discovery, out: Path,
         canvas_ids = term.roster.by_lms("canvas_id") if term.roster is not None else {}
         if canvas_ids:
             inverse = {student: canvas for canvas, student in canvas_ids.items()}
+            names = {s.id: s.name for s in term.roster.students} if term.roster else {}
             write_private(folder / "totals_canvas.csv",
-                          canvas_text(rows, inverse, "Distributed Training Workbook"))
+                          canvas_text(rows, inverse, "Distributed Training Workbook", names))
         failed: list[str] = []
         write_feedback(batch.notebooks, folder / "feedback", failed)
         swap_in(folder, out)

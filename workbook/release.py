@@ -81,7 +81,7 @@ def personal_notebook(chapter: Chapter, student: str, seed: str) -> dict[str, An
     """The chapter's learner notebook in ``student``'s numbers (drawn from ``seed``)."""
     from workbook.notebook_cells import prompt_markdown
 
-    notebook = json.loads(learner_notebook(chapter))
+    notebook: dict[str, Any] = json.loads(learner_notebook(chapter))
     cells: list[dict[str, Any]] = []
     for cell in notebook["cells"]:
         meta = workbook_meta(cell.get("metadata", {}))
@@ -149,9 +149,12 @@ def _key_rows(student: str, seed: str, chapters: Sequence[Chapter]) -> list[dict
     for chapter in chapters:
         for record in chapter_records(chapter):
             mine = personalised(record, seed)
+            numbers = dict(mine.params)
+            spec = mine.answer_kind.function_spec()
+            if spec is not None:  # what differs per student: the hidden test inputs
+                numbers["test_inputs_seed"] = spec.seed
             rows.append(dict(student=student, chapter=chapter.number, exercise_id=record.id,
-                             params=json.dumps(dict(mine.params), sort_keys=True,
-                                               default=str),
+                             params=json.dumps(numbers, sort_keys=True, default=str),
                              answer=shown_answer(mine)))
     return rows
 

@@ -81,15 +81,18 @@ def csv_text(rows: Sequence[Total]) -> str:
     return buffer.getvalue()
 
 
-def canvas_text(rows: Sequence[Total], canvas_ids: Mapping[str, str], assignment: str) -> str:
+def canvas_text(rows: Sequence[Total], canvas_ids: Mapping[str, str], assignment: str,
+                names: Mapping[str, str] | None = None) -> str:
     """The totals as a Canvas gradebook import: Canvas matches rows on ``ID`` (its user id)
     and takes the points from the column named after the assignment."""
+    names = names or {}
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", assignment])
     writer.writerow(["Points Possible", "", "", "", "", rows[0].max_points if rows else 0])
     for t in rows:
         if t.student in canvas_ids:
-            writer.writerow([for_csv(v) for v in ("", canvas_ids[t.student], t.student, "", "",
+            writer.writerow([for_csv(v) for v in (names.get(t.student, ""),
+                                                  canvas_ids[t.student], t.student, "", "",
                                                   t.points)])
     return buffer.getvalue()

@@ -179,3 +179,22 @@ def test_grading_a_forged_seed_uses_the_submitters_numbers(tmp_path: Path) -> No
     assert any("carries another student's numbers" in n for n in rows["notes"])
     students = json.loads((tmp_path / "out" / "grades.json").read_text())["students"]
     assert "a student outside this class" in students[0]["integrity"]
+
+
+def test_grading_with_another_secret_warns(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from autograder.personal import student_seed
+    from workbook.release import personal_notebook
+
+    released_with = b"0123456789abcdef0123456789abcdef"
+    for student in ("s1", "s2"):
+        notebook = personal_notebook(grading.CHAPTERS[3], student,
+                                     student_seed(released_with, student))
+        touch(tmp_path, f"in/{student}/ch03.ipynb", json.dumps(notebook))
+    key = tmp_path / "other.key"
+    key.write_bytes(b"another course's secret, not this one")
+    os.chmod(key, 0o600)
+    assert grading.grade_cli(str(tmp_path / "in"), str(tmp_path / "out"), workers=1,
+                             secret_file=str(key)) == 0
+    assert "is --secret-file the secret the notebooks were released with?" in \
+        capsys.readouterr().err
