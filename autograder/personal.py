@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -91,6 +92,7 @@ class Classmates:
     seeds: Mapping[str, str]                      # student id -> seed
     _by_seed: dict[str, str] = field(default_factory=dict, repr=False)
     _fitting: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict, repr=False)
+    _grouped: dict[str, list[list[str]]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._by_seed = {seed: student for student, seed in self.seeds.items()}
@@ -114,16 +116,33 @@ class Classmates:
         return ""
 
     def _fits(self, record: Exercise, answer: Any) -> tuple[str, ...]:
-        """Every student for whose numbers ``answer`` is right."""
+        """Every student for whose numbers ``answer`` is right. Students who share numbers
+        are asked once, so the cost grows with the exercise's variants, not the class."""
         text = repr(answer) if isinstance(answer, (int, float, str, list, tuple, dict)) else ""
         key = (record.id, text) if 0 < len(text) <= 2000 else None
         if key is not None and key in self._fitting:
             return self._fitting[key]
-        fits = []
-        for other in sorted(self.seeds):
-            theirs = personalised(record, self.seeds[other])
-            if theirs.answer_kind.grade(answer, theirs.expected(), theirs.params, ()).passed:
-                fits.append(other)
+        fits: list[str] = []
+        for students in self._groups(record):
+            theirs = personalised(record, self.seeds[students[0]])
+            try:
+                passed = theirs.answer_kind.grade(answer, theirs.expected(), theirs.params,
+                                                  ()).passed
+            except Exception:  # noqa: BLE001 - a learner's value a kind cannot judge
+                passed = False
+            if passed:
+                fits.extend(students)
         if key is not None:
-            self._fitting[key] = tuple(fits)
-        return tuple(fits)
+            self._fitting[key] = tuple(sorted(fits))
+        return tuple(sorted(fits))
+
+    def _groups(self, record: Exercise) -> list[list[str]]:
+        """The class grouped by the numbers ``record`` gives them (cached per exercise)."""
+        if record.id not in self._grouped:
+            groups: dict[str, list[str]] = {}
+            for student in sorted(self.seeds):
+                params = personalised(record, self.seeds[student]).params
+                numbers = json.dumps(dict(params), sort_keys=True, default=repr)
+                groups.setdefault(numbers, []).append(student)
+            self._grouped[record.id] = list(groups.values())
+        return self._grouped[record.id]

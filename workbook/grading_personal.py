@@ -53,8 +53,9 @@ class _Watched(Exercise):
 
     def grade(self, answer: Any, params: Params | None = None) -> Verdict:
         verdict = self._with_numbers(super().grade(answer, params), params)
-        if verdict.passed or params is not None or self.watcher is None or self.base is None:
-            return verdict
+        if verdict.status != "wrong" or params is not None or self.watcher is None \
+                or self.base is None:
+            return verdict  # right, or unreadable (then it is nobody's right answer)
         who = self.watcher.classmates.whose_answer(self.base, self.student, answer)
         if not who:
             return verdict
