@@ -44,7 +44,7 @@ class Observed:
 
     report: bytes             # everything read from the report pipe
     output_tail: str          # what reached fds 1/2 below Python's sys.stdout
-    stopped: str | None       # "wall", "output", "report_size" when the worker killed it
+    stopped: str | None       # "wall", "output", "report_size", "memory": the worker killed it
     wait_status: int
     cpu_s: float
     wall_s: float
@@ -129,6 +129,9 @@ def process_status(seen: Observed, limits: Limits, problem: str | None) -> tuple
     if seen.stopped == "output":
         return "output_limit", (f"wrote more than {limits.output_bytes} bytes to standard "
                                 "output/error; the process was stopped")
+    if seen.stopped == "memory":
+        return "memory", (f"ran out of memory (its processes together held more than "
+                          f"{limits.memory_mb} MB; the job was stopped)")
     if seen.stopped == "report_size":
         return "crashed", "the results were too large to send back"
     if os.WIFSIGNALED(seen.wait_status):

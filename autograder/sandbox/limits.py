@@ -255,7 +255,7 @@ def confine_job(limits: Limits, scratch: str, stdout_fd: int, result_fd: int,
     private = redirect_fds(stdout_fd, result_fd)
     if fresh_world:
         owner = NOBODY if os.geteuid() == 0 else os.getuid()
-        world.enter_private_world(scratch, owner, limits.file_mb * 4)
+        world.enter_private_world(scratch, owner, limits.file_mb * 4, limits.memory_mb)
     os.chdir(scratch)
     drop_privileges()
     if fresh_world:

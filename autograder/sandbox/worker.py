@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autograder.sandbox import limits as oslimits
-from autograder.sandbox import runner, world
+from autograder.sandbox import memory, runner, world
 from autograder.sandbox.classify import Observed, describe_job
 from autograder.sandbox.protocol import (
     Job,
@@ -63,7 +63,7 @@ class Watch:
     report: bytearray = field(default_factory=bytearray)
     output_tail: bytes = b""
     output_bytes: int = 0
-    stopped: str | None = None  # "wall", "output" or "report_size" when the worker killed it
+    stopped: str | None = None  # "wall", "output", "report_size" or "memory": killed by us
 
     def observed(self, wait_status: int, cpu_s: float, wall_s: float) -> Observed:
         return Observed(bytes(self.report), self.output_tail.decode("utf-8", "replace"),
@@ -106,12 +106,18 @@ def watch_job(pid: int, report_fd: int, output_fd: int, limits: Limits, started:
     selector.register(pidfd, selectors.EVENT_READ)
     exited = False
     try:
+        whole, checked = memory.proc_is_ours(), 0.0
         while not exited and watch.stopped is None:
             remaining = started + limits.wall_s - time.monotonic()
             if remaining <= 0:
                 watch.stopped = "wall"
                 break
-            for key, _ in selector.select(remaining):
+            if time.monotonic() - checked >= memory.CHECK_S:
+                checked = time.monotonic()
+                if memory.job_memory_mb(pid, whole) > limits.memory_mb:
+                    watch.stopped = "memory"
+                    break
+            for key, _ in selector.select(min(remaining, memory.CHECK_S)):
                 if key.fd == pidfd:
                     exited = True
                 elif not _read_available(key.fd, watch, key.fd == report_fd, limits):

@@ -21,7 +21,6 @@ Linux only; x86-64 and arm64 (elsewhere :func:`forbid_namespaces` says why it ca
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import platform
 import struct
@@ -45,9 +44,9 @@ _ALLOW, _EPERM, _ENOSYS = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
 
 @cache
 def _libc() -> ctypes.CDLL:
-    """The C library, found once (finding it may write a temporary file, which a job's
-    read-only /tmp no longer allows)."""
-    return ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+    """The C library, through the interpreter's own symbols: ``find_library`` would run a
+    compiler in every job (slow, and it writes to /tmp, which a job cannot)."""
+    return ctypes.CDLL(None, use_errno=True)
 
 
 def _check(result: int, what: str) -> None:
@@ -62,15 +61,29 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int,
                          enc(data)), f"mount {target}")
 
 
-def enter_private_world(scratch: str, owner: int, size_mb: int) -> None:
+def enter_private_world(scratch: str, owner: int, size_mb: int, shm_mb: int = 64) -> None:
     """New IPC and mount namespaces; ``/tmp`` read-only; ``scratch`` (under /tmp) a fresh
-    tmpfs of ``size_mb`` owned by ``owner``. Raises OSError when it cannot."""
+    tmpfs of ``size_mb`` owned by ``owner``; System V shared memory of the new IPC
+    namespace at most ``shm_mb`` in all. Raises OSError when it cannot."""
     _check(_libc().unshare(ctypes.c_int(CLONE_NEWIPC | CLONE_NEWNS)), "unshare")
+    _limit_shared_memory(shm_mb)
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("/tmp", "/tmp", None, MS_BIND | MS_REC)
     _mount(None, "/tmp", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     _mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV,
            f"size={size_mb}m,mode=0700,uid={owner},gid={owner}")
+
+
+def _limit_shared_memory(shm_mb: int) -> None:
+    """The new IPC namespace's own limits (they start at the kernel's huge defaults)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    for name, value in (("shmmax", shm_mb << 20), ("shmall", (shm_mb << 20) // page),
+                        ("shmmni", 64)):
+        try:
+            with open(f"/proc/sys/kernel/{name}", "w") as file:
+                file.write(str(value))
+        except OSError:  # a /proc of another namespace: the worker's memory watch holds
+            pass
 
 
 def drop_capabilities() -> None:

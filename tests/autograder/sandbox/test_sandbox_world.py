@@ -59,3 +59,18 @@ def test_no_namespace_of_its_own(pool: WorkerPool, flag: int) -> None:
                      "capture_output=True)\nx = [u, ctypes.get_errno(), done.returncode]")
     unshared, errno, code = value(pool, source)  # type: ignore[misc]
     assert (unshared, errno) == (-1, 1) and code != 0  # EPERM; the tool failed too
+
+
+def test_memory_is_counted_for_all_the_jobs_processes(pool: WorkerPool) -> None:
+    """Four processes of 100 MB each pass the per-process limit (256 MB) one by one, not
+    together; System V shared memory is held to the same budget."""
+    forks = ("import os, time\nfor _ in range(4):\n    if os.fork() == 0:\n"
+             "        b = bytearray(100 << 20)\n        for i in range(0, len(b), 4096):\n"
+             "            b[i] = 1\n        time.sleep(4)\n        os._exit(0)\n"
+             "time.sleep(3)\nx = 1")
+    result = pool.run(Job("many", [forks], [ValueRequest("x")]))
+    assert result.status == "memory" and "processes together" in result.message
+    assert result.wall_s < 3  # stopped as soon as the sum passed the budget
+    shm = value(pool, LIBC + "x = [libc.shmget(1, 200 << 20, 0o1666), "
+                             "libc.shmget(2, 300 << 20, 0o1666)]")
+    assert shm == [0, -1]  # 300 MB is past the namespace's limit
