@@ -70,8 +70,9 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--roster", metavar="ROSTER.csv",
                        help="the class (id, name, canvas_id, moodle_id): LMS ids become "
                             "student ids, and students who handed in nothing get a total")
-    grade.add_argument("--layout", choices=("auto", "folders", "canvas", "moodle"),
-                       default="auto", help="how SUBMISSIONS is organised (default: detect)")
+    grade.add_argument("--layout", choices=("auto", "folders", "nbgrader", "canvas", "moodle"),
+                       default="auto", help="how SUBMISSIONS is organised (default: detect; "
+                       "nbgrader's submitted/ is the folders layout)")
     grade.add_argument("--due", metavar="TIME",
                        help="the deadline, e.g. 2026-03-01T18:00 (UTC unless an offset is "
                             "given), for the late column")
@@ -206,7 +207,8 @@ def _cmd_grade(args: argparse.Namespace) -> int:
                      unsafe_no_sandbox=args.unsafe_no_sandbox,
                      nbgrader_course=args.nbgrader_course, batch_timeout_s=args.batch_timeout,
                      secret_file=args.secret_file, roster=args.roster,
-                     layout=None if args.layout == "auto" else args.layout, due=args.due)
+                     layout={"auto": None, "nbgrader": "folders"}.get(args.layout, args.layout),
+                     due=args.due)
 
 
 def _cmd_release(args: argparse.Namespace) -> int:

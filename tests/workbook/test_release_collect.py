@@ -198,3 +198,19 @@ def test_grading_with_another_secret_warns(tmp_path: Path,
                              secret_file=str(key)) == 0
     assert "is --secret-file the secret the notebooks were released with?" in \
         capsys.readouterr().err
+
+
+def test_totals_give_everyone_on_the_roster_a_row() -> None:
+    """A student who handed in nothing is out of every graded chapter too (0 of 12)."""
+    from autograder.grading.model import Batch, ExerciseResult, NotebookResult
+    from autograder.grading.totals import Handed, csv_text, totals
+
+    rows = tuple(ExerciseResult(f"3.{i}", "", "derive", p, 1, "correct" if p else "wrong", "")
+                 for i, p in enumerate((1, 1, 0), start=1))
+    batch = Batch((NotebookResult("s2", "s2/ch03.ipynb", 3, "", rows),))
+    got = totals(batch, {3: 5, 5: 7}, ["s1", "s2"], {"s2": Handed("2026-03-01T17:00:00+00:00",
+                                                                    False)}, {})
+    assert [(t.student, t.points, t.max_points, t.late) for t in got] == [
+        ("s1", 0, 12, None), ("s2", 2, 12, False)]
+    assert csv_text(got).splitlines()[1:] == [
+        "s1,0,12,0.0,,,,", "s2,2,12,16.7,no,2026-03-01T17:00:00+00:00,ch03.ipynb,"]
