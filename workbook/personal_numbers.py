@@ -26,6 +26,9 @@ _current: dict[str, str] = {}
 class NumbersNote(str):
     """What the numbers cell shows: whose numbers this notebook is in."""
 
+    def __repr__(self) -> str:  # shown as a sentence, not a quoted string
+        return str(self)
+
     def _repr_html_(self) -> str:
         from html import escape
 

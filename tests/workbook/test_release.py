@@ -228,3 +228,30 @@ def test_whose_answer_finds_the_classmate_the_answer_is_right_for() -> None:
     assert classmates.whose_answer(record, "s000", answers["s000"]) == ""
     assert classmates.whose_answer(record, "s000", 123456789.0) == ""
     assert classmates.whose_seed(seeds["s003"]) == "s003"
+
+
+@pytest.mark.slow
+def test_a_personal_notebook_checks_its_own_numbers_in_a_kernel(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run top to bottom in a real kernel with no secret anywhere: its own answers pass,
+    a classmate's (for other numbers) does not."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    from autograder.grading.fill import fill_answers
+
+    mine = personalised(printed("0.2"), student_seed(SECRET, "s001")).expected()
+    own_3 = personalised(printed("0.3"), student_seed(SECRET, "s001")).expected()
+    theirs = next(v for s in CLASS if abs((v := personalised(
+        printed("0.3"), student_seed(SECRET, s)).expected()) - own_3) > 0.05 * own_3)
+    notebook = personal_notebook(CHAPTERS[0], "s001", student_seed(SECRET, "s001"))
+    filled = fill_answers(notebook, {"0.1": "answer_0_1 = None",
+                                     "0.2": f"answer_0_2 = {mine!r}",
+                                     "0.3": f"answer_0_3 = {theirs!r}"})
+    node = nbformat.reads(json.dumps(filled), as_version=4)
+    monkeypatch.setenv("WORKBOOK_HOME", str(tmp_path / "home"))
+    nbclient.NotebookClient(node, timeout=300, kernel_name="python3").execute()
+    shown = {c.source: "".join(o.get("data", {}).get("text/plain", "") for o in c.outputs)
+             for c in node.cells if c.cell_type == "code"}
+    assert shown['wb.check("0.2", answer_0_2)'].startswith("✔ Correct")
+    assert not shown['wb.check("0.3", answer_0_3)'].startswith("✔")
+    assert "in the numbers of s001" in shown[next(s for s in shown if "your_numbers" in s)]
