@@ -218,7 +218,7 @@ def grade_cli(submissions: str | None, out: str, *, workers: int | None = None,
     discovery = term.discover(folder)
     chosen = settings(count, timeout_s, folder, out_path, sandbox="none" if unsafe_no_sandbox
                       else "bubblewrap", batch_budget_s=batch_timeout_s, course=course,
-                      personalise=term.personaliser)
+                      personalise=term.personalise())
     chapters = releases()
     try:
         batch = term.finish(grade_folder(folder, chapters, chosen,

@@ -162,3 +162,25 @@ class Personaliser:
                 copied.setdefault(who, []).append(exercise)
         parts += [f"{', '.join(ex)} right for {who}'s numbers" for who, ex in copied.items()]
         return "; ".join(parts)
+
+
+@dataclass
+class PrintedNumbers:
+    """The ``personalise`` step without a secret: a personalised notebook is graded in the
+    printed numbers (there is no other choice), its numbers cell is kept from running, and
+    the instructor is told to grade with the secret."""
+
+    seen: int = 0
+
+    def __call__(self, student: str, notebook: Notebook, release: Release
+                 ) -> tuple[Release, tuple[str, ...]]:
+        cell_id = numbers_cell_id(release.chapter)
+        carried = [c for c in notebook.cells if c.cell_id == cell_id]
+        if not carried:
+            return release, ()
+        self.seen += 1
+        cell = ReleaseCell(cell_id, "code", "locked", source=carried[0].source[:1000],
+                           tag=NUMBERS_ROLE)
+        return (dataclasses.replace(release, cells=(*release.cells, cell)),
+                ("This notebook is in a student's own numbers, but it was graded without the "
+                 "course secret, so in the printed numbers; grade it with --secret-file.",))

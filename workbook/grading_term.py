@@ -27,7 +27,7 @@ from autograder.grading.report import batch_json, write_csv
 from autograder.grading.swap import discard, new_folder, swap_in
 from autograder.grading.totals import Handed, Total, canvas_text, csv_text, totals
 from autograder.personal import fingerprint, read_secret
-from workbook.grading_personal import Personaliser
+from workbook.grading_personal import Personaliser, PrintedNumbers
 from workbook.roster import Roster, read_roster
 
 
@@ -40,6 +40,7 @@ class Term:
     layout: Layout | None = None
     due: datetime | None = None
     personaliser: Personaliser | None = field(default=None, repr=False)
+    printed: PrintedNumbers = field(default_factory=PrintedNumbers, repr=False)
 
     @classmethod
     def from_arguments(cls, roster: str | None, secret_file: str | None, layout: str | None,
@@ -73,8 +74,15 @@ class Term:
     def finish(self, batch: Batch) -> Batch:
         return self.personaliser.flag(batch) if self.personaliser is not None else batch
 
+    def personalise(self) -> Personaliser | PrintedNumbers:
+        """The pipeline's personalise step: each student's numbers, or the printed ones."""
+        return self.personaliser if self.personaliser is not None else self.printed
+
     def warnings(self) -> list[str]:
         """What the instructor should hear about the run as a whole."""
+        if self.printed.seen:
+            return [f"{self.printed.seen} notebook(s) are in students' own numbers but "
+                    "were graded in the printed ones: grade them with --secret-file"]
         seen = self.personaliser.seen if self.personaliser is not None else {}
         if seen.get("foreign", 0) and not seen.get("own", 0):
             return [f"none of the {seen['foreign']} personalised notebook(s) carries the "

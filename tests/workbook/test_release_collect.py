@@ -214,3 +214,18 @@ def test_totals_give_everyone_on_the_roster_a_row() -> None:
         ("s1", 0, 12, None), ("s2", 2, 12, False)]
     assert csv_text(got).splitlines()[1:] == [
         "s1,0,12,0.0,,,,", "s2,2,12,16.7,no,2026-03-01T17:00:00+00:00,ch03.ipynb,"]
+
+
+def test_a_personal_notebook_graded_without_the_secret_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from autograder.personal import student_seed
+    from workbook.release import personal_notebook
+
+    notebook = personal_notebook(grading.CHAPTERS[3], "s1", student_seed(b"k" * 32, "s1"))
+    touch(tmp_path, "in/s1/ch03.ipynb", json.dumps(notebook))
+    assert grading.grade_cli(str(tmp_path / "in"), str(tmp_path / "out"), workers=1) == 0
+    assert "graded in the printed ones: grade them with --secret-file" in \
+        capsys.readouterr().err
+    graded = json.loads((tmp_path / "out" / "grades.json").read_text())["notebooks"][0]
+    assert any("grade it with --secret-file" in n for n in graded["notes"])
+    assert not any("added by the learner" in n for n in graded["notes"])  # never ran
