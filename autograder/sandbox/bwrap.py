@@ -41,6 +41,8 @@ from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
 
+from autograder.sandbox import diagnose
+
 SANDBOX_CODE = "/opt/wb-sandbox"  # where the worker finds its own modules inside
 TMP_BYTES = 64 * 1024 * 1024       # the private /tmp of one worker
 SANDBOX_UID = 65534                # nobody, inside the user namespace
@@ -185,7 +187,9 @@ def worker_rlimits(job_memory_mb: int, job_processes: int,
     RLIMIT_NPROC counts per user: each job's own limit counts the processes of its worker's
     user namespace; this one bounds all sandboxed processes of the batch together."""
     memory = (WORKER_BASE_MB + job_memory_mb) * 1024 * 1024
-    processes = n_workers * (job_processes + WORKER_PROCESSES) + WORKER_PROCESSES
+    # RLIMIT_NPROC counts every process of the user, the ones already running too.
+    processes = n_workers * (job_processes + WORKER_PROCESSES) + WORKER_PROCESSES \
+        + diagnose.user_processes()
 
     def apply() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
@@ -197,11 +201,15 @@ def worker_rlimits(job_memory_mb: int, job_processes: int,
 
 @cache
 def unavailable_reason(python: str = sys.executable) -> str:
-    """Why bubblewrap cannot sandbox a worker here ("" when it can): tried for real once."""
+    """Why bubblewrap cannot sandbox a worker here ("" when it can): tried for real once,
+    and a failure explained as precisely as the machine allows (:mod:`.diagnose`)."""
     path = bwrap_path()
     if path is None:
         return ("bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get "
                 "install bubblewrap)")
+    unreadable = diagnose.interpreter_problem(python)
+    if unreadable:
+        return unreadable
     stage = stage_sandbox_code()
     try:
         probe = [*command(python, stage, bwrap=path), "-I", "-c", "import math"]
@@ -213,5 +221,5 @@ def unavailable_reason(python: str = sys.executable) -> str:
         shutil.rmtree(stage, ignore_errors=True)
     if done.returncode != 0:
         detail = done.stderr.decode("utf-8", "replace").strip()[-300:]
-        return f"bubblewrap is not permitted here ({detail or f'exit {done.returncode}'})"
+        return diagnose.explain_failure(detail or f"exit {done.returncode}")
     return ""

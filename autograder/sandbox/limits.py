@@ -260,6 +260,9 @@ def confine_job(limits: Limits, scratch: str, stdout_fd: int, result_fd: int,
     drop_privileges()
     if fresh_world:
         world.drop_capabilities()
+    # Readable by the worker (which adds up the job's memory from /proc), as any process
+    # of the same user is; the worker itself stays closed to the job.
+    world.set_dumpable(True)
     world.forbid_namespaces()  # where it cannot, the worker's hello said so
     set_rlimits(limits)
     # Python ignores SIGXFSZ, so writing past RLIMIT_FSIZE raises OSError (EFBIG) in the

@@ -326,8 +326,11 @@ class WorkerPool:
     def _worker_after(self, worker: _Worker) -> _Worker:
         """The worker itself if it is healthy after its job, else a fresh replacement."""
         healthy = not worker.failed and worker.process.poll() is None and not worker.buffer
+        # A worker that cannot give each job a world of its own (a bubblewrap not allowed
+        # to keep CAP_SYS_ADMIN, e.g. under a restrictive AppArmor profile) serves one job.
+        spent = worker.contained and not worker.hello.get("fresh_world", False)
         worker.job = None
-        return worker if healthy else self._replace(worker)
+        return worker if healthy and not spent else self._replace(worker)
 
     def _replace(self, worker: _Worker) -> _Worker:
         worker.process.kill()

@@ -12,8 +12,9 @@ drops privileges (:func:`autograder.sandbox.limits.confine_job`):
   job gives up every capability right after (:func:`drop_capabilities`).
 * :func:`forbid_namespaces`: a seccomp filter refusing ``unshare``, ``setns`` and a
   ``clone`` that asks for a new namespace (``clone3`` answers ENOSYS, so the C library falls
-  back to ``clone``). The same wall whether the grader runs as root or not, and without
-  bubblewrap too.
+  back to ``clone``), and ``shmget``: System V shared memory is memory no process holds, so
+  no per-process measure sees it (``/dev/shm`` is read-only already). The same wall whether
+  the grader runs as root or not, and without bubblewrap too.
 
 Linux only; x86-64 and arm64 (elsewhere :func:`forbid_namespaces` says why it cannot).
 """
@@ -31,14 +32,15 @@ CLONE_NEWIPC = 0x08000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND = 1, 2, 4, 32, 4096
 MS_REC, MS_PRIVATE = 16384, 1 << 18
 PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
 _CAPABILITY_VERSION_3 = 0x20080522
 # Every CLONE_NEW* flag clone(2) accepts (not CLONE_NEWTIME: its bit is the exit signal's).
 CLONE_NEW_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 \
     | 0x20000000 | 0x40000000
-# (audit arch, clone, unshare, setns, clone3) per machine.
-_SYSCALLS = {"x86_64": (0xC000003E, 56, 272, 308, 435),
-             "aarch64": (0xC00000B7, 220, 97, 268, 435)}
+# (audit arch, clone, unshare, setns, clone3, shmget) per machine.
+_SYSCALLS = {"x86_64": (0xC000003E, 56, 272, 308, 435, 29),
+             "aarch64": (0xC00000B7, 220, 97, 268, 435, 194)}
 _ALLOW, _EPERM, _ENOSYS = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
 
 
@@ -86,6 +88,11 @@ def _limit_shared_memory(shm_mb: int) -> None:
             pass
 
 
+def set_dumpable(dumpable: bool) -> None:
+    """PR_SET_DUMPABLE for this process (who may read its /proc entries)."""
+    _libc().prctl(PR_SET_DUMPABLE, ctypes.c_ulong(int(dumpable)), 0, 0, 0)
+
+
 def drop_capabilities() -> None:
     """No capabilities left, none to regain: bounding set, ambient, and the three sets."""
     libc = _libc()
@@ -97,7 +104,8 @@ def drop_capabilities() -> None:
     _check(libc.capset(header, data), "capset")
 
 
-def _filter(arch: int, clone: int, unshare: int, setns: int, clone3: int) -> bytes:
+def _filter(arch: int, clone: int, unshare: int, setns: int, clone3: int,
+            shmget: int) -> bytes:
     """The BPF program: classic BPF instructions (code, jt, jf, k)."""
     ld_arch, ld_nr, ld_arg0 = (0x20, 0, 0, 4), (0x20, 0, 0, 0), (0x20, 0, 0, 16)
     program = [
@@ -105,6 +113,7 @@ def _filter(arch: int, clone: int, unshare: int, setns: int, clone3: int) -> byt
         ld_nr, (0x35, 0, 1, 0x40000000), (0x06, 0, 0, _EPERM),  # x32 numbers: refuse
         (0x15, 0, 1, unshare), (0x06, 0, 0, _EPERM),
         (0x15, 0, 1, setns), (0x06, 0, 0, _EPERM),
+        (0x15, 0, 1, shmget), (0x06, 0, 0, _EPERM),  # System V shared memory: none
         (0x15, 0, 1, clone3), (0x06, 0, 0, _ENOSYS),
         (0x15, 0, 3, clone), ld_arg0, (0x45, 0, 1, CLONE_NEW_FLAGS), (0x06, 0, 0, _EPERM),
         (0x06, 0, 0, _ALLOW),

@@ -213,7 +213,9 @@ def test_killing_the_parent_does_not_kill_the_worker(pool: WorkerPool) -> None:
         pytest.skip("same user and no PID namespace: the worker is killable and gets replaced")
     workers = [worker.process for worker in pool._workers]
     result = run(pool, "import os\nos.kill(os.getppid(), 9)", "y = 2")
-    assert errors(result) == [(0, "PermissionError")]
+    # As root the job (nobody) may not signal the worker; as a normal user it may, but the
+    # worker is PID 1 of its namespace and the kernel drops the signal.
+    assert errors(result) in ([(0, "PermissionError")], [])
     assert result.values["y"].value == 2
     assert [worker.process for worker in pool._workers] == workers  # none was replaced
 
