@@ -3,24 +3,31 @@
 The learner's rank functions run in another process (:mod:`solutions.simhost`, inside
 bubblewrap where the caller provides it). This side keeps everything the grade depends
 on: the step counter, every rank's inbox, the message log (with the step each message was
-received and freed) and each rank's returned value. The two talk in frames
-(:mod:`solutions.simwire`) over a pair of pipes, one rank step at a time::
+received and freed), each rank's returned value and its memory. The two talk in frames
+(:mod:`solutions.simwire`) over a pair of pipes, one frame each way per step::
 
-    trusted                          ranks' process
-    start r (its data) / run r  -->
-                                <--  send dst + payload      (logged here, copied)
-                                <--  recv src                (popped from r's inbox here)
-    msg id + payload / refused  -->
-                                <--  free id                 (the log's free step)
-                                <--  yielded | returned value | raised text  (+ memory)
+    trusted                                    ranks' process
+    step t: for each live rank, the messages -->
+      that have arrived for it (and its data
+      at step 0), copied
+                                           <--  per rank, in order: send dst + payload,
+                                                recv src -> message id, free id; then
+                                                yielded | returned value | raised text,
+                                                and the memory the step measured
 
-Every request is attributed to the rank this side told to run, checked (destination,
-dtype, shape, sizes within the run's budget), and a broken rule ends the run with a
-:class:`RunFailure` naming the rank and the step; what the other process says about it
-is never believed. Memory: the ranks' process measures each step with a tracked allocator;
-the figure is accepted only if it is at least what this side knows the rank must have
-held (every buffer it received in that step), otherwise the run fails as tampered.
-Time: a deadline per run; a process that misses it is killed.
+Every request is checked here (the destination; the dtype, shape and size of a payload
+within the run's budget; that a receive takes the oldest arrived message from that
+source; that a freed buffer was received and not yet freed) and applied in rank order, so
+the log is what the simulator's rules make of the requests, written only here; a broken
+rule ends the run with a :class:`RunFailure` naming the rank and the step. Messages not
+received in a step are dropped over there and offered again next step. Memory: the ranks'
+process measures each step with a tracked allocator; the figure is accepted only if its
+peak is at least what this side knows the rank received in that step, otherwise the run
+fails as tampered. Time: a deadline per run; a process that misses it is killed.
+
+All ranks share the one ranks' process, so one rank's code can reach another's data
+there; that is why the labs' verifiers check content (provenance of every number, real
+shards, no empty sums), never trusting that a rank kept to its own data.
 """
 
 from __future__ import annotations
@@ -89,20 +96,30 @@ class _Reader:
     """Reads the other side's pipe with a deadline (``read`` as a file would)."""
 
     def __init__(self, fd: int) -> None:
-        self.fd, self.deadline, self.buffer = fd, 0.0, bytearray()
+        self.fd, self.deadline = fd, 0.0
+        self.buffer, self.at = memoryview(b""), 0
 
-    def read(self, n: int) -> bytes:
-        while not self.buffer:
+    def read(self, n: int) -> memoryview:
+        if self.at >= len(self.buffer):
             left = self.deadline - time.monotonic()
             if left <= 0 or not select.select([self.fd], [], [], left)[0]:
                 raise TimeoutError
-            chunk = os.read(self.fd, 1 << 20)
-            if not chunk:
-                return b""
-            self.buffer += chunk
-        out = bytes(self.buffer[:n])
-        del self.buffer[:n]
+            self.buffer, self.at = memoryview(os.read(self.fd, max(n, 1 << 20))), 0
+            if not self.buffer:
+                return self.buffer
+        out = self.buffer[self.at:self.at + n]
+        self.at += len(out)
         return out
+
+
+def _widen(fd: int, size: int = 1 << 20) -> None:
+    """A bigger pipe buffer (Linux ``F_SETPIPE_SZ``), so that a 16 KB payload and the
+    frames around it never wait for the other side to read; a no-op where refused."""
+    try:
+        import fcntl
+        fcntl.fcntl(fd, 1031, size)
+    except (OSError, ImportError):
+        pass
 
 
 class Host:
@@ -118,6 +135,8 @@ class Host:
         assert self.process.stdin is not None and self.process.stdout is not None
         self.writer: IO[bytes] = self.process.stdin
         self.reader = _Reader(self.process.stdout.fileno())
+        for stream in (self.process.stdin, self.process.stdout):
+            _widen(stream.fileno())
 
     def send(self, header: dict[str, Any], arrays: Sequence[np.ndarray] = ()) -> None:
         simwire.write_frame(self.writer, header, tuple(arrays))  # type: ignore[arg-type]
@@ -180,16 +199,12 @@ class _Run:
     def where(self, rank: int) -> str:
         return f"rank {rank} at step {self.step}"
 
-    def on_send(self, rank: int, header: dict[str, Any], arrays: list[np.ndarray]) -> None:
-        dst = header.get("dst")
-        if len(arrays) != 1:
-            raise simwire.WireError("a send without exactly one payload")
+    def on_send(self, rank: int, dst: Any, payload: np.ndarray) -> None:
         if isinstance(dst, bool) or not isinstance(dst, int) or not 0 <= dst < self.n \
                 or dst == rank:
             self.fail("rule", f"{self.where(rank)}: send to {dst!r}; the destination must be "
                       f"another rank, 0..{self.n - 1}", rank)
             return
-        payload = arrays[0]
         self.sent_bytes[rank] += payload.nbytes
         if self.sent_bytes[rank] > self.budget:
             self.fail("rule", f"{self.where(rank)} has sent {self.sent_bytes[rank]} bytes; "
@@ -199,53 +214,92 @@ class _Run:
         self.log.append([self.step, rank, dst, -1, -1, payload])
         self.pending.append(len(self.log) - 1)
 
-    def on_recv(self, rank: int, header: dict[str, Any]) -> None:
-        src = header.get("src")
+    def on_recv(self, rank: int, src: Any, index: Any) -> None:
         queue = self.inbox[rank].get(src) if isinstance(src, int) else None
-        if not queue:
-            text = (f"{self.where(rank)}: recv({src!r}) but no message from rank {src!r} has "
-                    "arrived. A message sent in step t can be received from step t+1 on, "
-                    "after the `yield` that ends step t.")
-            self.fail("rule", text, rank)
-            self.host.send({"op": "refused", "error": text})
+        if index == -1 or not queue:
+            self.fail("rule", f"{self.where(rank)}: recv({src!r}) but no message from rank "
+                      f"{src!r} has arrived. A message sent in step t can be received from "
+                      "step t+1 on, after the `yield` that ends step t.", rank)
             return
-        index = queue.popleft()
+        if queue[0] != index:
+            raise simwire.WireError(f"rank {rank} claimed message {index!r}, not the oldest "
+                                    f"from rank {src}")
+        queue.popleft()
         entry = self.log[index]
         entry[3] = self.step
         self.received_now[rank] += entry[5].nbytes
-        self.host.send({"op": "msg", "id": index}, (entry[5],))
 
-    def on_free(self, rank: int, header: dict[str, Any]) -> None:
-        index = header.get("id")
+    def on_free(self, rank: int, index: Any) -> None:
         ok = isinstance(index, int) and not isinstance(index, bool) and \
-            0 <= index < len(self.log) and self.log[index][2] == rank and self.log[index][3] >= 0
-        if not ok or self.log[index][4] >= 0:  # type: ignore[index]
-            text = f"{self.where(rank)}: freed a buffer that it does not hold (freed twice?)"
-            self.fail("rule", text, rank)
-            self.host.send({"op": "refused", "error": text})
+            0 <= index < len(self.log) and self.log[index][2] == rank and \
+            self.log[index][3] >= 0 and self.log[index][4] < 0
+        if not ok:
+            self.fail("rule", f"{self.where(rank)}: freed a buffer that it does not hold "
+                      "(freed twice?)", rank)
             return
-        self.log[index][4] = self.step  # type: ignore[index]
-        self.host.send({"op": "freed"})
+        self.log[index][4] = self.step
 
-    def serve(self, rank: int, opening: dict[str, Any], arrays: Sequence[np.ndarray]) -> str:
-        """Tell ``rank`` to run one step and answer its requests until it yields, returns
-        or raises; which one."""
-        self.received_now[rank] = 0
-        self.host.send(dict(opening, rank=rank, step=self.step), arrays)
-        while True:
-            header, got = self.host.receive(self.budget)
-            op = header["op"]
-            if op == "send":
-                self.on_send(rank, header, got)
-            elif op == "recv":
-                self.on_recv(rank, header)
-            elif op == "free":
-                self.on_free(rank, header)
-            elif op in ("yielded", "returned", "raised"):
-                self.on_end(rank, op, header, got)
-                return op
+    def arrived(self, rank: int) -> tuple[list[list[int]], list[np.ndarray]]:
+        """Every message that has arrived for ``rank`` and that it has not received yet,
+        oldest first per source: what its step may receive."""
+        listed = [[index, src] for src, queue in sorted(self.inbox[rank].items())
+                  for index in queue]
+        return listed, [self.log[index][5] for index, _ in listed]
+
+    def run_step(self, live: list[int], starting: bool) -> list[int]:
+        """Run every rank of ``live`` for one step (each with the messages it may receive,
+        and its data when ``starting``), apply what each did in rank order, and return the
+        ranks still running."""
+        entries: list[dict[str, Any]] = []
+        arrays: list[np.ndarray] = []
+        for rank in live:
+            self.received_now[rank] = 0
+            listed, payloads = self.arrived(rank)
+            entry: dict[str, Any] = {"rank": rank, "first": len(arrays), "inbox": listed}
+            arrays += payloads
+            if starting:
+                own: list[np.ndarray] = []
+                entry["data"] = simwire.to_tree(self.data[rank], own)
+                arrays += own
+            entries.append(entry)
+        self.host.send({"op": "step", "step": self.step, "ranks": entries}, arrays)
+        header, got = self.host.receive(self.budget * len(live) + (64 << 20))
+        records = header.get("ranks")
+        if header["op"] != "stepped" or not isinstance(records, list) or \
+                [r.get("rank") if isinstance(r, dict) else None for r in records] != live:
+            raise simwire.WireError("an answer that is not the step asked for")
+        still = []
+        for rank, record in zip(live, records, strict=True):
+            outcome = self.apply(rank, record, got)
+            if self.failure:
+                return []
+            if outcome == "yielded":
+                still.append(rank)
+        return still
+
+    def apply(self, rank: int, record: dict[str, Any], got: list[np.ndarray]) -> str:
+        """Apply one rank's requests of this step, in order; how its step ended."""
+        op, ops = record.get("outcome"), record.get("ops")
+        if op not in ("yielded", "returned", "raised") or not isinstance(ops, list):
+            raise simwire.WireError(f"an unknown answer {op!r}")
+        for item in ops:
+            if not isinstance(item, list) or len(item) != 3:
+                raise simwire.WireError("a malformed request")
+            kind, a, b = item
+            if kind == 0:
+                if isinstance(b, bool) or not isinstance(b, int) or not 0 <= b < len(got):
+                    raise simwire.WireError("a send without its payload")
+                self.on_send(rank, a, got[b])
+            elif kind == 1:
+                self.on_recv(rank, a, b)
+            elif kind == 2:
+                self.on_free(rank, a)
             else:
-                raise simwire.WireError(f"an unknown request {op!r}")
+                raise simwire.WireError(f"an unknown request {kind!r}")
+            if self.failure:
+                return "raised"
+        self.on_end(rank, str(op), record, got)
+        return str(op)
 
     def on_end(self, rank: int, op: str, header: dict[str, Any],
                arrays: list[np.ndarray]) -> None:
@@ -315,25 +369,16 @@ def run(host: Host, data: Sequence[Any], *, collectives: bool, track: bool = Fal
 
 
 def _steps(state: _Run, max_steps: int) -> Log | RunFailure:
-    live: list[int] = []
-    for rank in range(state.n):
-        arrays: list[np.ndarray] = []
-        tree = simwire.to_tree(state.data[rank], arrays)
-        if state.serve(rank, {"op": "start", "data": tree}, arrays) == "yielded":
-            live.append(rank)
-        if state.failure:
-            return state.failure
-    while live:
+    live = state.run_step(list(range(state.n)), starting=True)
+    while live and not state.failure:
         state.deliver()
         state.step += 1
         if state.step > max_steps:
             return RunFailure("rule", f"the program ran more than {max_steps} steps (an "
                               "endless loop?)", -1, state.step)
-        for rank in list(live):
-            if state.serve(rank, {"op": "run"}, ()) != "yielded":
-                live.remove(rank)
-            if state.failure:
-                return state.failure
+        live = state.run_step(live, starting=False)
+    if state.failure:
+        return state.failure
     state.deliver()
     return state.finish()
 

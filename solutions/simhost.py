@@ -1,16 +1,18 @@
 """The untrusted side of the rank channel: the process that runs the learner's rank functions.
 
-Started by the trusted side (:mod:`solutions.simchannel`) as ``python -I simhost.py`` (inside
-bubblewrap where available), it reads frames on stdin and writes frames on stdout
-(:mod:`solutions.simwire`); the learner's ``print`` goes to stderr. It holds no log, no
-verifier and no other rank's inbox: a rank's handle can only *ask* the trusted side to send,
-receive or free, and everything it receives is a copy. The trusted side attributes every
-request to the rank it told to run, so a handle kept by another rank acts as the running one.
+Started by the trusted side (:mod:`solutions.simchannel`) as ``python -I`` on a staged copy
+of this package's few modules (inside bubblewrap where available), it reads frames on
+stdin and writes frames on stdout (:mod:`solutions.simwire`); the learner's ``print`` goes
+to stderr. It holds no log and no verifier. For each step the trusted side lists the ranks
+to run and, per rank, the messages that have arrived for it; a rank's handle records what
+the rank asks for (send, recv, free) and the step's answer carries those requests back,
+in order, for the trusted side to check and apply. Everything received is a copy made in
+the rank's own step; messages it did not receive are dropped when its step ends.
 
 With memory tracking on, every step of a rank is measured with :mod:`tracemalloc` (numpy
 registers its buffers there): what the rank still holds after the step (every array it
 kept, including copies it made) and its peak inside the step. The trusted side never
-believes less than what it knows the rank holds.
+believes less than what it knows the rank received.
 
 Only the standard library, numpy, :mod:`solutions.simwire`, :mod:`solutions.simbundle` and
 :mod:`solutions.simcollectives` are needed here (a sandbox gets copies of just those).
@@ -49,13 +51,12 @@ class Host:
         self.live: dict[int, Iterator[Any]] = {}
         self.held: dict[int, int] = {}
         self.track = False
-
-    def ask(self, header: dict[str, Any], arrays: tuple[np.ndarray, ...] = ()) -> Any:
-        simwire.write_frame(self.out, header, arrays)
-        reply, got = simwire.read_frame(self.into)
-        if reply["op"] == "refused":
-            raise SimError(str(reply.get("error", "refused")))
-        return reply, got
+        self.peak = 0
+        # the running rank's step: its arrived messages (src -> [(message id, payload)]),
+        # and what it asked for, in order; both sent back and dropped when the step ends
+        self.inbox: dict[int, list[tuple[int, np.ndarray]]] = {}
+        self.ops: list[list[int]] = []
+        self.outgoing: list[np.ndarray] = []
 
     def tell(self, header: dict[str, Any], arrays: tuple[np.ndarray, ...] = ()) -> None:
         simwire.write_frame(self.out, header, arrays)
@@ -104,17 +105,25 @@ class Rank:
         if isinstance(dst, bool) or not isinstance(dst, (int, np.integer)):
             raise SimError(f"rank {self._id} at step {self._host.step}: send to {dst!r}; the "
                            "destination must be a rank number")
-        self._host.tell({"op": "send", "dst": int(dst)}, (payload,))
+        host = self._host
+        host.ops.append([0, int(dst), len(host.outgoing)])
+        host.outgoing.append(payload)
 
     def recv(self, src: int) -> np.ndarray:
         """The oldest arrived message from rank ``src`` (a copy, read-only)."""
         self._mine("receive as")
         if isinstance(src, bool) or not isinstance(src, (int, np.integer)):
             raise SimError(f"rank {self._id}: recv({src!r}) needs a rank number")
-        reply, arrays = self._host.ask({"op": "recv", "src": int(src)})
-        payload = arrays[0]
+        queue = self._host.inbox.get(int(src))
+        if not queue:
+            self._host.ops.append([1, int(src), -1])
+            raise SimError(f"rank {self._id} at step {self._host.step}: recv({src}) but no "
+                           "message has arrived")
+        message, arrived = queue.pop(0)
+        payload = arrived.copy()  # made in this step: it counts as this rank's memory
         payload.flags.writeable = False
-        self._ids[id(payload)] = (int(reply["id"]), payload)
+        self._host.ops.append([1, int(src), message])
+        self._ids[id(payload)] = (message, payload)
         return payload
 
     def free(self, *arrays: Any) -> None:
@@ -123,7 +132,7 @@ class Rank:
         for array in arrays:
             entry = self._ids.pop(id(array), None)
             if entry is not None and entry[1] is array:
-                self._host.ask({"op": "free", "id": entry[0]})
+                self._host.ops.append([2, entry[0], 0])
 
     def all_reduce(self, array: Any) -> Generator[None, None, np.ndarray]:
         """Ring AllReduce (sum): ``total = yield from rank.all_reduce(x)``."""
@@ -155,31 +164,47 @@ def _is_generator(value: Any) -> bool:
     return hasattr(value, "send") and hasattr(value, "throw") and hasattr(value, "__next__")
 
 
-def _measured(host: Host, rank: int, action: Any) -> tuple[Any, int]:
-    """Run ``action()`` as ``rank``; its peak bytes in the step (0 when not tracking)."""
+def _measured(host: Host, rank: int, action: Any) -> Any:
+    """Run ``action()`` as ``rank``, measuring what it keeps and its peak (when tracking)."""
     host.running = rank
     before = tracemalloc.get_traced_memory()[0] if host.track else 0
     if host.track:
         tracemalloc.reset_peak()
+    sent = sum(a.nbytes for a in host.outgoing)
     try:
-        return action(), 0
+        return action()
     finally:
         host.running = -1
         if host.track:
             now, peak = tracemalloc.get_traced_memory()
+            outgoing = sum(a.nbytes for a in host.outgoing) - sent  # gone once sent
             base = host.held.get(rank, 0)
-            host.held[rank] = base + now - before
-            host.peak = base + peak - before  # type: ignore[attr-defined]
+            host.held[rank] = base + now - before - outgoing
+            host.peak = base + peak - before
 
 
-def _finish(host: Host, rank: int, outcome: str, value: Any = None) -> None:
-    arrays: list[np.ndarray] = []
-    tree = simwire.to_tree(value, arrays) if outcome == "returned" else value
-    memory = {"held": host.held.get(rank, 0), "peak": getattr(host, "peak", 0)}
-    host.tell({"op": outcome, "value": tree, "memory": memory}, tuple(arrays))
+def _own(value: Any) -> Any:
+    """``value`` with writeable copies of its arrays: a rank's data is its own to modify."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, list):
+        return [_own(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _own(v) for k, v in value.items()}
+    return value
 
 
-def _run(host: Host, rank: int, program: Any, start: Any) -> None:
+def _record(host: Host, rank: int, outcome: str, value: Any = None) -> dict[str, Any]:
+    """What the step of ``rank`` did: its requests in order, and how it ended."""
+    tree = simwire.to_tree(value, host.outgoing) if outcome == "returned" else value
+    memory = {"held": host.held.get(rank, 0), "peak": host.peak}
+    record = {"rank": rank, "outcome": outcome, "ops": host.ops, "value": tree,
+              "memory": memory}
+    host.inbox, host.ops = {}, []
+    return record
+
+
+def _run(host: Host, rank: int, program: Any, start: Any) -> dict[str, Any]:
     """Start or continue ``rank`` up to its next yield or its return; report which."""
     def step() -> Any:
         if start is not None:
@@ -192,15 +217,30 @@ def _run(host: Host, rank: int, program: Any, start: Any) -> None:
         _measured(host, rank, step)
     except StopIteration as stop:
         host.live.pop(rank, None)
-        _finish(host, rank, "returned", stop.value)
-        return
+        return _record(host, rank, "returned", stop.value)
     except SimError as error:
-        _finish(host, rank, "raised", str(error))
-        return
+        return _record(host, rank, "raised", str(error))
     except Exception as error:  # noqa: BLE001 - the learner's own bug, reported as such
-        _finish(host, rank, "raised", _error_text(error))
-        return
-    _finish(host, rank, "yielded")
+        return _record(host, rank, "raised", _error_text(error))
+    return _record(host, rank, "yielded")
+
+
+def _step(host: Host, header: dict[str, Any], arrays: list[np.ndarray], program: Any) -> None:
+    """Run every listed rank for one step, each with the messages it may receive (and its
+    data when it starts); one frame back with what each did."""
+    host.step, host.outgoing = int(header["step"]), []
+    records = []
+    for entry in header["ranks"]:
+        rank, first, listed = int(entry["rank"]), int(entry["first"]), entry["inbox"]
+        host.inbox = {}
+        for k, (message, src) in enumerate(listed):
+            host.inbox.setdefault(int(src), []).append((int(message), arrays[first + k]))
+        start = None
+        if "data" in entry:
+            start = _own(simwire.from_tree(entry["data"], arrays[first + len(listed):]))
+        records.append(_run(host, rank, program, start))
+    host.tell({"op": "stepped", "ranks": records}, tuple(host.outgoing))
+    host.outgoing = []
 
 
 def serve(host: Host) -> None:
@@ -225,10 +265,8 @@ def serve(host: Host) -> None:
                 from solutions import simcollectives  # noqa: F401
             if host.track and not tracemalloc.is_tracing():
                 tracemalloc.start()
-        elif op == "start" or op == "run":
-            host.step = int(header["step"])
-            data = simwire.from_tree(header.get("data"), arrays) if op == "start" else None
-            _run(host, int(header["rank"]), program, data if op == "start" else None)
+        elif op == "step":
+            _step(host, header, arrays, program)
         elif op == "call":
             _call(host, program, simwire.from_tree(header["args"], arrays))
 

@@ -16,6 +16,7 @@ neighbour, 2(N-1) steps, no chunk bigger than ceil(M/N), 2(N-1) x M elements in 
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections.abc import Generator, Mapping
@@ -130,9 +131,12 @@ def _volume(log: Log, m: int, limit: int) -> tuple[str, int]:
     """A rank that sends more than 2(N-1) chunks of ceil(M/N): the message crossing it."""
     n = log.n_ranks
     budget = 2 * (n - 1) * limit
+    by_rank: dict[int, list[Any]] = {}
+    for x in log.messages:
+        by_rank.setdefault(x.src, []).append(x)
     for rank in range(n):
-        mine = [x for x in log.messages if x.src == rank]
-        running = [sum(x.payload.size for x in mine[:k + 1]) for k in range(len(mine))]
+        mine = by_rank.get(rank, [])
+        running = list(itertools.accumulate(x.payload.size for x in mine))
         if running and running[-1] > budget:
             crossing = next(x for x, total in zip(mine, running, strict=True) if total > budget)
             return (f"rank {rank} sent {running[-1]} elements ({log.bytes_sent(rank)} bytes) "
@@ -161,9 +165,12 @@ def _direction(log: Log, m: int, limit: int) -> tuple[str, int]:
 
 
 def _one_chunk_per_step(log: Log, m: int, limit: int) -> tuple[str, int]:
+    sent: dict[tuple[int, int], list[Any]] = {}
+    for x in log.messages:
+        sent.setdefault((x.step, x.src), []).append(x)
     for step in log.message_steps():
         for rank in range(log.n_ranks):
-            mine = [x for x in log.messages if x.step == step and x.src == rank]
+            mine = sent.get((step, rank), [])
             if len(mine) != 1:
                 return (f"rank {rank} at step {step} sent {len(mine)} messages; expected "
                         "exactly one chunk per rank per step", mine[0].index if mine else -1)

@@ -88,24 +88,28 @@ def from_tree(tree: Any, arrays: list[np.ndarray]) -> Any:
 
 def write_frame(out: BinaryIO, header: dict[str, Any],
                 arrays: list[np.ndarray] | tuple[np.ndarray, ...] = ()) -> None:
-    """Write one frame: ``header`` (its ``arrays`` field is filled in) then the arrays."""
+    """Write one frame: ``header`` (its ``arrays`` field is filled in) then the arrays'
+    bytes, each written from the array's own memory (no intermediate copies)."""
+    arrays = [np.ascontiguousarray(a) for a in arrays]
     header = dict(header, arrays=[[a.dtype.str, list(a.shape)] for a in arrays])
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    parts = [struct.pack(">I", len(text)), text]
-    parts += [np.ascontiguousarray(a).tobytes() for a in arrays]
-    out.write(b"".join(parts))
+    out.write(struct.pack(">I", len(text)) + text)
+    for a in arrays:
+        if a.nbytes:
+            out.write(memoryview(a).cast("B"))  # type: ignore[arg-type]
     out.flush()
 
 
-def _read_exact(stream: BinaryIO, n: int) -> bytes:
-    chunks, left = [], n
+def _read_exact(stream: BinaryIO, n: int) -> bytes | memoryview:
+    chunks: list[bytes | memoryview] = []
+    left = n
     while left:
         chunk = stream.read(left)
         if not chunk:
             raise ChannelClosed("the other side of the rank channel closed it")
         chunks.append(chunk)
         left -= len(chunk)
-    return b"".join(chunks)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _shape(spec: Any, k: int) -> tuple[str, tuple[int, ...], int]:
@@ -138,13 +142,14 @@ def _bounded(tree: Any, depth: int, budget: list[int]) -> None:
 
 def read_frame(stream: BinaryIO, max_array_bytes: int = MAX_FRAME_ARRAY_BYTES,
                ) -> tuple[dict[str, Any], list[np.ndarray]]:
-    """One frame: its header and its arrays (fresh, writeable copies). WireError if the
-    frame is malformed or breaks a bound, ChannelClosed at end of stream."""
+    """One frame: its header and its arrays (read-only, over the bytes read: the other side
+    keeps no hold on them). WireError if the frame is malformed or breaks a bound,
+    ChannelClosed at end of stream."""
     (length,) = struct.unpack(">I", _read_exact(stream, 4))
     if length > MAX_HEADER_BYTES:
         raise WireError(f"a frame header of {length} bytes (at most {MAX_HEADER_BYTES})")
     try:
-        header = json.loads(_read_exact(stream, length).decode("utf-8"))
+        header = json.loads(bytes(_read_exact(stream, length)).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         raise WireError(f"a frame header is not JSON ({type(error).__name__})") from None
     if not isinstance(header, dict) or not isinstance(header.get("op"), str):
@@ -156,6 +161,6 @@ def read_frame(stream: BinaryIO, max_array_bytes: int = MAX_FRAME_ARRAY_BYTES,
     shapes = [_shape(spec, k) for k, spec in enumerate(specs)]
     if sum(nbytes for *_, nbytes in shapes) > max_array_bytes:
         raise WireError(f"a frame carries more than {max_array_bytes} bytes of arrays")
-    arrays = [np.frombuffer(bytearray(_read_exact(stream, nbytes)), dtype=dtype).reshape(shape)
-              for dtype, shape, nbytes in shapes]
+    arrays = [np.frombuffer(_read_exact(stream, nbytes) if nbytes else b"",
+                            dtype=dtype).reshape(shape) for dtype, shape, nbytes in shapes]
     return header, arrays
