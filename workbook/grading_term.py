@@ -24,6 +24,7 @@ from autograder.grading.feedback import write_feedback
 from autograder.grading.model import Batch
 from autograder.grading.private_files import make_private_dir, write_private
 from autograder.grading.report import batch_json, write_csv
+from autograder.grading.safe_text import for_json
 from autograder.grading.swap import discard, new_folder, swap_in
 from autograder.grading.totals import Handed, Total, canvas_text, csv_text, totals
 from autograder.personal import fingerprint, read_secret
@@ -132,7 +133,7 @@ def write_gradebook(term: Term, batch: Batch, discovery: Discovery, out: Path,
     try:
         make_private_dir(folder)
         write_csv(batch, folder / "grades.csv")
-        tree = batch_json(batch) | _json_extra(term, discovery, rows)
+        tree = for_json(batch_json(batch) | _json_extra(term, discovery, rows))
         write_private(folder / "grades.json",
                       json.dumps(tree, indent=2, ensure_ascii=False) + "\n")
         write_private(folder / "totals.csv", csv_text(rows))
