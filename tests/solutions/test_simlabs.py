@@ -135,8 +135,20 @@ def test_a_backward_before_its_forward_is_rejected_at_that_action() -> None:
 
     assert _first_problem(simpipeline.SPEC, early_backward) == (
         "The schedule was rejected: stage 3, action 0: B of microbatch 0 needs F of "
-        "microbatch 0 on stage 3 first, which cannot run before it: the schedule deadlocks "
-        "here.")
+        "microbatch 0 on this same stage to run first, but your list puts it later (action "
+        "1): the schedule deadlocks here.")
+
+
+def test_a_deadlock_is_blamed_on_its_root_not_on_a_stage_downstream() -> None:
+    # stage 0 runs the backward of microbatch 0 before its forward; stage 1 is innocent
+    orders = [[("B", 0, 0), ("F", 0, 0), ("F", 0, 1), ("B", 0, 1)],
+              [("F", 0, 0), ("B", 0, 0), ("F", 0, 1), ("B", 0, 1)]]
+    with pytest.raises(pl.ScheduleError) as error:
+        pl.execute(2, 2, orders, 1)
+    assert str(error.value).startswith(
+        "stage 0, action 0: B of microbatch 0 needs F of microbatch 0 on this same stage to "
+        "run first (through the stages between), but your list puts it later (action 1)")
+    assert (error.value.stage, error.value.position) == (0, 0)
 
 
 def test_a_needlessly_late_schedule_fails_on_makespan_with_the_bubble() -> None:
