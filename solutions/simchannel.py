@@ -305,7 +305,7 @@ class _Run:
                arrays: list[np.ndarray]) -> None:
         if op == "raised":
             if self.failure is None:
-                self.fail("program", f"{self.where(rank)}: your program raised "
+                self.fail("program", f"{self.where(rank)}: "
                           f"{str(header.get('value'))[:400]}", rank)
             return
         if self.track:
@@ -396,7 +396,7 @@ def call(host: Host, args: Sequence[Any], time_limit_s: float = 10.0) -> Any | R
         return RunFailure("channel", f"the process running your function broke the channel "
                           f"({type(error).__name__}: {str(error)[:200]})")
     if header["op"] == "raised":
-        return RunFailure("program", f"your function raised {str(header.get('value'))[:400]}")
+        return RunFailure("program", str(header.get("value"))[:400])
     if header["op"] != "returned":
         return RunFailure("channel", "the process running your function answered out of turn")
     return simwire.from_tree(header.get("value"), got)

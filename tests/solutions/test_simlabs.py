@@ -166,8 +166,8 @@ def test_a_needlessly_late_schedule_fails_on_makespan_with_the_bubble() -> None:
     (lambda pp, m, v: None, "return a list with one list of actions per stage"),
     (lambda pp, m, v: [[("F", 0)]] * pp, "stage 0 runs 1 of its 16 actions"),
     (lambda pp, m, v: [[("X", 0)]] * pp, "is not an action"),
-    (lambda pp, m, v: 1 / 0, "Your function raised an error: your function raised "
-                            "ZeroDivisionError"),
+    (lambda pp, m, v: 1 / 0, "Your function raised an error: ZeroDivisionError: "
+                            "division by zero"),
 ])
 def test_malformed_schedules_are_explained(answer: Callable[..., Any], fragment: str) -> None:
     assert fragment in _first_problem(simpipeline.SPEC, answer)
