@@ -118,11 +118,12 @@ def _hide(hidden: Iterable[str], roots: Iterable[str]) -> list[str]:
 # unprivileged ``nobody`` (whose processes the kernel's per-user process limit counts;
 # inside a user namespace mapped to root they would count as root's and be exempt).
 ROOT_CAPABILITIES = ("CAP_SETUID", "CAP_SETGID", "CAP_CHOWN", "CAP_FOWNER",
-                     "CAP_DAC_OVERRIDE", "CAP_KILL", "CAP_SYS_ADMIN")
-# Either way the worker keeps CAP_SYS_ADMIN (in its own user namespace when not root) to give
-# each job its own IPC and mount namespaces (autograder.sandbox.world); the job process
-# drops every capability before learner code runs, and a seccomp filter then refuses it
-# any new namespace.
+                     "CAP_DAC_OVERRIDE", "CAP_KILL")
+# A grading worker (``fresh_world``) also keeps CAP_SYS_ADMIN (in its own user namespace when
+# not root) to give each job its own IPC and mount namespaces (autograder.sandbox.world);
+# the job process drops every capability before learner code runs, and a seccomp filter
+# then refuses it any new namespace. Other users of this command get no such capability.
+WORLD_CAPABILITIES = ("CAP_SYS_ADMIN",)
 
 
 @cache
@@ -138,20 +139,22 @@ def supports(option: str, bwrap: str | None = None) -> bool:
     return option.encode() in done.stdout + done.stderr
 
 
-def _namespaces() -> list[str]:
+def _namespaces(fresh_world: bool) -> list[str]:
     common = ["--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
               "--unshare-cgroup-try"]
+    world = [arg for cap in WORLD_CAPABILITIES if fresh_world for arg in ("--cap-add", cap)]
     if os.geteuid() == 0:
         caps = [arg for cap in ROOT_CAPABILITIES for arg in ("--cap-add", cap)]
-        return [*common, "--cap-drop", "ALL", *caps]
+        return [*common, "--cap-drop", "ALL", *caps, *world]
     # Not root: a user namespace (the grader's own uid inside), no nested ones.
     nested = ["--disable-userns"] if supports("--disable-userns") else []
-    return [*common, "--unshare-user", *nested, "--cap-add", "CAP_SYS_ADMIN"]
+    return [*common, "--unshare-user", *nested, *world]
 
 
 def command(python: str, code_dir: str, hidden: Iterable[str] = (),
-            bwrap: str | None = None) -> list[str]:
-    """The command starting one warm worker inside bubblewrap (ends with ``-- python``)."""
+            bwrap: str | None = None, fresh_world: bool = False) -> list[str]:
+    """The command starting one warm worker inside bubblewrap (ends with ``-- python``);
+    ``fresh_world``: a grading worker, which gives each job a world of its own."""
     roots = _roots(python)
     args = [bwrap or bwrap_path() or "bwrap", "--ro-bind", "/usr", "/usr", *_system_links(),
             "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
@@ -162,7 +165,7 @@ def command(python: str, code_dir: str, hidden: Iterable[str] = (),
         args += ["--ro-bind", root, root]
     args += _hide(hidden, roots)
     return [*args, "--ro-bind", code_dir, SANDBOX_CODE, "--remount-ro", "/",
-            *_namespaces(), "--die-with-parent", "--new-session", "--as-pid-1",
+            *_namespaces(fresh_world), "--die-with-parent", "--new-session", "--as-pid-1",
             "--clearenv", "--chdir", "/tmp", "--", python]
 
 

@@ -68,7 +68,7 @@ class _Launch:
     def argv(self) -> list[str]:
         if not self.code_dir:
             return [self.python, "-I", "-c", BOOTSTRAP, PROJECT_ROOT]
-        outer = bwrap.command(self.python, self.code_dir, self.hidden)
+        outer = bwrap.command(self.python, self.code_dir, self.hidden, fresh_world=True)
         env = [arg for key, value in WORKER_ENV.items() for arg in ("--setenv", key, value)]
         return [*outer[:-2], *env, "--setenv", "TMPDIR", "/tmp", "--", self.python, "-I",
                 "-c", BOOTSTRAP, bwrap.SANDBOX_CODE, "--contained"]
