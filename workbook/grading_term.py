@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.grading.discover import Discovery, Layout, Options, discover, parse_time
-from autograder.grading.feedback import write_feedback
+from autograder.grading.feedback import folder_names, write_feedback
 from autograder.grading.model import Batch
 from autograder.grading.private_files import make_private_dir, write_private
 from autograder.grading.report import batch_json, write_csv
@@ -114,14 +114,17 @@ def _totals(term: Term, batch: Batch, discovery: Discovery,
     return totals(batch, chapter_points, roster, _handed(discovery), integrity)
 
 
-def _json_extra(term: Term, discovery: Discovery, rows: list[Total]) -> dict[str, Any]:
+def _json_extra(term: Term, discovery: Discovery, rows: list[Total],
+                batch: Batch) -> dict[str, Any]:
+    folders = folder_names(nb.student for nb in batch.notebooks if nb.student)
     return dict(layout=discovery.layout,
                 ignored_reasons=dict(discovery.reasons),
                 personal_numbers=(dict(secret_fingerprint=fingerprint(term.secret))
                                   if term.secret is not None else None),
                 students=[dict(student=t.student, points=t.points, max_points=t.max_points,
                                late=t.late, submitted_at=t.submitted_at,
-                               integrity=t.integrity) for t in rows])
+                               integrity=t.integrity,
+                               feedback_folder=folders.get(t.student, "")) for t in rows])
 
 
 def write_gradebook(term: Term, batch: Batch, discovery: Discovery, out: Path,
@@ -133,7 +136,7 @@ def write_gradebook(term: Term, batch: Batch, discovery: Discovery, out: Path,
     try:
         make_private_dir(folder)
         write_csv(batch, folder / "grades.csv")
-        tree = for_json(batch_json(batch) | _json_extra(term, discovery, rows))
+        tree = for_json(batch_json(batch) | _json_extra(term, discovery, rows, batch))
         write_private(folder / "grades.json",
                       json.dumps(tree, indent=2, ensure_ascii=False) + "\n")
         write_private(folder / "totals.csv", csv_text(rows))

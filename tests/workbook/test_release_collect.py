@@ -179,6 +179,7 @@ def test_grading_a_forged_seed_uses_the_submitters_numbers(tmp_path: Path) -> No
     assert any("carries another student's numbers" in n for n in rows["notes"])
     students = json.loads((tmp_path / "out" / "grades.json").read_text())["students"]
     assert "a student outside this class" in students[0]["integrity"]
+    assert students[0]["feedback_folder"] == "s1"
 
 
 def test_grading_with_another_secret_warns(tmp_path: Path,
