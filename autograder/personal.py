@@ -58,10 +58,10 @@ def read_secret(path: Path) -> bytes:
 
 def student_seed(secret: bytes, student_id: str) -> str:
     """The student's seed: HMAC-SHA256(secret, id), 128 bits as 32 hex digits."""
-    key = student_id.strip()
+    key = student_id.strip() or student_id  # a folder named " " is still somebody
     if not key:
         raise ValueError("a student id must not be empty")
-    digest = hmac.new(secret, _DOMAIN + key.encode("utf-8", "surrogateescape"),
+    digest = hmac.new(secret, _DOMAIN + key.encode("utf-8", "surrogatepass"),
                       hashlib.sha256).hexdigest()
     return digest[:32]
 
