@@ -131,3 +131,15 @@ def test_ipython_magics_do_not_break_a_cell() -> None:
         "pass  # IPython magic, skipped\npass  # IPython magic, skipped\ny = 2")
     assert runnable("x = 5 % 2") == "x = 5 % 2"
     assert runnable("def f(:\n%time") == "def f(:\n%time"
+
+
+@pytest.mark.parametrize("source", [
+    "\n" * 100_000 + "answer = (",            # newlines, then a syntax error
+    " \t" * 50_000 + "\n!ls\nanswer = (",     # one long line of blanks
+    "\n".join([" " * 40] * 5_000) + "\nx = (",
+])
+def test_looking_for_magics_takes_linear_time(source: str) -> None:
+    import time
+    started = time.perf_counter()
+    assert runnable(source) == source  # a real syntax error stays for the sandbox to report
+    assert time.perf_counter() - started < 0.5  # was ~57 s for the first, quadratic
