@@ -132,7 +132,7 @@ class Personaliser:
                                                                0) + 1
         if own:
             return ()
-        who = self.classmates.whose_seed(found.group(1)) or "a student outside this class"
+        who = self.classmates.whose_seed(found.group(1)) or "someone outside this class"
         self.carried[(student, chapter)] = who
         return ("Integrity: this notebook carries another student's numbers; it was graded "
                 f"against {student}'s own numbers.",)
@@ -154,13 +154,14 @@ class Personaliser:
 
     def integrity(self, student: str) -> str:
         """For the instructor: whose numbers this student handed in, in words ("" if none)."""
-        parts = [f"notebook of chapter {chapter} carries {who}'s numbers"
+        parts = [f"notebook of chapter {chapter} carries the numbers of {who}"
                  for (s, chapter), who in sorted(self.carried.items()) if s == student]
         copied: dict[str, list[str]] = {}
         for (s, exercise), who in sorted(self.copied.items()):
             if s == student:
                 copied.setdefault(who, []).append(exercise)
-        parts += [f"{', '.join(ex)} right for {who}'s numbers" for who, ex in copied.items()]
+        parts += [f"{', '.join(ex)} right for the numbers of {who}"
+                  for who, ex in copied.items()]
         return "; ".join(parts)
 
 

@@ -178,7 +178,7 @@ def test_grading_a_forged_seed_uses_the_submitters_numbers(tmp_path: Path) -> No
     assert (row["status"], row["points"]) == ("wrong", 0)
     assert any("carries another student's numbers" in n for n in rows["notes"])
     students = json.loads((tmp_path / "out" / "grades.json").read_text())["students"]
-    assert "a student outside this class" in students[0]["integrity"]
+    assert "numbers of someone outside this class" in students[0]["integrity"]
     assert students[0]["feedback_folder"] == "s1"
 
 

@@ -227,9 +227,9 @@ def test_totals_give_right_answers_full_points_and_copies_none(term: Path) -> No
         assert int(row["points"]) == expected_points(term, student), row
         assert row["max_points"] == "7"
     assert rows["s1001"]["integrity"] == ""
-    assert "carries s1001's numbers" in rows["s1002"]["integrity"]
+    assert "carries the numbers of s1001" in rows["s1002"]["integrity"]
     if not all(shared(term, "s1001", "s1003", e) for e in ("0.1", "0.2", "0.3")):
-        assert "right for s1001's numbers" in rows["s1003"]["integrity"]
+        assert "right for the numbers of s1001" in rows["s1003"]["integrity"]
     assert [rows[s]["late"] for s in rows] == ["no", "no", "yes"]
 
 
