@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -63,30 +64,27 @@ def test_the_command_line_never_runs_the_file_itself(
     assert reason in capsys.readouterr().out
 
 
+KERNEL = """
+import json, sys
+import workbook
+exercise, source = json.loads(sys.stdin.read())
+namespace = {"__name__": "__main__"}
+exec(compile(source, "<cell>", "exec"), namespace)   # the learner's cell, patches and all
+record = workbook.exercise(exercise)
+verdict = workbook.check(exercise, namespace[record.answer_kind.function_name]).verdict
+print(json.dumps({"score": verdict.score, "message": verdict.message}))
+"""
+
+
 def _in_a_kernel(exercise: str, source: str) -> dict[str, Any]:
-    """Run the learner's file in a forked child (the kernel), then check its function there;
-    the verdict's fields come back through a pipe."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the kernel
-        os.close(read)
-        try:
-            namespace: dict[str, Any] = {"__name__": "__main__"}
-            exec(compile(source, "<cell>", "exec"), namespace)
-            record = workbook.exercise(exercise)
-            verdict = workbook.check(exercise, namespace[record.answer_kind.function_name])
-            out = {"score": verdict.verdict.score, "message": verdict.verdict.message}
-        except BaseException as error:  # noqa: BLE001 - reported to the parent
-            out = {"score": -1, "message": repr(error)}
-        os.write(write, json.dumps(out).encode())
-        os._exit(0)
-    os.close(write)
-    chunks = []
-    while chunk := os.read(read, 1 << 16):
-        chunks.append(chunk)
-    os.close(read)
-    os.waitpid(pid, 0)
-    return dict(json.loads(b"".join(chunks)))
+    """Run the learner's file in a fresh interpreter (the kernel), then check its function
+    there; the verdict's fields come back as JSON."""
+    done = subprocess.run([sys.executable, "-c", KERNEL], input=json.dumps([exercise, source]),
+                          capture_output=True, text=True, timeout=300, check=False,
+                          env=os.environ.copy())
+    lines = done.stdout.strip().splitlines()
+    assert lines, done.stderr[-2000:]
+    return dict(json.loads(lines[-1]))
 
 
 @pytest.mark.parametrize("name", sorted(set(CHEATS) - KERNEL_ONLY_PASSES))
