@@ -66,6 +66,15 @@ def student_seed(secret: bytes, student_id: str) -> str:
     return digest[:32]
 
 
+def grading_seed(secret: bytes, student_id: str, exercise_id: str) -> int:
+    """The seed a lab's graded cases are drawn from for this student: keyed by the secret
+    itself, so (unlike the student's seed, which their notebook carries) nobody can know
+    their graded cases in advance, and a regrade draws the same ones."""
+    message = f"lab-grading\x00{student_id.strip()}\x00{exercise_id}".encode("utf-8",
+                                                                          "surrogatepass")
+    return int(hmac.new(secret, _DOMAIN + message, hashlib.sha256).hexdigest()[:8], 16)
+
+
 def fingerprint(secret: bytes) -> str:
     """A short public name of the secret (to tell two secrets apart, never to recover one)."""
     return hmac.new(secret, _DOMAIN + b"fingerprint", hashlib.sha256).hexdigest()[:12]

@@ -230,3 +230,21 @@ def test_a_personal_notebook_graded_without_the_secret_says_so(
     graded = json.loads((tmp_path / "out" / "grades.json").read_text())["notebooks"][0]
     assert any("grade it with --secret-file" in n for n in graded["notes"])
     assert not any("added by the learner" in n for n in graded["notes"])  # never ran
+
+
+def test_a_labs_graded_cases_come_from_the_secret_per_student() -> None:
+    """Its seed is keyed by the secret, not by the student's seed the notebook carries, so
+    the cases are the student's own, the same at every regrade, and unknown in advance."""
+    from autograder.personal import grading_seed
+    from workbook.grading_personal import Personaliser
+    from workbook.records import printed
+
+    secret = b"0123456789abcdef0123456789abcdef"
+    lab = printed("0.7")
+    first = Personaliser.for_class(secret, ["s1", "s2"])
+    again = Personaliser.for_class(secret, ["s1"])
+    seeds = [p._record(s, lab).params["grading_seed"] for p, s in
+             ((first, "s1"), (first, "s2"), (again, "s1"))]
+    assert seeds[0] == seeds[2] == grading_seed(secret, "s1", "0.7") != seeds[1]
+    assert grading_seed(b"another secret, same student!!", "s1", "0.7") != seeds[0]
+    assert "grading_seed" not in first._record("s1", printed("0.1")).params
