@@ -106,7 +106,7 @@ def watch_job(pid: int, report_fd: int, output_fd: int, limits: Limits, started:
     selector.register(pidfd, selectors.EVENT_READ)
     exited = False
     try:
-        whole, checked = memory.proc_is_ours(), 0.0
+        whole, checked = memory.proc_is_ours(), started  # first look after CHECK_S
         while not exited and watch.stopped is None:
             remaining = started + limits.wall_s - time.monotonic()
             if remaining <= 0:
