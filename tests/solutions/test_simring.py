@@ -134,9 +134,7 @@ def test_hiding_messages_from_the_simulator_only_breaks_the_run() -> None:
     """The ranks' process holds no log: a program that silences its own channel (so that
     its sends never reach the simulator) leaves its receivers with nothing to receive."""
     def hider(rank: Any):
-        tell = rank._host.tell
-        rank._host.tell = lambda header, arrays=(): (
-            None if header["op"] == "send" else tell(header, arrays))
+        type(rank).send = lambda self, dst, array: None  # sends that never leave
         return (yield from ring.ring_allreduce(rank))
 
     reports = _reports(hider)
