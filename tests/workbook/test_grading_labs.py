@@ -66,6 +66,6 @@ def test_every_honest_solution_earns_the_point(graded: tuple) -> None:
 
 
 def test_the_feedback_page_shows_the_learners_trace(graded: tuple) -> None:
-    _, out = graded
+    rows, out = graded
     page = (out / "feedback" / "cheat-ring-root" / "ch00.html").read_text(encoding="utf-8")
-    assert "Your trace, case N=" in page and "✘-&gt;" in page
+    assert "Your trace, case N=" in page and "✘-&gt;" in page, rows["cheat-ring-root"]
