@@ -1,20 +1,20 @@
 """Lab answers: the learner's program runs on a simulated cluster and is graded by its trace.
 
 The learner writes ``function_name`` (a per-rank program, or a function returning a
-schedule). The record names the lab (``spec``, "module:NAME" of a
-:class:`solutions.simlab.LabSpec`); the kind knows no lab. Grading never runs the learner's
-code where the simulator, its log or the verifier live:
+schedule). The record hands the kind a :class:`LabRuntime` (the simulator's side, from the
+reference library); the kind knows no lab and no simulator. Grading never runs the
+learner's code where the simulator, its log or the verifier live:
 
-* the learner's function travels as a bundle (:mod:`solutions.simbundle`: its code and what
-  it uses, as data) to a ranks' process, inside bubblewrap where available, that talks to
-  the simulator only through the rank channel (:mod:`solutions.simchannel`);
+* the learner's function travels as a bundle (its code and what it uses, as data) to a
+  ranks' process, inside bubblewrap where available (:func:`sandbox_prefix`), that talks
+  to the simulator only through the rank channel;
 * the simulator and the verifier run in a *trusted* process: in ``workbook check`` and the
   batch grader that is the grader's own process (the learner's code never ran there); in a
   learner's kernel (``wb.check``), where the learner's code did run, a fresh interpreter
-  started for the check (:mod:`autograder.kinds.lab_trusted`), so that nothing patched in
-  the kernel changes the verdict;
-* the graded cases are drawn fresh for every grading (:meth:`LabSpec.graded`), from a seed
-  the caller supplies (``grading_seed`` in the params) or a new random one.
+  started for the check (``runtime.trusted_module``), so that nothing patched in the
+  kernel changes the verdict;
+* the graded cases are drawn fresh for every grading, from a seed the caller supplies
+  (``grading_seed`` in the params) or a new random one.
 
 The verdict names the first failing case and its first problem (the rank and step, the
 expected and observed message or value) and carries a text picture of the learner's own
@@ -23,7 +23,6 @@ trace; a pass lists what was verified.
 
 from __future__ import annotations
 
-import importlib
 import json
 import numbers
 import secrets
@@ -38,7 +37,6 @@ from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict, is_bla
 from autograder.kinds.trip import Ask, AskRun, AskSource, Reason, Reply, Unread
 
 Case = Mapping[str, Any]
-BUNDLE_ENTRY = "solutions.simbundle:pack_job"   # what the batch grader's sandbox calls
 
 
 class Report(Protocol):
@@ -55,6 +53,30 @@ class Report(Protocol):
 
     @property
     def picture(self) -> str: ...       # the learner's trace as text ("" for none)
+
+
+class LabRuntime(Protocol):
+    """The simulator's side of a lab, handed in by the record."""
+
+    @property
+    def pack_entry(self) -> tuple[tuple[str, ...], str]:
+        """(modules, "module:function") the batch grader's sandbox runs to pack a function."""
+
+    @property
+    def trusted_module(self) -> str:
+        """The module ``python -I -m`` runs for a check from a learner's kernel: it reads
+        {"exercise", "bundle", "seed"} as JSON and prints the verdict's fields."""
+
+    def pack(self, function: Any) -> Any:
+        """The function as a bundle; ValueError (with the reason) if it cannot travel."""
+
+    def pack_file(self, source: str, filename: str, name: str) -> Any:
+        """A bundle that defines ``name`` by running a whole file's ``source``."""
+
+    def run(self, bundle: Any, seed: int, time_limit_s: float,
+            prefix: Any) -> tuple[str, list[Report]]:
+        """Run and verify the cases drawn from ``seed``: (what a pass was checked from, one
+        report per case). ``prefix`` wraps the ranks' process (see :func:`sandbox_prefix`)."""
 
 
 @dataclass(frozen=True)
@@ -75,13 +97,14 @@ class RecordedLogs:
 
 @dataclass(frozen=True)
 class Lab(AnswerKind):
-    """The learner writes ``def function_name signature``; ``spec`` ("module:NAME") names
-    the lab. ``stub_body`` is the body of the answer cell's starting code;
-    ``time_limit_s`` bounds one case's run."""
+    """The learner writes ``def function_name signature``; ``runtime`` runs the lab and
+    ``exercise`` names it for a fresh trusted process. ``stub_body`` is the body of the
+    answer cell's starting code; ``time_limit_s`` bounds one case's run."""
 
     function_name: str
     signature: str
-    spec: str
+    runtime: LabRuntime
+    exercise: str
     stub_body: str = "    # your code here\n    return None"
     time_limit_s: float = 10.0
     name: str = "lab"
@@ -92,30 +115,26 @@ class Lab(AnswerKind):
     ) -> Verdict:
         seed = _seed(params)
         if isinstance(answer, LabSource):
-            from solutions.simbundle import source_bundle
-            return self.grade_bundle(source_bundle(answer.source, answer.filename,
-                                                   self.function_name), seed)
+            return self.grade_bundle(self.runtime.pack_file(answer.source, answer.filename,
+                                                            self.function_name), seed)
         if isinstance(answer, RecordedLogs):
             return self._grade_recorded(answer, seed)
         if not callable(answer) or isinstance(answer, (numbers.Number, str, type)):
             return Verdict("invalid", f"Pass your function itself, e.g. check(..., "
                            f"{self.function_name}), without quotes or parentheses; got "
                            f"{show(answer, 30)}.", yours=show(answer))
-        from solutions.simbundle import BundleError, pack
         try:
-            bundle = pack(answer)
-        except BundleError as error:
+            bundle = self.runtime.pack(answer)
+        except ValueError as error:
             return Verdict("invalid", f"Your {self.function_name} cannot be run on the "
                            f"simulated cluster: {error}.", yours=show(answer))
         return self._grade_elsewhere(bundle, seed)
 
     def grade_bundle(self, bundle: Any, seed: int) -> Verdict:
         """Grade a bundle here: this process must be one the learner's code never ran in."""
-        from solutions.simlab import grade_bundle
-        spec = self.lab_spec()
-        reports = grade_bundle(spec, bundle, spec.graded(seed), sandbox_wrap(),
-                               self.time_limit_s)
-        return lab_verdict(self.function_name, spec.evidence, reports, seed)
+        evidence, reports = self.runtime.run(bundle, seed, self.time_limit_s,
+                                             sandbox_prefix())
+        return lab_verdict(self.function_name, evidence, reports, seed)
 
     def _grade_recorded(self, answer: RecordedLogs, seed: int) -> Verdict:
         first = answer.logs[0] if answer.logs else None
@@ -128,10 +147,10 @@ class Lab(AnswerKind):
 
     def _grade_elsewhere(self, bundle: Any, seed: int) -> Verdict:
         """Grade in a fresh interpreter (the caller's process ran the learner's code)."""
-        request = {"kind": asdict_kind(self), "bundle": bundle, "seed": seed}
-        budget = self.time_limit_s * (self.lab_spec().n_graded + 2) + 30
+        request = {"exercise": self.exercise, "bundle": bundle, "seed": seed}
+        budget = self.time_limit_s * 10 + 30
         try:
-            done = subprocess.run([sys.executable, "-I", "-m", "autograder.kinds.lab_trusted"],
+            done = subprocess.run([sys.executable, "-I", "-m", self.runtime.trusted_module],
                                   input=json.dumps(request).encode(), capture_output=True,
                                   timeout=budget, check=False)
             fields = json.loads(done.stdout.decode() or "null")
@@ -140,16 +159,12 @@ class Lab(AnswerKind):
             return Verdict("invalid", f"The lab grader could not run ({type(error).__name__}); "
                            "try the check again.")
 
-    def lab_spec(self) -> Any:
-        """The lab's :class:`solutions.simlab.LabSpec`, imported from ``spec``."""
-        module, _, name = self.spec.partition(":")
-        return getattr(importlib.import_module(module), name)
-
     # -- the trip through the batch grader's sandbox (autograder.kinds.trip) -----------------
     def requests(self, params: Params, names: CellNames) -> tuple[Ask, ...]:
         """The sandbox only packs the learner's function (one job), and returns its source
         (to tell the untouched stub)."""
-        return (AskRun(self.function_name, ("solutions.simbundle",), BUNDLE_ENTRY, ({},)),
+        modules, entry = self.runtime.pack_entry
+        return (AskRun(self.function_name, modules, entry, ({},)),
                 AskSource(self.function_name))
 
     def collect(self, reply: Reply, params: Params, names: CellNames) -> Any | Unread:
@@ -216,12 +231,6 @@ class Lab(AnswerKind):
             stub_code.co_code, stub_code.co_consts, stub_code.co_names)
 
 
-def asdict_kind(kind: Lab) -> dict[str, Any]:
-    """The plain fields a trusted process needs to rebuild ``kind``."""
-    return {"function_name": kind.function_name, "signature": kind.signature,
-            "spec": kind.spec, "time_limit_s": kind.time_limit_s}
-
-
 def _seed(params: Params) -> int:
     """The grading's seed: the caller's ``grading_seed``, else a fresh random one."""
     given = params.get("grading_seed") if isinstance(params, Mapping) else None
@@ -230,18 +239,17 @@ def _seed(params: Params) -> int:
     return secrets.randbelow(1 << 31)
 
 
-def sandbox_wrap() -> Any:
-    """Wrap the ranks' process in bubblewrap where it works here (None: run it plainly)."""
+def sandbox_prefix() -> Any:
+    """``(python, code_dir) -> (command, code_dir as seen inside)``: bubblewrap around the
+    ranks' process where it works here, else None (run it plainly)."""
     from autograder.sandbox import bwrap
-    from solutions.simchannel import BOOT
 
     if bwrap.unavailable_reason():
         return None
 
-    def wrap(python: str, code_dir: str) -> list[str]:
-        return [*bwrap.command(python, code_dir), "-I", "-c",
-                BOOT.format(code=bwrap.SANDBOX_CODE)]
-    return wrap
+    def prefix(python: str, code_dir: str) -> tuple[list[str], str]:
+        return bwrap.command(python, code_dir), bwrap.SANDBOX_CODE
+    return prefix
 
 
 def lab_verdict(function_name: str, evidence: str, reports: Sequence[Report],

@@ -12,9 +12,10 @@ from autograder.result import CheckResult
 from solutions import simring
 from solutions.simbundle import pack
 from solutions.simlab import Report
+from workbook.records._labs import SimRuntime
 
-RING = Lab(function_name="ring_allreduce", signature="(rank)", spec="solutions.simring:SPEC",
-           time_limit_s=5.0)
+RING = Lab(function_name="ring_allreduce", signature="(rank)",
+           runtime=SimRuntime(simring.SPEC), exercise="0.7", time_limit_s=5.0)
 WRONG = '''
 def ring_allreduce(rank):
     yield
@@ -62,7 +63,7 @@ def test_the_batch_graders_bundle_is_graded_here() -> None:
 def test_an_endless_program_costs_one_time_limit_and_the_rest_are_not_run() -> None:
     endless = "def ring_allreduce(rank):\n    while True:\n        pass\n    yield\n"
     lab = Lab(function_name="ring_allreduce", signature="(rank)",
-              spec="solutions.simring:SPEC", time_limit_s=1.0)
+              runtime=SimRuntime(simring.SPEC), exercise="0.7", time_limit_s=1.0)
     verdict = lab.grade(LabSource(endless, "e.py"), None, {"grading_seed": 2}, ())
     assert "Your program was stopped: your program did not finish within 1 s" in \
         verdict.message
