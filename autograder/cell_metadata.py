@@ -70,8 +70,17 @@ def grade_id(metadata: Mapping[str, Any]) -> str:
 
 
 def has_solution(source: str) -> bool:
-    """True for a cell that still holds an nbgrader solution region."""
-    return BEGIN_SOLUTION in source
+    """True for a cell that still holds an nbgrader solution region: a line that is the
+    begin marker alone (indentation aside), and a later line that is the end marker alone,
+    as nbgrader writes them. A comment or string that quotes a marker is no region."""
+    begun = False
+    for line in source.splitlines():
+        text = line.strip()
+        if text == BEGIN_SOLUTION:
+            begun = True
+        elif begun and text == END_SOLUTION:
+            return True
+    return False
 
 
 def answer_exercise(metadata: Mapping[str, Any]) -> str:

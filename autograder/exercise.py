@@ -6,6 +6,8 @@ tracker all read these records; nothing about an exercise is written twice.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import math
 import random
 from collections.abc import Callable, Mapping
@@ -113,6 +115,19 @@ class Exercise:
         if callable(printed) or self.answer_kind.function_spec() is not None:
             return True
         return bool(params) and not same_answer(self.expected(params), printed)
+
+    def personalised(self, seed: str) -> Exercise:
+        """This exercise in one student's numbers: params drawn by :meth:`variant` from
+        ``seed`` (the printed ones when no draw changes the answer) and the hidden test
+        inputs of a function drawn from the same seed. ``seed`` is a keyed hash of the
+        student's id (:mod:`autograder.personal`), so the draw cannot be guessed."""
+        try:
+            params = self.variant(seed)
+        except NoVariantError:
+            params = dict(self.params)
+        kind = self.answer_kind.with_seed(int(hashlib.sha256(
+            f"{self.id}:{seed}".encode()).hexdigest()[:15], 16))
+        return dataclasses.replace(self, params=params, answer_kind=kind)
 
     def wrong_answers(self, params: Params | None = None) -> tuple[tuple[Any, str], ...]:
         """The misconceptions evaluated for ``params``: (wrong answer, feedback) pairs."""

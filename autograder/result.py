@@ -17,12 +17,29 @@ from autograder.kinds.base import Verdict
 from autograder.markup import NO_MATH_CLASS
 from autograder.units import format_value
 
-# status -> (symbol, word, accent colour: decoration only, the word carries the meaning)
-_STATUS = {
-    "correct": ("✔", "Correct", "#1a7f37"),
-    "wrong": ("✘", "Not yet", "#b35900"),
-    "invalid": ("⚠", "Could not read your answer", "#6e7781"),
-    "unanswered": ("○", "Not answered yet", "#6e7781"),
+
+@dataclass(frozen=True)
+class StatusText:
+    """How a status reads: a symbol and words (the meaning), and an accent colour
+    (decoration only)."""
+
+    symbol: str
+    words: str
+    colour: str
+
+    @property
+    def line(self) -> str:
+        return f"{self.symbol} {self.words}"
+
+
+# Every status a learner or an instructor sees, in a check and in a gradebook's feedback.
+STATUS_TEXT: Mapping[str, StatusText] = {
+    "correct": StatusText("✔", "Correct", "#1a7f37"),
+    "wrong": StatusText("✘", "Not yet", "#b35900"),
+    "invalid": StatusText("⚠", "Could not read your answer", "#6e7781"),
+    "unanswered": StatusText("○", "Not answered yet", "#6e7781"),
+    "error": StatusText("⚠", "Could not be graded", "#6e7781"),
+    "integrity": StatusText("⚠", "Not accepted (integrity)", "#cf222e"),
 }
 
 
@@ -70,8 +87,7 @@ class CheckResult:
 
     @property
     def status_line(self) -> str:
-        symbol, word, _ = _STATUS[self._status_key]
-        return f"{symbol} {word}"
+        return STATUS_TEXT[self._status_key].line
 
     def _variant_words(self) -> str:
         return self.variant_prompt or _params_text(self.params or {})
@@ -107,7 +123,8 @@ class CheckResult:
     # -- HTML ---------------------------------------------------------------------------
     def _repr_html_(self) -> str:
         v = self.verdict
-        symbol, word, colour = _STATUS[self._status_key]
+        text = STATUS_TEXT[self._status_key]
+        symbol, word, colour = text.symbol, text.words, text.colour
         e = html.escape
         parts = [
             f'<div class="dtw-result dtw-{v.status} {NO_MATH_CLASS}" role="status" '

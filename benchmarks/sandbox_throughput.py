@@ -4,8 +4,10 @@
 
 Each job is one learner-like cell (numpy arithmetic and a small function), one value
 request and one call request with three argument tuples, so the figure includes the fork,
-the confinement (namespaces are per worker; setsid, privilege drop and rlimits per job),
-the conversion and the JSON round trips. Worker start-up is timed separately: it happens
+the confinement (PID, network and UTS namespaces per worker; per job its own IPC and mount
+namespaces with a fresh tmpfs, setsid, privilege drop, a seccomp filter and rlimits, and the
+worker's watch on the memory of all the job's processes), the conversion and the JSON
+round trips. Worker start-up is timed separately: it happens
 once per pool, not once per job.
 """
 

@@ -1,11 +1,18 @@
-"""How fast the simulated cluster runs: the 64-rank ring AllReduce and messages per second.
+"""How fast the labs run and grade: the 64-rank ring AllReduce through the rank channel.
 
     .venv/bin/python benchmarks/sim_speed.py
 
-Reports the wall time (median of 5) of a ring AllReduce of 1 MB (float32) on 64 ranks
-(8,064 messages of 16 KB, every payload copied and logged), messages per second for small
-(8-byte) and 16 KB payloads, and the time the grader's independent verification of one
-graded ring case (N=8) takes.
+Reports (median of 5 unless said):
+
+* a ring AllReduce of 1 MB (float32) on 64 ranks (8,064 messages of 16 KB): in process
+  (:func:`solutions.simcluster.run`, the learner's code beside the simulator, as labs ran
+  before the channel) and through the rank channel (the ranks in their own process, every
+  payload copied across, the log kept on the trusted side), the process start included;
+* grading that run: channel run plus the lab's checks of the result and the traffic (the
+  provenance replay is for N <= 12 and is skipped at 64 ranks);
+* messages per second through the channel, for 8-byte and 16 KB payloads;
+* one whole check of the ring lab as a learner's kernel runs it: a fresh trusted process,
+  a sandboxed ranks' process (bubblewrap where it works), six fresh cases.
 """
 
 from __future__ import annotations
@@ -15,14 +22,18 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from autograder.kinds.lab import Lab  # noqa: E402
+from solutions import simchannel, simring  # noqa: E402
 from solutions import simcluster as sim  # noqa: E402
-from solutions import simring  # noqa: E402
-from solutions.simlab import run_case  # noqa: E402
+from solutions.simbundle import pack  # noqa: E402
+from solutions.simverify import Log  # noqa: E402
+from workbook.records._labs import SimRuntime  # noqa: E402
 
 
 def median_s(action: Callable[[], object], runs: int = 5) -> float:
@@ -34,37 +45,77 @@ def median_s(action: Callable[[], object], runs: int = 5) -> float:
     return statistics.median(times)
 
 
-def ring_64(m_bytes: int = 1 << 20) -> tuple[float, int]:
-    data = [np.ones(m_bytes // 4, dtype=np.float32) for _ in range(64)]
-    messages = len(sim.run(simring.ring_allreduce, data).messages)
-    return median_s(lambda: sim.run(simring.ring_allreduce, data)), messages
+def ring_data(m_bytes: int = 1 << 20, n: int = 64) -> list[np.ndarray]:
+    return [np.ones(m_bytes // 4, dtype=np.float32) for _ in range(n)]
+
+
+def channel_run(program: Callable[..., Any], data: list[np.ndarray]) -> Log:
+    host = simchannel.start_host(pack(program), collectives=False)
+    assert isinstance(host, simchannel.Host)
+    try:
+        log = simchannel.run(host, data, collectives=False, time_limit_s=120,
+                             budget_bytes=1 << 31)
+    finally:
+        host.close()
+    assert isinstance(log, Log), log
+    return log
+
+
+def grade_ring(data: list[np.ndarray]) -> str:
+    """Run and grade the 64-rank ring: every result against the sum, and the traffic."""
+    log = channel_run(simring.ring_allreduce, data)
+    want = np.sum(np.stack(data), axis=0)
+    for result in log.results:
+        assert np.allclose(result, want)
+    problem, _ = simring.traffic_problem(log, len(data[0]))
+    return problem
+
+
+def cpu_s(action: Callable[[], object]) -> float:
+    """CPU seconds of this process and its children (the ranks' process) for one run: on
+    a shared machine, wall time also counts waiting for a core."""
+    import resource
+
+    def used() -> float:
+        me, kids = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                         resource.RUSAGE_CHILDREN))
+        return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+    before = used()
+    action()
+    return used() - before
 
 
 def messages_per_s(payload_elems: int, n: int = 16, steps: int = 200) -> float:
-    def chatter(rank: sim.Rank):
+    def chatter(rank: Any) -> Any:
+        import numpy as np
         buf = np.zeros(payload_elems, dtype=np.float64)
         for _ in range(steps):
-            rank.send((rank.id + 1) % n, buf)
+            rank.send((rank.id + 1) % rank.size, buf)
             yield
-            rank.recv((rank.id - 1) % n)
+            rank.recv((rank.id - 1) % rank.size)
 
     data = [np.zeros(1) for _ in range(n)]
-    return n * steps / median_s(lambda: sim.run(chatter, data))
-
-
-def verify_ring_case() -> float:
-    case = dict(n=8, m=64, dtype="int64", seed=0)
-    tree = run_case(simring.SPEC, simring.ring_allreduce, case)
-    return median_s(lambda: simring.verify(case, tree))
+    return n * steps / median_s(lambda: channel_run(chatter, data), runs=3)
 
 
 def main() -> None:
-    ring_s, messages = ring_64()
-    print(f"64-rank ring AllReduce of 1 MB: {ring_s * 1e3:.0f} ms ({messages} messages)")
-    print(f"messages per second, 8-byte payloads:  {messages_per_s(1):,.0f}")
-    print(f"messages per second, 16 KB payloads:   {messages_per_s(2048):,.0f}")
-    print(f"verifying one graded ring case (N=8, M=64, from the log): "
-          f"{verify_ring_case() * 1e3:.1f} ms")
+    data = ring_data()
+    in_process = median_s(lambda: sim.run(simring.ring_allreduce, data))
+    print(f"64-rank ring AllReduce of 1 MB, in process:        {in_process * 1e3:.0f} ms")
+    channel = median_s(lambda: channel_run(simring.ring_allreduce, data))
+    print(f"64-rank ring AllReduce of 1 MB, through the channel: {channel * 1e3:.0f} ms "
+          "(8064 messages)")
+    graded = median_s(lambda: grade_ring(data))
+    print(f"... run and graded (results and traffic):          {graded * 1e3:.0f} ms, "
+          f"{cpu_s(lambda: grade_ring(data)) * 1e3:.0f} ms of CPU in both processes")
+    print(f"channel messages per second, 8-byte payloads:  {messages_per_s(1):,.0f}")
+    print(f"channel messages per second, 16 KB payloads:   {messages_per_s(2048):,.0f}")
+    kind = Lab(function_name="ring_allreduce", signature="(rank)",
+               runtime=SimRuntime(simring.SPEC), exercise="0.7")
+    check = median_s(lambda: kind.grade(simring.ring_allreduce, None, {}, ()), runs=3)
+    print(f"one learner check of the ring lab (fresh trusted process, sandboxed ranks, "
+          f"6 cases): {check * 1e3:.0f} ms")
 
 
 if __name__ == "__main__":

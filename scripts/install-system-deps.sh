@@ -4,6 +4,24 @@
 # (narration audio) and Chromium (the browser test). Without one, its tests skip and say why.
 # Needs apt-get and root (or password-less sudo); otherwise it only reports what is missing.
 set -u
+here=$(dirname "$0")
+
+# Ubuntu 23.10+ restricts unprivileged user namespaces through AppArmor; bubblewrap (the
+# grading sandbox) needs them when the grader is not root. Install the profile allowing it.
+allow_bwrap_userns() {
+    [ "$(cat /proc/sys/kernel/apparmor_restrict_unprivileged_userns 2>/dev/null)" = 1 ] || return 0
+    [ -d /etc/apparmor.d ] && command -v apparmor_parser >/dev/null 2>&1 || return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "note: AppArmor restricts user namespaces here; as root, install" \
+             "$here/apparmor/bwrap-userns (see docs/instructors.md)" >&2
+        return 0
+    fi
+    install -m 644 "$here/apparmor/bwrap-userns" /etc/apparmor.d/bwrap-userns &&
+        apparmor_parser -r /etc/apparmor.d/bwrap-userns ||
+        echo "note: could not load the bubblewrap AppArmor profile" >&2
+}
+allow_bwrap_userns
+
 missing=""
 command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
 command -v espeak-ng >/dev/null 2>&1 || missing="$missing espeak-ng"

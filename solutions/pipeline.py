@@ -443,6 +443,37 @@ def execute(pp: int, m: int, orders: Sequence[Sequence[Step]],
              for start, _, phase, mb, chunk in ops] for ops in spans]
 
 
+def _ordered_before_own_input(pp: int, v: int, orders: Sequence[Sequence[Step]],
+                              cursor: list[int]) -> ScheduleError | None:
+    """A stuck stage whose next action needs, through the chain of dependencies, an action
+    that its own list puts later: that ordering is the root of the deadlock, whatever the
+    other stages wait for."""
+    where = [{tuple(a): i for i, a in enumerate(order)} for order in orders]
+    for s in range(pp):
+        if cursor[s] >= len(orders[s]):
+            continue
+        phase, chunk, mb = orders[s][cursor[s]]
+        dep = _dependency(pp, v, s, phase, mb, chunk)
+        hops = 0
+        while dep is not None:
+            owner, dep_chunk = dep[1] % pp, dep[1] // pp
+            position = where[owner].get((dep[0], dep_chunk, dep[2]), -1)
+            if position < cursor[owner]:
+                break  # already ran: this chain is not stuck
+            if owner == s:
+                what = f"{phase} of microbatch {mb}" + (f" (chunk {chunk})" if v > 1 else "")
+                need = f"{dep[0]} of microbatch {dep[2]}" + (
+                    f" (chunk {dep_chunk})" if v > 1 else "")
+                return ScheduleError(
+                    f"stage {s}, action {cursor[s]}: {what} needs {need} on this same stage "
+                    f"to run first{' (through the stages between)' if hops else ''}, but "
+                    f"your list puts it later (action {position}): the schedule deadlocks "
+                    "here", s, cursor[s])
+            dep = _dependency(pp, v, owner, dep[0], dep[2], dep_chunk)
+            hops += 1
+    return None
+
+
 def _stuck(pp: int, v: int, orders: Sequence[Sequence[Step]],
            cursor: list[int]) -> ScheduleError:
     """The error for the action at the root of a deadlock.
@@ -451,6 +482,9 @@ def _stuck(pp: int, v: int, orders: Sequence[Sequence[Step]],
     whose next action waits on itself (a later action in its own list) or closes a cycle
     holds the offending action; the stages before it in the chain only wait.
     """
+    root = _ordered_before_own_input(pp, v, orders, cursor)
+    if root is not None:
+        return root
     s = next(i for i in range(pp) if cursor[i] < len(orders[i]))
     visited: set[int] = set()
     while True:

@@ -1,4 +1,10 @@
-"""A simulated cluster: ranks with private numpy data exchanging messages in lock-step.
+"""A simulated cluster in one process: ranks with private numpy data exchanging messages.
+
+This is the in-process form of the simulator, for exploring a program and for the
+alpha-beta time model (:class:`Links`, :func:`step_times_ms`). The labs never grade with
+it: there the learner's ranks run in a process of their own and the simulator that keeps
+the log is :mod:`solutions.simchannel`, with the same rules (lock-step, delivery at the end
+of a step, ``recv`` never blocks).
 
 A *program* is a function ``program(rank)`` run once per rank (SPMD, as with MPI or NCCL).
 It reads only its own ``rank.data``, sends with ``rank.send(dst, array)``, receives with

@@ -1,30 +1,33 @@
-"""What every simulator lab shares: cases, the grader's report, and running a program safely.
+"""What every simulator lab shares: cases, running a learner's bundle, and the grader's report.
 
-A lab is graded in two halves that may live in different processes:
+A lab is graded on the trusted side (:mod:`solutions.simchannel`): the learner's function
+runs in another process, the simulator here keeps the log, and the lab's
+``verify(case, run)`` re-derives everything from that log and returns a :class:`Report`
+(the first problem: rank, step, expected vs observed; the other checks; a text picture of
+the learner's own trace).
 
-* :func:`run_case` runs the learner's program on the simulator for one case and returns
-  the plain-data log (in the notebook, or inside the grading sandbox);
-* the lab's ``verify(case, log)`` re-derives everything from that log in the grader's
-  process and returns a :class:`Report`: the first problem (rank, step, expected vs
-  observed), the other checks, and a text picture of the learner's own trace.
-
-Each case is plain data (a dict) and carries its own seed, so the grader regenerates every
-rank's initial data itself instead of trusting what came back.
+Cases are drawn fresh for every grading from a seed the caller supplies
+(:meth:`LabSpec.graded`): new shapes, including sizes the rank count does not divide, and
+new data. The cases a notebook shows (:attr:`LabSpec.cases`) are only examples. Each case is
+plain data carrying its own seed, so the verifier regenerates every rank's input itself.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from solutions import simcluster as sim
-from solutions import simwire
-from solutions.simverify import BadTrace, Log, array_from_plain, read_log
+from solutions import simchannel
+from solutions.simchannel import RunFailure
+from solutions.simverify import Log
 
 Case = Mapping[str, Any]
+Run = Log | RunFailure
+Called = dict[str, Any]   # {"value": what the learner's function returned}
 
 
 @dataclass(frozen=True)
@@ -43,34 +46,93 @@ class Report:
 
 @dataclass(frozen=True)
 class LabSpec:
-    """A lab: its ``cases(params)``, each rank's private ``data(case)``, the grader's
-    ``verify(case, log)``, and ``name``, the function the learner writes.
+    """A lab: the example ``cases(params)`` a notebook shows, ``draw(rng)`` for one fresh
+    graded case, each rank's private ``data(case)``, the grader's ``verify(case, run)``,
+    ``describe(case)``, and ``name``, the function the learner writes.
 
-    A per-rank program runs on the simulated cluster (``links``; ``collectives=False``
-    takes ``rank.all_reduce``/``all_gather`` away). A lab whose learner function is simply
-    called (a schedule) gives ``call_args(case)`` instead.
+    A per-rank program runs on the simulated cluster (``collectives=False`` takes
+    ``rank.all_reduce``/``all_gather`` away; ``track_memory`` measures what every rank
+    holds). A lab whose learner function is simply called (a schedule) gives
+    ``call_args(case)`` instead.
     """
 
     name: str
     cases: Callable[[Mapping[str, Any]], tuple[dict[str, Any], ...]]
+    draw: Callable[[random.Random], dict[str, Any]]
     data: Callable[[Case], list[Any]]
     verify: Callable[[Case, Any], Report]
-    links: Callable[[Case], sim.Links] = field(default=lambda case: sim.Links())
+    describe: Callable[[Case], str]
     collectives: bool = True
+    track_memory: bool = False
     call_args: Callable[[Case], tuple[Any, ...]] | None = None
+    n_graded: int = 6
+    evidence: str = "its own messages"   # what a pass was checked from
 
-    def job(self, case: Case) -> dict[str, Any]:
-        """The plain-data job for ``case`` (built by the grader, run wherever)."""
-        if self.call_args is not None:
-            return simwire.call_job(*self.call_args(case))
-        return simwire.cluster_job(self.data(case), collectives=self.collectives,
-                                   links=self.links(case))
+    def graded(self, seed: int) -> tuple[dict[str, Any], ...]:
+        """The cases of one grading: drawn from ``seed`` (each with its own data seed)."""
+        rng = random.Random(seed)
+        return tuple(dict(self.draw(rng), seed=rng.randrange(1 << 30))
+                     for _ in range(self.n_graded))
 
 
-def run_case(spec: LabSpec, program: Callable[..., Any], case: Case) -> dict[str, Any]:
-    """Run ``program`` on one case, exactly as the grading sandbox does: through the
-    case's plain job. The plain log, or {"error": ...} naming the rank and step."""
-    return simwire.run_job(program, spec.job(case))
+def run_on(spec: LabSpec, host: simchannel.Host, case: Case, time_limit_s: float) -> Any:
+    """One case on an already loaded host: a :class:`Log`, ``{"value": ...}`` for a called
+    function, or a :class:`RunFailure`."""
+    if spec.call_args is not None:
+        value = simchannel.call(host, spec.call_args(case), time_limit_s)
+        return value if isinstance(value, RunFailure) else {"value": value}
+    return simchannel.run(host, spec.data(case), collectives=spec.collectives,
+                          track=spec.track_memory, time_limit_s=time_limit_s)
+
+
+def run_case(spec: LabSpec, program: Callable[..., Any], case: Case,
+             time_limit_s: float = 10.0) -> Any:
+    """Run ``program`` (a function of this process, packed and run in a ranks' process of
+    its own, without a sandbox) on one case: what :func:`run_on` returns."""
+    from solutions.simbundle import pack
+
+    host = simchannel.start_host(pack(program), None, time_limit_s, spec.collectives)
+    if isinstance(host, RunFailure):
+        return host
+    try:
+        return run_on(spec, host, case, time_limit_s)
+    finally:
+        host.close()
+
+
+def grade_bundle(spec: LabSpec, bundle: Any, cases: Sequence[Case],
+                 wrap: simchannel.Wrap | None = None, time_limit_s: float = 10.0,
+                 ) -> list[Report]:
+    """Run the learner's bundle on every case in a ranks' process (restarted after a case
+    that broke it) and verify each run here."""
+    reports: list[Report] = []
+    host: simchannel.Host | RunFailure | None = None
+    for case in cases:
+        if reports and "was stopped" in reports[-1].problem or isinstance(host, RunFailure):
+            reports.append(Report(spec.describe(case), "not run, after an earlier case was "
+                                  "stopped or could not start"))
+            continue
+        if host is None:
+            host = simchannel.start_host(bundle, wrap, time_limit_s, spec.collectives)
+        if isinstance(host, RunFailure):
+            reports.append(Report(spec.describe(case), failure_text(host)))
+            continue
+        run = run_on(spec, host, case, time_limit_s)
+        reports.append(safe_verify(spec, case, run))
+        if isinstance(run, RunFailure) and run.kind in ("timeout", "channel"):
+            host.close()
+            host = None
+    if isinstance(host, simchannel.Host):
+        host.close()
+    return reports
+
+
+def safe_verify(spec: LabSpec, case: Case, run: Any) -> Report:
+    try:
+        return spec.verify(case, run)
+    except Exception as error:  # noqa: BLE001 - a run no verifier expected: it fails
+        return Report(spec.describe(case), f"the grader could not read this run "
+                      f"({type(error).__name__}: {error})")
 
 
 def read_results(log: Log, what: str) -> list[np.ndarray | None | str]:
@@ -78,37 +140,36 @@ def read_results(log: Log, what: str) -> list[np.ndarray | None | str]:
     description (a str) where it returned something that is not an array of numbers (a
     list of numbers counts as an array)."""
     out: list[np.ndarray | None | str] = []
-    for rank, result in enumerate(log.results):
-        if result is None:
-            out.append(None)
-        elif isinstance(result, dict):
-            try:
-                out.append(array_from_plain(result, f"rank {rank}'s {what}"))
-            except BadTrace as error:
-                out.append(f"something that is not an array ({error})")
+    for result in log.results:
+        if result is None or isinstance(result, np.ndarray):
+            out.append(result)
         elif isinstance(result, list):
             try:
                 out.append(np.asarray(result, dtype=np.float64))
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 out.append("a list that is not an array of numbers")
         else:
-            out.append(repr(result)[:60])
+            out.append(f"{repr(result)[:60]} (not an array)")
     return out
 
 
-def open_run(case_text: str, tree: Any) -> Log | Report:
-    """The run's log, read once; or a report for a run that raised, was stopped, or
-    returned something that is not a trace."""
-    if isinstance(tree, dict) and "error" in tree:
-        kind = tree.get("error_type")
-        lead = {"program": "Your program raised",
-                "timeout": "Your program was stopped"}.get(str(kind),
-                                                            "The simulator stopped your program")
-        return Report(case_text, f"{lead}: {tree['error']}")
-    try:
-        return read_log(tree)
-    except BadTrace as error:
-        return Report(case_text, f"The run's log could not be read: {error}.")
+def failure_text(failure: RunFailure, who: str = "program") -> str:
+    """What a learner reads for a run that ended early; the lead says what happened (an
+    error the learner's ``who`` raised, a time-out, or a rule the simulator enforced)."""
+    lead = {"program": f"Your {who} raised an error", "timeout": f"Your {who} was stopped",
+            "rule": "The simulator stopped your program",
+            "memory": "The simulator stopped your program",
+            "channel": "The simulator stopped your program"}[failure.kind]
+    return f"{lead}: {failure.problem}"
+
+
+def open_run(case_text: str, run: Any) -> Log | Report:
+    """The run's log; or a report for a run that raised, was stopped, or is not a log."""
+    if isinstance(run, RunFailure):
+        return Report(case_text, failure_text(run))
+    if not isinstance(run, Log):
+        return Report(case_text, "the run produced no log")
+    return run
 
 
 def first_mismatch(got: np.ndarray, want: np.ndarray, exact: bool) -> int:

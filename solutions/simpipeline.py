@@ -16,11 +16,13 @@ but not the memory bound.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from typing import Any
 
 from solutions import pipeline as pl
-from solutions.simlab import Case, LabSpec, Report, grid
+from solutions.simchannel import RunFailure
+from solutions.simlab import Case, LabSpec, Report, failure_text, grid
 
 Action = tuple[pl.Phase, int, int]
 
@@ -36,6 +38,15 @@ def cases(params: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
     shapes = params.get("cases", ((4, 8, 1), (3, 3, 1), (4, 2, 1), (2, 5, 1),
                                   (2, 4, 2), (4, 8, 2), (3, 6, 3)))
     return tuple(dict(pp=p, m=m, v=v) for p, m, v in shapes)
+
+
+def draw(rng: random.Random) -> dict[str, Any]:
+    """A fresh graded case: 1F1B with m below, at or above p, or interleaved with m a
+    multiple of p (as Megatron-LM requires)."""
+    if rng.random() < 0.6:
+        return dict(pp=rng.randint(2, 6), m=rng.randint(1, 12), v=1)
+    pp = rng.randint(2, 4)
+    return dict(pp=pp, m=pp * rng.randint(1, 3), v=rng.choice([2, 3]))
 
 
 def describe(case: Case) -> str:
@@ -79,8 +90,8 @@ def _peak(ops: list[pl.ChunkOp]) -> int:
 
 def verify(case: Case, tree: Any) -> Report:
     text = describe(case)
-    if isinstance(tree, dict) and "error" in tree:
-        return Report(text, f"Your function raised: {tree['error']}")
+    if isinstance(tree, RunFailure):
+        return Report(text, failure_text(tree, "function"))
     pp, m, v = int(case["pp"]), int(case["m"]), int(case["v"])
     try:
         ran = pl.execute(pp, m, _actions(tree, v), v)
@@ -97,12 +108,16 @@ def verify(case: Case, tree: Any) -> Report:
                       "it must", picture=picture)
     for s, (ops, bound) in enumerate(zip(ran, _peak_bound(case), strict=True)):
         if _peak(ops) > bound:
-            return Report(text, f"stage {s} holds {_peak(ops)} microbatches' activations at "
-                          f"once; 1F1B holds at most {bound} there: start a backward as soon "
+            reference = "1F1B" if v == 1 else f"interleaved 1F1B (v={v})"
+            unit = "microbatches'" if v == 1 else "chunk"
+            return Report(text, f"stage {s} holds {_peak(ops)} {unit} activations at once; "
+                          f"{reference} holds at most {bound} there: start a backward as soon "
                           "as one is ready instead of running more forwards", picture=picture)
+    bound_name = "1F1B's" if v == 1 else "interleaved 1F1B's"
     return Report(text, checks=(f"makespan {span} slots (the minimum)",
                                 f"bubble {bubble:.1%} of compute = (p-1)/(mv)",
-                                "in-flight microbatches within 1F1B's bound on every stage"),
+                                f"activations in flight within {bound_name} bound on every "
+                                "stage"),
                   picture=picture)
 
 
@@ -121,5 +136,6 @@ def gantt(ran: list[list[pl.ChunkOp]], v: int) -> str:
     return grid(["slot"] + [str(t) for t in range(span)], rows)
 
 
-SPEC = LabSpec(name="pipeline_schedule", cases=cases, data=lambda case: [], verify=verify,
+SPEC = LabSpec(name="pipeline_schedule", cases=cases, draw=draw, data=lambda case: [],
+               verify=verify, describe=describe, evidence="running its schedule",
                call_args=lambda case: (int(case["pp"]), int(case["m"]), int(case["v"])))

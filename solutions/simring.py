@@ -16,62 +16,43 @@ neighbour, 2(N-1) steps, no chunk bigger than ceil(M/N), 2(N-1) x M elements in 
 
 from __future__ import annotations
 
+import itertools
 import math
+import random
 from collections.abc import Generator, Mapping
 from typing import Any
 
 import numpy as np
 
-from solutions.simcluster import Rank
-from solutions.simlab import (
-    Case,
-    LabSpec,
-    Report,
-    compare_result,
-    grid,
-    open_run,
-    read_results,
-)
-from solutions.simverify import Log, Origin, trace_sums
+from solutions.simcollectives import chunk_bounds, ring_all_reduce
+from solutions.simlab import Case, LabSpec, Report, compare_result, grid, open_run, read_results
+from solutions.simverify import Log, origin_text, trace_sums
+
+__all__ = ["SPEC", "chunk_bounds", "ring_allreduce", "traffic_problem", "ring_picture"]
 
 
-def chunk_bounds(m: int, n: int) -> list[int]:
-    """Start offsets of N nearly equal chunks of M elements, and M: the first M mod N
-    chunks get one element more (numpy's ``array_split`` convention)."""
-    base, extra = divmod(m, n)
-    return [c * base + min(c, extra) for c in range(n + 1)]
-
-
-def ring_allreduce(rank: Rank) -> Generator[None, None, np.ndarray]:
-    """Reference program: reduce-scatter then all-gather around the ring r -> r+1."""
-    n, me = rank.size, rank.id
-    x = np.array(rank.data, copy=True)
-    bounds = chunk_bounds(len(x), n)
-
-    def part(c: int) -> slice:
-        return slice(bounds[c % n], bounds[c % n + 1])
-
-    right, left = (me + 1) % n, (me - 1) % n
-    for s in range(n - 1):                      # reduce-scatter
-        rank.send(right, x[part(me - s)])
-        yield
-        x[part(me - s - 1)] += rank.recv(left)
-    for s in range(n - 1):                      # all-gather: rank r owns chunk r+1 now
-        rank.send(right, x[part(me + 1 - s)])
-        yield
-        x[part(me - s)] = rank.recv(left)
-    return x
+def ring_allreduce(rank: Any) -> Generator[None, None, np.ndarray]:
+    """Reference program: reduce-scatter then all-gather around the ring r -> r+1
+    (:func:`solutions.simcollectives.ring_all_reduce`, the one implementation)."""
+    return (yield from ring_all_reduce(rank, rank.data))
 
 
 # -- cases and data ---------------------------------------------------------------------
 
 def cases(params: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
-    """The graded cases: several N, sizes that N does and does not divide, ints and floats."""
+    """Example cases: several N, sizes that N does and does not divide, ints and floats."""
     shapes = params.get("cases", ((4, 16, "int64"), (5, 13, "int64"), (3, 7, "float64"),
                                   (8, 21, "int64"), (2, 5, "float64"), (6, 6, "int64")))
     seed = int(params.get("seed", 0))
     return tuple(dict(n=n, m=m, dtype=dtype, seed=seed + k)
                  for k, (n, m, dtype) in enumerate(shapes))
+
+
+def draw(rng: random.Random) -> dict[str, Any]:
+    """A fresh graded case: N in 2..9, M from N to 4N, usually not a multiple of N."""
+    n = rng.randint(2, 9)
+    m = rng.randint(n, 4 * n)
+    return dict(n=n, m=m, dtype=rng.choice(["int64", "int64", "float64"]))
 
 
 def data(case: Case) -> list[np.ndarray]:
@@ -89,17 +70,15 @@ def describe(case: Case) -> str:
 
 # -- verification -----------------------------------------------------------------------
 
-def verify(case: Case, tree: Any) -> Report:
-    """Grade one run from its plain log alone (see the module docstring)."""
+def verify(case: Case, run: Any) -> Report:
+    """Grade one run from its log alone (see the module docstring)."""
     text = describe(case)
-    log = open_run(text, tree)
+    log = open_run(text, run)
     if isinstance(log, Report):
         return log
     inputs = data(case)
     exact = case["dtype"] == "int64"
     want = np.sum(np.stack(inputs), axis=0)
-    if log.n_ranks != len(inputs):
-        return Report(text, f"the log has {log.n_ranks} ranks; the case has {len(inputs)}")
     results = read_results(log, "result")
     picture = ring_picture(log, None)
     for rank, got in enumerate(results):
@@ -110,25 +89,19 @@ def verify(case: Case, tree: Any) -> Report:
     origin = trace_sums(Log(log.n_ranks, log.steps, log.data_bytes, log.messages, arrays),
                         inputs, exact)
     if origin is not None:
-        return Report(text, _origin_text(origin), picture=ring_picture(log, origin.message))
+        return Report(text, origin_text(origin, "a partial sum of the ranks' vectors"),
+                      picture=ring_picture(log, origin.message))
     traffic, offender = traffic_problem(log, int(case["m"]))
     if traffic:
         return Report(text, traffic, picture=ring_picture(log, offender))
     n, m = int(case["n"]), int(case["m"])
     return Report(text, checks=(
         f"every rank holds the sum ({'exact' if exact else 'within 1e-9'})",
-        "every number sent was built from the sender's own data and what it received",
+        "every number sent was a partial sum built from the sender's own data and what it "
+        "received",
         f"{2 * (n - 1)} steps, one chunk per rank per step to its ring neighbour, "
         f"{2 * (n - 1) * m} elements in all ({2 * (n - 1)}/{n} x M per rank)"),
         picture=picture)
-
-
-def _origin_text(o: Origin) -> str:
-    what = (f"rank {o.rank} at step {o.step} sent element {o.element} = {o.value!r}"
-            if o.message >= 0 else f"rank {o.rank} returned element {o.element} = {o.value!r}")
-    return (f"{what}, a sum it could not have built from its own data and the messages it "
-            "had received: a rank may only use its own data and what it was sent (no reading "
-            "other ranks' buffers or the global input).")
 
 
 def traffic_problem(log: Log, m: int) -> tuple[str, int]:
@@ -158,9 +131,12 @@ def _volume(log: Log, m: int, limit: int) -> tuple[str, int]:
     """A rank that sends more than 2(N-1) chunks of ceil(M/N): the message crossing it."""
     n = log.n_ranks
     budget = 2 * (n - 1) * limit
+    by_rank: dict[int, list[Any]] = {}
+    for x in log.messages:
+        by_rank.setdefault(x.src, []).append(x)
     for rank in range(n):
-        mine = [x for x in log.messages if x.src == rank]
-        running = [sum(x.payload.size for x in mine[:k + 1]) for k in range(len(mine))]
+        mine = by_rank.get(rank, [])
+        running = list(itertools.accumulate(x.payload.size for x in mine))
         if running and running[-1] > budget:
             crossing = next(x for x, total in zip(mine, running, strict=True) if total > budget)
             return (f"rank {rank} sent {running[-1]} elements ({log.bytes_sent(rank)} bytes) "
@@ -180,16 +156,21 @@ def _direction(log: Log, m: int, limit: int) -> tuple[str, int]:
     way = 1 if first.dst == (first.src + 1) % n else -1
     for msg in sorted(log.messages, key=lambda x: x.index):
         if msg.dst != (msg.src + way) % n:
+            first_way = "r+1" if way == 1 else "r-1"
             return (f"rank {msg.src} at step {msg.step} sent to rank {msg.dst}; in a ring every "
-                    f"rank sends only to its neighbour (expected rank {(msg.src + way) % n})",
-                    msg.index)
+                    "rank sends to the same neighbour all the way through, one direction for "
+                    f"all ranks (either r+1 or r-1; your first message chose {first_way}, so "
+                    f"rank {msg.src} sends to rank {(msg.src + way) % n})", msg.index)
     return "", -1
 
 
 def _one_chunk_per_step(log: Log, m: int, limit: int) -> tuple[str, int]:
+    sent: dict[tuple[int, int], list[Any]] = {}
+    for x in log.messages:
+        sent.setdefault((x.step, x.src), []).append(x)
     for step in log.message_steps():
         for rank in range(log.n_ranks):
-            mine = [x for x in log.messages if x.step == step and x.src == rank]
+            mine = sent.get((step, rank), [])
             if len(mine) != 1:
                 return (f"rank {rank} at step {step} sent {len(mine)} messages; expected "
                         "exactly one chunk per rank per step", mine[0].index if mine else -1)
@@ -219,4 +200,5 @@ def ring_picture(log: Log, offender: int | None) -> str:
     return grid(["step"] + [f"rank {r}" for r in range(log.n_ranks)], rows) + "\n" + legend
 
 
-SPEC = LabSpec(name="ring_allreduce", cases=cases, data=data, verify=verify, collectives=False)
+SPEC = LabSpec(name="ring_allreduce", cases=cases, draw=draw, data=data, verify=verify,
+               describe=describe, collectives=False)

@@ -58,6 +58,7 @@ class Log:
     data_bytes: tuple[int, ...]
     messages: tuple[Sent, ...]
     results: tuple[Any, ...]
+    memory: tuple[tuple[int, ...], ...] = ()  # per rank, bytes held in each of its steps
 
     def bytes_sent(self, rank: int) -> int:
         return sum(m.nbytes for m in self.messages if m.src == rank)
@@ -156,6 +157,7 @@ class Origin:
     element: int       # position in the payload or result (flattened)
     value: float
     message: int = -1  # index of the message in the log, -1 for a result
+    empty: bool = False  # the number is 0, the empty sum: it carries no rank's data
 
 
 class Provenance:
@@ -194,7 +196,10 @@ class Provenance:
         self.known[rank].setdefault(index, set()).add(mask)
 
     def buildable(self, rank: int, value: float) -> list[tuple[int, int]]:
-        return [(i, m) for i, m in self.candidates(value) if self.can_build(rank, i, m)]
+        """The (index, set) pairs ``value`` may be that ``rank`` can build; never the empty
+        set: a 0 standing for "nothing yet" carries no data where the algorithm needs some."""
+        return [(i, m) for i, m in self.candidates(value)
+                if m != 0 and self.can_build(rank, i, m)]
 
 
 def _cover(mask: int, pieces: frozenset[int]) -> bool:
@@ -209,8 +214,9 @@ def trace_sums(log: Log, data: Sequence[np.ndarray], exact: bool,
     """The first number in the log (a payload element, then a result element) that its rank
     could not have built from its own data and what it received; None if there is none.
 
-    ``log.results`` must already be arrays (or None). Receives are applied in step order,
-    before the sends of the same step. ``results=False`` checks the messages only.
+    ``log.results`` must already be arrays (or None); element k of a result must be a sum
+    for index k itself. Receives are applied in step order, before the sends of the same
+    step. ``results=False`` checks the messages only.
     """
     prov = Provenance(data, exact)
     pending: list[tuple[int, Sent, list[list[tuple[int, int]]]]] = []
@@ -225,13 +231,33 @@ def trace_sums(log: Log, data: Sequence[np.ndarray], exact: bool,
             for k, value in enumerate(msg.payload.ravel().tolist()):
                 options = prov.buildable(msg.src, float(value))
                 if not options:
-                    return Origin(msg.src, msg.step, k, float(value), msg.index)
+                    return Origin(msg.src, msg.step, k, float(value), msg.index,
+                                  _empty(prov, value))
                 decoded.append(options)
             if msg.recv_step >= 0:
                 pending.append((msg.recv_step, msg, decoded))
     for rank, result in enumerate(log.results if results else ()):
         if isinstance(result, np.ndarray):
             for k, value in enumerate(result.ravel().tolist()):
-                if not prov.buildable(rank, float(value)):
-                    return Origin(rank, log.steps, k, float(value))
+                if not [i for i, _ in prov.buildable(rank, float(value)) if i == k]:
+                    return Origin(rank, log.steps, k, float(value), empty=_empty(prov, value))
     return None
+
+
+def _empty(prov: Provenance, value: float) -> bool:
+    """True when ``value`` can only be the empty sum (a 0 where no rank's data is 0)."""
+    options = prov.candidates(float(value))
+    return bool(options) and all(mask == 0 for _, mask in options)
+
+
+def origin_text(o: Origin, what: str) -> str:
+    """Why the number ``o`` names fails: an empty sum, or one its rank could not build;
+    ``what`` says what the lab's messages must carry."""
+    where = (f"rank {o.rank} at step {o.step} sent element {o.element} = {o.value!r}"
+             if o.message >= 0 else f"rank {o.rank} returned element {o.element} = {o.value!r}")
+    if o.empty:
+        return (f"{where}, which carries no information (0, the empty sum, where the "
+                f"algorithm needs {what}): send the data itself, not a placeholder.")
+    return (f"{where}, which is not {what} that this rank could have built from its own "
+            "data and the messages it had received: a rank may only use its own data and "
+            "what it was sent (no reading other ranks' buffers, data or the global input).")

@@ -1,71 +1,166 @@
-"""Plain data in, plain log out: how a lab run crosses into (and out of) a sandbox.
+"""The rank channel's wire format: length-prefixed frames of JSON plus raw array bytes.
 
-A *job* is plain data (JSON-ready) describing one lab case for the learner's function:
+The simulator (the trusted side, :mod:`solutions.simchannel`) and the process that runs the
+learner's rank functions (the untrusted side, :mod:`solutions.simhost`) talk only through
+frames on a pair of pipes. A frame is::
 
-* ``{"mode": "cluster", "data": [...], "collectives": bool, "links": {...}}`` runs the
-  learner's per-rank program on the simulated cluster, rank r starting with ``data[r]``
-  (arrays in :func:`solutions.simcluster.plain` form), and returns the trace's plain log;
-* ``{"mode": "call", "args": [...]}`` calls the learner's function with ``args`` and
-  returns ``{"value": <its result as plain data>}`` (a schedule, say).
+    4-byte big-endian header length | header (UTF-8 JSON object) | array bytes
 
-The grader builds the jobs itself, from each case's seed, and reads back only plain
-data; this module, :mod:`solutions.simcluster`, :mod:`solutions.simcollectives` and
-:mod:`solutions._checks` are all that must exist where the learner's code runs.
+The header is a small JSON object (an ``"op"`` and its fields); arrays travel as raw bytes
+after it, described in the header by ``"arrays": [[dtype, shape], ...]`` and referenced
+from JSON trees as ``{"@array": k}``. Everything is copied across: a payload is bytes, a
+dtype from a short list and a shape, so nothing on one side is an object of the other.
+
+:func:`read_frame` is written for the trusted side reading hostile bytes: every size is
+bounded before anything is allocated, dtypes come from :data:`DTYPES`, shapes have at
+most :data:`MAX_DIMS` dimensions whose product must match the byte count, and JSON trees
+are bounded in depth and in nodes. This module needs only the standard library and numpy,
+so the untrusted side can load it from a copy of its source.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import json
+import math
+import struct
+from typing import Any, BinaryIO
 
 import numpy as np
 
-from solutions import simcluster as sim
+DTYPES = ("<i8", "<i4", "<f8", "<f4", "<f2", "|b1", "<u8", "<u4", "|u1")
+MAX_HEADER_BYTES = 1 << 20          # one frame's JSON
+MAX_FRAME_ARRAY_BYTES = 256 << 20   # one frame's arrays together
+MAX_ARRAYS = 4096                   # arrays in one frame
+MAX_DIMS = 8
+MAX_DEPTH = 32                      # nesting of a JSON tree
+VALUE_DEPTH = MAX_DEPTH - 8         # nesting of a value inside a frame (headers add some)
+MAX_NODES = 200_000                 # values in a JSON tree
 
-_DTYPES = ("<i8", "<i4", "<f8", "<f4", "<f2", "|b1", "<u8", "<u4")
+
+class WireError(ValueError):
+    """A frame that breaks the format or its bounds (a forged or corrupted channel)."""
 
 
-def from_plain(tree: Any) -> Any:
-    """Arrays back from :func:`solutions.simcluster.plain` form (inside lists and dicts)."""
-    if isinstance(tree, dict) and set(tree) == {"dtype", "shape", "values"} \
-            and tree["dtype"] in _DTYPES:
-        return np.array(tree["values"], dtype=np.dtype(tree["dtype"])).reshape(tree["shape"])
-    if isinstance(tree, list):
-        return [from_plain(v) for v in tree]
+class ChannelClosed(EOFError):
+    """The other side closed its end (it exited, crashed or was stopped)."""
+
+
+def to_tree(value: Any, arrays: list[np.ndarray], depth: int = 0) -> Any:
+    """``value`` as a JSON-ready tree, numeric arrays moved into ``arrays`` (as copies in
+    C order) and replaced by ``{"@array": k}``; numpy scalars become Python numbers, tuples
+    lists; anything else becomes a short description string."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 1 << 63:
+            return f"<int of {value.bit_length()} bits>"
+        if isinstance(value, float) and not math.isfinite(value):
+            return repr(value)
+        return value
+    if isinstance(value, np.ndarray) and value.dtype.str in DTYPES and value.ndim <= MAX_DIMS:
+        arrays.append(np.ascontiguousarray(value))
+        return {"@array": len(arrays) - 1}
+    if isinstance(value, np.generic):
+        return to_tree(value.item(), arrays, depth)
+    if depth < VALUE_DEPTH and isinstance(value, (list, tuple)):
+        if len(value) > MAX_NODES // 4:
+            return f"<{type(value).__name__} of {len(value)} items>"
+        return [to_tree(v, arrays, depth + 1) for v in value]
+    if depth < VALUE_DEPTH and isinstance(value, dict):
+        return {str(k): to_tree(v, arrays, depth + 1) for k, v in value.items()}
+    try:
+        return f"<{type(value).__name__}: {repr(value)[:80]}>"
+    except Exception:  # noqa: BLE001 - an object whose repr is broken
+        return f"<{type(value).__name__}>"
+
+
+def from_tree(tree: Any, arrays: list[np.ndarray]) -> Any:
+    """The value back from :func:`to_tree` form (arrays taken from ``arrays``)."""
     if isinstance(tree, dict):
-        return {k: from_plain(v) for k, v in tree.items()}
+        if set(tree) == {"@array"}:
+            k = tree["@array"]
+            if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < len(arrays):
+                raise WireError(f"an array reference {k!r} points nowhere")
+            return arrays[k]
+        return {k: from_tree(v, arrays) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [from_tree(v, arrays) for v in tree]
     return tree
 
 
-def cluster_job(data: list[Any], *, collectives: bool = True,
-                links: sim.Links | None = None) -> dict[str, Any]:
-    """The job that runs a per-rank program on ``data`` (one entry per rank)."""
-    chosen = links or sim.Links()
-    return {"mode": "cluster", "data": sim.plain(data), "collectives": collectives,
-            "links": {"gpus_per_node": chosen.gpus_per_node,
-                      "intra_gb_per_s": chosen.intra_gb_per_s,
-                      "inter_gb_per_s": chosen.inter_gb_per_s,
-                      "intra_latency_us": chosen.intra_latency_us,
-                      "inter_latency_us": chosen.inter_latency_us}}
+def write_frame(out: BinaryIO, header: dict[str, Any],
+                arrays: list[np.ndarray] | tuple[np.ndarray, ...] = ()) -> None:
+    """Write one frame: ``header`` (its ``arrays`` field is filled in) then the arrays'
+    bytes, each written from the array's own memory (no intermediate copies)."""
+    arrays = [np.ascontiguousarray(a) for a in arrays]
+    header = dict(header, arrays=[[a.dtype.str, list(a.shape)] for a in arrays])
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    out.write(struct.pack(">I", len(text)) + text)
+    for a in arrays:
+        if a.nbytes:
+            out.write(memoryview(a).cast("B"))  # type: ignore[arg-type]
+    out.flush()
 
 
-def call_job(*args: Any) -> dict[str, Any]:
-    """The job that calls the learner's function with plain ``args``."""
-    return {"mode": "call", "args": list(args)}
+def _read_exact(stream: BinaryIO, n: int) -> bytes | memoryview:
+    chunks: list[bytes | memoryview] = []
+    left = n
+    while left:
+        chunk = stream.read(left)
+        if not chunk:
+            raise ChannelClosed("the other side of the rank channel closed it")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def run_job(program: Callable[..., Any], job: Any) -> dict[str, Any]:
-    """Run one job; the plain log, or {"error": ..., "error_type": ...} if the program broke
-    a rule of the simulator ("SimError", "RankAccessError") or raised ("program")."""
-    if not isinstance(job, dict) or job.get("mode") not in ("cluster", "call"):
-        return {"error": "not a lab job", "error_type": "job"}
+def _shape(spec: Any, k: int) -> tuple[str, tuple[int, ...], int]:
+    """(dtype, shape, byte count) of array ``k``'s description, checked."""
+    if not isinstance(spec, list) or len(spec) != 2 or spec[0] not in DTYPES \
+            or not isinstance(spec[1], list) or len(spec[1]) > MAX_DIMS:
+        raise WireError(f"array {k} has a malformed description")
+    dims = spec[1]
+    if not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 1 << 31
+               for d in dims):
+        raise WireError(f"array {k} has a malformed shape")
+    count = math.prod(dims)
+    nbytes = count * np.dtype(spec[0]).itemsize
+    if nbytes > MAX_FRAME_ARRAY_BYTES:
+        raise WireError(f"array {k} is larger than {MAX_FRAME_ARRAY_BYTES} bytes")
+    return spec[0], tuple(dims), nbytes
+
+
+def _bounded(tree: Any, depth: int, budget: list[int]) -> None:
+    budget[0] -= 1
+    if budget[0] < 0 or depth > MAX_DEPTH:
+        raise WireError("a frame's data is nested too deep or holds too many values")
+    if isinstance(tree, list):
+        for v in tree:
+            _bounded(v, depth + 1, budget)
+    elif isinstance(tree, dict):
+        for v in tree.values():
+            _bounded(v, depth + 1, budget)
+
+
+def read_frame(stream: BinaryIO, max_array_bytes: int = MAX_FRAME_ARRAY_BYTES,
+               ) -> tuple[dict[str, Any], list[np.ndarray]]:
+    """One frame: its header and its arrays (read-only, over the bytes read: the other side
+    keeps no hold on them). WireError if the frame is malformed or breaks a bound,
+    ChannelClosed at end of stream."""
+    (length,) = struct.unpack(">I", _read_exact(stream, 4))
+    if length > MAX_HEADER_BYTES:
+        raise WireError(f"a frame header of {length} bytes (at most {MAX_HEADER_BYTES})")
     try:
-        if job["mode"] == "call":
-            return {"value": sim.plain(program(*job["args"]))}
-        trace = sim.run(program, from_plain(job["data"]), links=sim.Links(**job["links"]),
-                        collectives=bool(job["collectives"]))
-    except sim.SimError as error:
-        return {"error": str(error), "error_type": type(error).__name__}
-    except Exception as error:  # noqa: BLE001 - the learner's own bug, reported as such
-        return {"error": f"{type(error).__name__}: {error}", "error_type": "program"}
-    return trace.to_plain()
+        header = json.loads(bytes(_read_exact(stream, length)).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise WireError(f"a frame header is not JSON ({type(error).__name__})") from None
+    if not isinstance(header, dict) or not isinstance(header.get("op"), str):
+        raise WireError("a frame header is not an object with an op")
+    _bounded(header, 0, [MAX_NODES])
+    specs = header.pop("arrays", [])
+    if not isinstance(specs, list) or len(specs) > MAX_ARRAYS:
+        raise WireError("a frame lists too many arrays")
+    shapes = [_shape(spec, k) for k, spec in enumerate(specs)]
+    if sum(nbytes for *_, nbytes in shapes) > max_array_bytes:
+        raise WireError(f"a frame carries more than {max_array_bytes} bytes of arrays")
+    arrays = [np.frombuffer(_read_exact(stream, nbytes) if nbytes else b"",
+                            dtype=dtype).reshape(shape) for dtype, shape, nbytes in shapes]
+    return header, arrays

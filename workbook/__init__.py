@@ -28,7 +28,7 @@ _LAZY = {
     "widget": "workbook.widgets",
     "prediction_lock": "workbook.prediction_page", "reveal": "workbook.prediction_page",
     "reflection": "workbook.prediction_page", "ledger": "workbook.prediction_page",
-    "narration": "workbook.narrate",
+    "narration": "workbook.narrate", "your_numbers": "workbook.personal_numbers",
 }
 
 __all__ = ["exercise", "exercises", *_LAZY]

@@ -9,7 +9,9 @@
     workbook export-progress           print a code; import-progress CODE merges it
     workbook build [--check]           rebuild the notebooks from their sources
     workbook narrate [--chapter N]     render narration audio offline
-    workbook grade SUBMISSIONS --out OUT   grade a class's notebooks
+    workbook new-secret course.key     create a course secret (per-student numbers)
+    workbook release --out DIR [--chapters 0,5] [--roster R.csv --secret-file course.key]
+    workbook grade SUBMISSIONS --out OUT [--secret-file course.key --roster R.csv]
 
 Exit status: 0 on success, 1 when a check fails or work could not be done, 2 on bad
 arguments.
@@ -62,6 +64,26 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--unsafe-no-sandbox", action="store_true",
                        help="grade even where bubblewrap is unavailable (learner code can "
                             "then read what your user can; the report says so)")
+    grade.add_argument("--secret-file", metavar="KEY",
+                       help="the course secret of `workbook release`: grade every student "
+                            "in their own numbers")
+    grade.add_argument("--roster", metavar="ROSTER.csv",
+                       help="the class (id, name, canvas_id, moodle_id): LMS ids become "
+                            "student ids, and students who handed in nothing get a total")
+    grade.add_argument("--layout", choices=("auto", "folders", "nbgrader", "canvas", "moodle"),
+                       default="auto", help="how SUBMISSIONS is organised (default: detect; "
+                       "nbgrader's submitted/ is the folders layout)")
+    grade.add_argument("--due", metavar="TIME",
+                       help="the deadline, e.g. 2026-03-01T18:00 (UTC unless an offset is "
+                            "given), for the late column")
+    release = sub.add_parser("release", help="write the notebooks to hand out")
+    release.add_argument("--out", required=True, help="the folder to write them into")
+    release.add_argument("--chapters", help="e.g. 0,5 (default: all)")
+    release.add_argument("--roster", metavar="ROSTER.csv",
+                         help="one personalised copy per student (needs --secret-file)")
+    release.add_argument("--secret-file", metavar="KEY", help="the course secret")
+    secret = sub.add_parser("new-secret", help="create a course secret file (mode 600)")
+    secret.add_argument("path")
     return parser
 
 
@@ -96,9 +118,12 @@ def _from_file(exercise_id: str, text: str) -> object:
     """For an answer that names a .py file: run the learner's own file and take what the
     notebook's check cell would pass (the function, or the bug line and the function)."""
     import workbook
+    from autograder.kinds.lab import Lab, LabSource
 
     record = workbook.exercise(exercise_id)
     source = Path(text).read_text(encoding="utf-8")
+    if isinstance(record.answer_kind, Lab):  # never run here: the lab's ranks run apart
+        return LabSource(source, text)
     namespace: dict[str, object] = {"__name__": "__learner__"}
     exec(compile(source, text, "exec"), namespace)  # the learner's file, on their machine
     return eval(record.answer_kind.check_argument(record.names), namespace)  # noqa: S307
@@ -180,14 +205,29 @@ def _cmd_grade(args: argparse.Namespace) -> int:
 
     return grade_cli(args.submissions, args.out, workers=args.workers, timeout_s=args.timeout,
                      unsafe_no_sandbox=args.unsafe_no_sandbox,
-                     nbgrader_course=args.nbgrader_course, batch_timeout_s=args.batch_timeout)
+                     nbgrader_course=args.nbgrader_course, batch_timeout_s=args.batch_timeout,
+                     secret_file=args.secret_file, roster=args.roster,
+                     layout={"auto": None, "nbgrader": "folders"}.get(args.layout, args.layout),
+                     due=args.due)
+
+
+def _cmd_release(args: argparse.Namespace) -> int:
+    from workbook.release import release_cli
+
+    return release_cli(args.out, args.chapters, args.roster, args.secret_file)
+
+
+def _cmd_new_secret(args: argparse.Namespace) -> int:
+    from workbook.release import new_secret_cli
+
+    return new_secret_cli(args.path)
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "list": _cmd_list, "show": _cmd_show, "check": _cmd_check, "hint": _cmd_text,
     "solution": _cmd_text, "progress": _cmd_progress, "export-progress": _cmd_export,
     "import-progress": _cmd_import, "build": _cmd_build, "narrate": _cmd_narrate,
-    "grade": _cmd_grade,
+    "grade": _cmd_grade, "release": _cmd_release, "new-secret": _cmd_new_secret,
 }
 
 

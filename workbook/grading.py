@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
 
@@ -28,12 +28,14 @@ from autograder.grading import (
     grade_folder,
     protected_folders,
     safe_text,
-    write_outputs,
 )
 from autograder.grading.discover import course_submissions
-from autograder.grading.model import Batch
+from autograder.grading.model import Batch, Role
+from autograder.grading.pipeline import Personalise
 from autograder.grading.read import Cell, read_notebook
+from autograder.grading.swap import replace_problem
 from autograder.sandbox import bwrap
+from workbook.grading_term import Term, write_gradebook
 from workbook.layout import instructor_path, learner_path
 from workbook.outline import CHAPTERS, Chapter
 from workbook.records import lookup
@@ -44,7 +46,7 @@ REFERENCE_PACKAGES = frozenset({"solutions", "workbook", "autograder"})
 def _release_cell(cell: Cell, grade_ids: Mapping[str, str]) -> ReleaseCell:
     meta = workbook_meta(cell.metadata)
     tag = str(meta.get("role", ""))
-    role = "answer" if tag == "answer" else "check" if tag == "check" else "locked"
+    role: Role = "answer" if tag == "answer" else "check" if tag == "check" else "locked"
     return ReleaseCell(cell.cell_id, cell.cell_type, role, str(meta.get("exercise", "")),
                        grade_ids.get(cell.cell_id, ""), cell.source, tag)
 
@@ -61,9 +63,34 @@ def release(chapter: Chapter) -> Release:
     return Release(chapter.number, chapter.title, chapter.stem, cells, tasks)
 
 
+class Releases(Mapping[int, Release]):
+    """Every chapter's release, each built the first time a notebook of that chapter asks
+    for it: grading chapter 5 reads chapter 5's notebooks and records only."""
+
+    def __init__(self, chapters: tuple[Chapter, ...] = CHAPTERS) -> None:
+        self._chapters = {chapter.number: chapter for chapter in chapters}
+        self._built: dict[int, Release] = {}
+
+    def __getitem__(self, number: int) -> Release:
+        if number not in self._built:
+            self._built[number] = release(self._chapters[number])  # KeyError if unknown
+        return self._built[number]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._chapters)
+
+    def __len__(self) -> int:
+        return len(self._chapters)
+
+    @property
+    def loaded(self) -> tuple[int, ...]:
+        """The chapters built so far."""
+        return tuple(sorted(self._built))
+
+
 @cache
-def releases() -> dict[int, Release]:
-    return {chapter.number: release(chapter) for chapter in CHAPTERS}
+def releases() -> Releases:
+    return Releases()
 
 
 def _package_dir(module: object) -> Path:
@@ -88,12 +115,13 @@ MAX_TIMEOUT_S = 600.0  # per cell and call; beyond this a "limit" protects nothi
 
 def settings(workers: int, timeout_s: float, submissions: Path, out: Path, *,
              sandbox: str = "bubblewrap", batch_budget_s: float | None = None,
-             course: Path | None = None) -> GradingSettings:
+             course: Path | None = None,
+             personalise: Personalise | None = None) -> GradingSettings:
     extra = [course] if course is not None else []
     protected = protected_folders(*grader_files(), submissions, out, *extra)
     return GradingSettings(workers=workers, timeout_s=timeout_s, protected=protected,
                            reference=REFERENCE_PACKAGES, sandbox=sandbox,
-                           batch_budget_s=batch_budget_s)
+                           batch_budget_s=batch_budget_s, personalise=personalise)
 
 
 def _seconds_problem(name: str, value: float, most: float) -> str:
@@ -146,7 +174,8 @@ def _summary(batch: Batch, out: Path) -> str:
     if failed:
         lines.append(f"{failed} file(s) or folder(s) could not be graded (status 'error').")
     lines.append(f"Learner code ran in: {batch.isolation}.")
-    lines.append(f"Wrote {out / 'grades.csv'}, {out / 'grades.json'} and {out / 'feedback'}/.")
+    lines.append(f"Wrote {out / 'grades.csv'}, {out / 'grades.json'}, {out / 'totals.csv'} "
+                 f"and {out / 'feedback'}/.")
     return safe_text.visible("\n".join(lines), keep_newlines=True)
 
 
@@ -156,17 +185,26 @@ def _say(text: str) -> None:
 
 def grade_cli(submissions: str | None, out: str, *, workers: int | None = None,
               timeout_s: float = 10.0, unsafe_no_sandbox: bool = False,
-              nbgrader_course: str | None = None, batch_timeout_s: float | None = None) -> int:
+              nbgrader_course: str | None = None, batch_timeout_s: float | None = None,
+              secret_file: str | None = None, roster: str | None = None,
+              layout: str | None = None, due: str | None = None) -> int:
     """Exit status: 0 every file graded, 1 some could not be (or no sandbox), 2 bad
-    arguments. SUBMISSIONS holds the student folders; ``nbgrader_course`` instead names an
-    nbgrader course folder, whose ``submitted/`` is graded."""
+    arguments. SUBMISSIONS holds the hand-in (student folders, or an LMS export: see
+    :mod:`autograder.grading.discover`); ``nbgrader_course`` instead names an nbgrader
+    course folder, whose ``submitted/`` is graded. With ``secret_file`` every notebook is
+    graded in the numbers of the student it was handed in under."""
     if (submissions is None) == (nbgrader_course is None):
         _say("give either SUBMISSIONS or --nbgrader-course COURSE (not both)")
         return 2
     course = Path(nbgrader_course) if nbgrader_course is not None else None
     folder = course_submissions(course) if course is not None else Path(str(submissions))
     count = workers if workers is not None else (os.cpu_count() or 1)
-    problem = _bad_arguments(folder, out, count, timeout_s, batch_timeout_s)
+    problem = _bad_arguments(folder, out, count, timeout_s, batch_timeout_s) or (
+        replace_problem(Path(out)) if out.strip() else "")
+    try:
+        term = Term.from_arguments(roster, secret_file, layout, due)
+    except ValueError as error:
+        problem = problem or str(error)
     if problem:
         _say(problem)
         return 2
@@ -177,17 +215,25 @@ def grade_cli(submissions: str | None, out: str, *, workers: int | None = None,
     if unsafe_no_sandbox:
         _say("WARNING: grading without the sandbox (--unsafe-no-sandbox); the report says so")
     out_path = Path(out)
+    discovery = term.discover(folder)
     chosen = settings(count, timeout_s, folder, out_path, sandbox="none" if unsafe_no_sandbox
-                      else "bubblewrap", batch_budget_s=batch_timeout_s, course=course)
+                      else "bubblewrap", batch_budget_s=batch_timeout_s, course=course,
+                      personalise=term.personalise())
+    chapters = releases()
     try:
-        batch = grade_folder(folder, releases(), chosen,
-                             lambda total: StatusBar(total, sys.stderr))
-        failed = write_outputs(batch, out_path)
+        batch = term.finish(grade_folder(folder, chapters, chosen,
+                                         lambda total: StatusBar(total, sys.stderr),
+                                         discovery=discovery))
+        graded = {nb.chapter for nb in batch.notebooks if nb.chapter is not None}
+        failed = write_gradebook(term, batch, discovery, out_path,
+                                 {n: chapters[n].max_points for n in sorted(graded)})
     except (OSError, RuntimeError) as error:  # the sandbox could not start, OUT not writable
         _say(str(error))
         return 1
     for message in [*batch.problems, *(nb.problem for nb in batch.notebooks if nb.problem),
                     *failed]:
         print(f"could not grade: {safe_text.visible(message)}", file=sys.stderr)
+    for warning in term.warnings():
+        _say(f"WARNING: {warning}")
     print(_summary(batch, out_path))
     return 0 if batch.all_graded and not failed else 1

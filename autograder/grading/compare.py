@@ -25,13 +25,13 @@ from typing import Any
 
 from autograder.exercise import Exercise
 from autograder.grading.integrity import CodeCell, Scan
-from autograder.grading.jobs import Plan, test_args
+from autograder.grading.jobs import Plan
 from autograder.grading.match import Match
 from autograder.grading.model import ExerciseResult, Finding, Status, Task
 from autograder.grading.replay import Replay
 from autograder.kinds.base import Verdict
-from autograder.kinds.lab import Lab, RecordedLogs
-from autograder.sandbox import JobResult, Limits, Outcome
+from autograder.kinds.trip import Reason, Recorded, RunResult, Unread
+from autograder.sandbox import JobResult, JobStatus, Limits, Outcome, OutcomeKind
 
 
 @dataclass(frozen=True)
@@ -103,114 +103,132 @@ def _unavailable(ctx: Context) -> _Stop:
     return _Stop("error", f"The grader could not read your answers: {reason}.")
 
 
-# --- reading outcomes -------------------------------------------------------------------------
+# --- reading outcomes: the Reply a kind's collect() reads ------------------------------------
 
-def _type_of(outcome: Outcome) -> str:
-    """The class name of the value an outcome is about: the sandbox's ``error_type`` when it
-    sets one, else the type its message ends with ("not plain data: mod.Cls")."""
-    qualified = outcome.error_type or outcome.message.rpartition(" ")[2]
-    return qualified.rpartition(".")[2]
+def _short_type(outcome: Outcome) -> str:
+    """The class name (without its module) of the value an outcome is about."""
+    return outcome.type_name.rpartition(".")[2]
 
 
-def _not_plain(ctx: Context, outcome: Outcome, what: str) -> _Stop:
-    text = outcome.message
-    if outcome.kind == "integrity":
-        return _Stop("integrity", f"{what} is {text.removeprefix('answer is ')}: an object "
-                     "made to pass comparisons, so it was not accepted.")
-    type_name = _type_of(outcome)
-    if type_name in ctx.scan.eq_classes:
-        return _Stop("integrity", f"{what} is an instance of {type_name}, a class that "
-                     "defines its own comparison; the grader compares plain values and does "
-                     "not run the learner's comparison code, so it was not accepted.")
-    return _Stop("wrong", f"{what} is not plain data ({text}); answer with a number, a "
-                 "string, a list or a dict.")
+def _not_plain(ctx: Context, outcome: Outcome, name: str, what: str) -> Unread:
+    if outcome.kind is OutcomeKind.INTEGRITY:
+        return Unread(Reason.FORGED, name, f"{what} is {outcome.message}: an object made to "
+                      "pass comparisons, so it was not accepted.")
+    if _short_type(outcome) in ctx.scan.eq_classes:
+        return Unread(Reason.FORGED, name, f"{what} is an instance of {_short_type(outcome)}, "
+                      "a class that defines its own comparison; the grader compares plain "
+                      "values and does not run the learner's comparison code, so it was not "
+                      "accepted.")
+    return Unread(Reason.NOT_PLAIN, name, f"{what} is not plain data ({outcome.message}); "
+                  "answer with a number, a string, a list or a dict.")
 
 
-def _value(ctx: Context, task: Task, learner_name: str) -> Any:
-    outcome = ctx.result.values.get(ctx.plan.names.snapshot(task.record.id, "value"))
-    if outcome is None or outcome.kind == "unavailable":
-        raise _unavailable(ctx)
-    if outcome.kind == "missing":
-        raise _missing(ctx, task, learner_name)
-    if outcome.kind == "value":
+def _no_answer(outcome: Outcome | None, name: str) -> Unread | None:
+    """Why there is nothing at all for ``name``: the job ended, or the name is not there."""
+    if outcome is None or outcome.kind is OutcomeKind.UNAVAILABLE:
+        return Unread(Reason.NO_RESULT, name)
+    if outcome.kind is OutcomeKind.MISSING:
+        return Unread(Reason.MISSING, name)
+    return None
+
+
+@dataclass(frozen=True)
+class SandboxReply:
+    """One exercise's :class:`~autograder.kinds.trip.Reply`, read from the job's result."""
+
+    ctx: Context
+    exercise: str
+
+    def _kept(self, name: str) -> str:
+        return self.ctx.plan.names.snapshot(self.exercise, name)
+
+    def value(self, name: str) -> Any | Unread:
+        outcome = self.ctx.result.values.get(self._kept(name))
+        absent = _no_answer(outcome, name)
+        if absent is not None or outcome is None:
+            return absent
+        if outcome.ok:
+            return outcome.value
+        if outcome.kind is OutcomeKind.NOT_PLAIN and outcome.type_name == "ellipsis":
+            return None  # `answer = ...` is a placeholder too
+        return _not_plain(self.ctx, outcome, name, f"Your {name}")
+
+    def function(self, name: str) -> Recorded | Any | Unread:
+        kept = self._kept(name)
+        outcomes = self.ctx.result.calls.get(kept, ())
+        first = outcomes[0] if outcomes else None
+        absent = _no_answer(first, name)
+        if absent is not None or first is None:
+            return absent
+        if first.kind is OutcomeKind.NOT_FUNCTION:
+            bound = self.ctx.result.values.get(kept)
+            if bound is not None and bound.ok:
+                return bound.value  # the kind explains what a function answer looks like
+            return Unread(Reason.NOT_FUNCTION, name, first.type_name)
+        for outcome in outcomes:
+            if outcome.kind is OutcomeKind.INTEGRITY or (
+                    outcome.kind is OutcomeKind.NOT_PLAIN
+                    and _short_type(outcome) in self.ctx.scan.eq_classes):
+                return _not_plain(self.ctx, outcome, name, f"A value returned by {name}")
+        return Replay(name, self.ctx.plan.args_of(self.exercise, name), outcomes,
+                      skipped_type=self.ctx.plan.names.skipped,
+                      learner_value_errors=self.ctx.scan.value_errors)
+
+    def runs(self, name: str) -> Sequence[RunResult] | Unread:
+        outcomes = self.ctx.result.calls.get(self.ctx.plan.names.harness(self.exercise, name), ())
+        first = outcomes[0] if outcomes else None
+        absent = _no_answer(first, name)
+        if absent is not None:
+            return absent
+        return [self._run(outcome) for outcome in outcomes]
+
+    def _run(self, outcome: Outcome) -> RunResult:
+        if outcome.ok:
+            return RunResult(outcome.value)
+        if outcome.kind is OutcomeKind.TIMEOUT:
+            return RunResult(failure="timeout", message=(
+                f"it did not finish within {self.ctx.limits.call_timeout_s:g} s "
+                "(an endless loop?)"))
+        if outcome.kind is OutcomeKind.RAISED and \
+                outcome.type_name == self.ctx.plan.names.skipped:
+            return RunResult(failure="skipped",
+                             message="not run, after an earlier case ran out of time")
+        text = (f"{outcome.type_name}: {outcome.message}" if outcome.kind is OutcomeKind.RAISED
+                else outcome.message or outcome.kind.value)
+        return RunResult(failure="program", message=text.rstrip(": "))
+
+    def source(self, name: str) -> str | None:
+        outcome = self.ctx.result.sources.get(name)
+        if outcome is None or not outcome.ok or not isinstance(outcome.value, str):
+            return None
         return outcome.value
-    if outcome.kind == "not_plain" and outcome.message.endswith("ellipsis"):
-        return None  # `answer = ...` is a placeholder too
-    raise _not_plain(ctx, outcome, f"Your {learner_name}")
 
 
-def _function(ctx: Context, task: Task) -> Any:
-    """A Replay of the learner's function, or the plain value bound to its name."""
-    name = task.function_name or ""
-    snapshot = ctx.plan.names.snapshot(task.record.id, "function")
-    outcomes = ctx.result.calls.get(snapshot, ())
-    first = outcomes[0] if outcomes else Outcome("unavailable")
-    if first.kind == "unavailable":
-        raise _unavailable(ctx)
-    if first.kind == "missing":
-        raise _missing(ctx, task, name)
-    if first.kind == "not_function":
-        bound = ctx.result.values.get(snapshot)
-        if bound is not None and bound.kind == "value":
-            return bound.value  # the record explains what a function answer looks like
-        raise _Stop("wrong", f"{name} is not a function defined with def or lambda "
-                    f"({first.message.rpartition(' is a ')[2]}).")
-    for outcome in outcomes:
-        if outcome.kind == "integrity" or (
-                outcome.kind == "not_plain" and _type_of(outcome) in ctx.scan.eq_classes):
-            raise _not_plain(ctx, outcome, f"A value returned by {name}")
-    if all(o.kind == "value" and o.value is None for o in outcomes):
-        raise _Stop("unanswered", f"Not answered: {name} still returns None.")
-    return Replay(name, test_args(task), outcomes, skipped_type=ctx.plan.names.skipped,
-                  learner_value_errors=ctx.scan.value_errors)
-
-
-def _lab_logs(ctx: Context, task: Task) -> RecordedLogs:
-    """The plain logs the lab's jobs returned in the sandbox, one per job; a job that raised
-    or timed out becomes a log saying so (the lab's verifier explains it)."""
-    name = task.function_name or ""
-    outcomes = ctx.result.calls.get(ctx.plan.names.harness(task.record.id), ())
-    first = outcomes[0] if outcomes else Outcome("unavailable")
-    if first.kind == "unavailable":
-        raise _unavailable(ctx)
-    if first.kind == "missing":
-        raise _missing(ctx, task, name)
-    source = ctx.result.sources.get(name)
-    kind = task.record.answer_kind
-    if isinstance(kind, Lab) and source is not None and source.kind == "value" \
-            and kind.is_stub_source(source.value):
-        raise _Stop("unanswered", f"Not answered: {name} is still the starting code.")
-    logs: list[Any] = []
-    for outcome in outcomes:
-        if outcome.kind == "value":
-            logs.append(outcome.value)
-        elif outcome.kind == "timeout":
-            logs.append({"error": f"it did not finish within {ctx.limits.call_timeout_s:g} s "
-                                  "(an endless loop?)", "error_type": "timeout"})
-        elif outcome.kind == "raised" and outcome.error_type.endswith(ctx.plan.names.skipped):
-            logs.append({"error": "not run, after an earlier case ran out of time",
-                         "error_type": "timeout"})
-        else:
-            logs.append({"error": outcome.message or outcome.kind, "error_type": "program"})
-    return RecordedLogs(tuple(logs))
+def _stop(ctx: Context, task: Task, unread: Unread) -> _Stop:
+    """The row for an answer that could not be read."""
+    match unread.reason:
+        case Reason.UNANSWERED:
+            return _Stop("unanswered", f"Not answered: {unread.detail}.")
+        case Reason.MISSING:
+            return _missing(ctx, task, unread.name)
+        case Reason.NO_RESULT:
+            return _unavailable(ctx)
+        case Reason.NOT_FUNCTION:
+            return _Stop("wrong", f"{unread.name} is not a function defined with def or "
+                         f"lambda (it is a {unread.detail or 'value'}).")
+        case Reason.FORGED:
+            return _Stop("integrity", unread.detail)
+    return _Stop("wrong", unread.detail)  # Reason.NOT_PLAIN
 
 
 def _answer(ctx: Context, task: Task) -> Any:
     """The answer as the notebook's check cell would have passed it to ``check``."""
     record = task.record
-    if task.mode == "lab":
-        return _lab_logs(ctx, task)
-    if task.mode == "value":
-        value = _value(ctx, task, task.value_name or "the answer")
-        if record.answer_kind.is_untouched(value):
-            raise _Stop("unanswered", f"Not answered: expected {record.answer_kind.describe()}.")
-        return value
-    if task.mode == "function":
-        return _function(ctx, task)
-    line = _value(ctx, task, task.value_name or "the bug line")
-    if record.answer_kind.is_untouched(line):
-        raise _Stop("unanswered", f"Not answered: expected {record.answer_kind.describe()}.")
-    return (line, _function(ctx, task))
+    answer = record.answer_kind.collect(SandboxReply(ctx, record.id), record.params,
+                                        record.names)
+    if isinstance(answer, Unread):
+        raise _stop(ctx, task, answer)
+    return answer
 
 
 # --- the row ------------------------------------------------------------------------------------
@@ -264,8 +282,8 @@ def notebook_notes(ctx: Context) -> tuple[str, ...]:
     """Notes about the notebook as a whole: the sandbox's verdict on the job, errors in the
     learner's added cells, and notebook-level findings."""
     notes = []
-    if ctx.result.status != "ok" and any(
-            o.kind != "unavailable" for o in ctx.result.values.values()):
+    if ctx.result.status is not JobStatus.OK and any(
+            o.kind is not OutcomeKind.UNAVAILABLE for o in ctx.result.values.values()):
         notes.append(f"The sandbox stopped part of your code: {ctx.result.message}.")
     shown = 0
     for error in ctx.result.cell_errors:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from html import escape as _html_escape
 from pathlib import Path
 
@@ -17,20 +18,13 @@ from autograder.grading.model import ExerciseResult, NotebookResult
 from autograder.grading.private_files import make_private_dir, write_private
 from autograder.grading.report import shown_details
 from autograder.grading.safe_text import file_bytes, visible
+from autograder.result import STATUS_TEXT
 
 
 def escape(text: str) -> str:
     """HTML-escaped, with undecodable and control characters made visible escapes."""
     return _html_escape(visible(text, keep_newlines=True))
 
-# status -> (symbol, words)
-STATUS_TEXT = {
-    "correct": ("✔", "Correct"),
-    "wrong": ("✘", "Not yet"),
-    "unanswered": ("○", "Not answered"),
-    "error": ("⚠", "Could not be graded"),
-    "integrity": ("⚠", "Not accepted (integrity)"),
-}
 MAX_SOURCE_CHARS = 4000
 
 _STYLE = """
@@ -58,7 +52,7 @@ def page_name(notebook: NotebookResult) -> str:
 
 
 def _exercise(result: ExerciseResult) -> str:
-    symbol, words = STATUS_TEXT[result.status]
+    symbol, words = STATUS_TEXT[result.status].symbol, STATUS_TEXT[result.status].words
     points = f"{result.points} of {result.max_points} point{'s' if result.max_points != 1 else ''}"
     anchor = "ex-" + escape(result.exercise_id.replace(".", "-"))
     parts = [f'<section class="{escape(result.status)}" aria-labelledby="{anchor}">',
@@ -118,13 +112,25 @@ def safe_folder(student: str) -> str:
 
 
 def _unique(name: str, owner: str, taken: dict[str, str]) -> str:
-    """``name``, or ``name-2``, ``name-3``... when another owner already has it (compared
+    """``name``, or ``name~2``, ``name~3``... when another owner already has it (compared
     without case, for file systems that ignore it)."""
     candidate, number = name, 1
     while taken.setdefault(candidate.lower(), owner) != owner:
         number += 1
-        candidate = f"{name}-{number}"
+        candidate = f"{name}~{number}"
     return candidate
+
+
+def folder_names(students: Iterable[str]) -> dict[str, str]:
+    """Each student's feedback folder. Names that are already plain keep them and are given
+    out first; a cleaned name, or a second name differing only in case, is tagged with
+    ``~2``, ``~3``..., which no plain name contains: so no page is ever filed in a folder
+    that is named like another student (the instructor hands folders back by name)."""
+    unique = sorted(set(students))
+    plain = [s for s in unique if safe_folder(s) == s]
+    taken: dict[str, str] = {}
+    return {s: _unique(safe_folder(s), s, taken)
+            for s in plain + [s for s in unique if safe_folder(s) != s]}
 
 
 def write_feedback(notebooks: tuple[NotebookResult, ...], folder: Path,
@@ -133,13 +139,13 @@ def write_feedback(notebooks: tuple[NotebookResult, ...], folder: Path,
     written is described in ``failed`` and the others are written anyway."""
     failed = failed if failed is not None else []
     written: list[Path] = []
-    folders: dict[str, str] = {}
+    folders = folder_names(nb.student for nb in notebooks if nb.student)
     pages: dict[str, dict[str, str]] = {}
     for notebook in notebooks:
         if not notebook.student:
             continue  # a notebook outside any student folder: nobody to address
         try:
-            student_dir = _unique(safe_folder(notebook.student), notebook.student, folders)
+            student_dir = folders[notebook.student]
             page = _unique(page_name(notebook).removesuffix(".html"), notebook.path,
                            pages.setdefault(student_dir, {})) + ".html"
             target = folder / student_dir / page

@@ -24,7 +24,7 @@ def identify(notebook: Notebook, releases: Mapping[int, Release]) -> Release:
     chapter = meta.get("chapter")
     # nbgrader's student version keeps the instructor notebook's metadata but has its
     # solution regions replaced; only a notebook that still holds them is refused.
-    if any(has_solution(cell.source) for cell in notebook.cells):
+    if any(cell.cell_type == "code" and has_solution(cell.source) for cell in notebook.cells):
         raise Unreadable(f"this is the instructor version of chapter {chapter} (it holds the "
                          "solutions), not a learner's notebook")
     if type(chapter) is int and chapter in releases:
@@ -59,10 +59,10 @@ def implied_chapter(assignment: str, releases: Mapping[int, Release]) -> int | N
     or None when the name says nothing."""
     if not assignment:
         return None
+    match = _CHAPTER_IN_NAME.match(assignment)  # first: it needs no release loaded
+    if match and int(match.group(1)) in releases:
+        return int(match.group(1))
     for number, release in releases.items():
         if assignment == release.stem:
             return number
-    match = _CHAPTER_IN_NAME.match(assignment)
-    if match and int(match.group(1)) in releases:
-        return int(match.group(1))
     return None

@@ -4,22 +4,20 @@ The job runs, in notebook order, the answer cells and the cells the learner adde
 nothing of the release: not the setup, explorers, narration, widgets or check cells (the
 grader compares answers itself, so a learner's edit to any of those changes nothing).
 Around them go the grader's own cells (:mod:`autograder.grading.guard`): the guard first,
-a snapshot after each answer cell, the guard's log last.
+a snapshot after each answer cell, the guard's log last, and a lab's runtime when asked.
 
-What comes back, per exercise kind:
-
-* a value exercise (derive, trace, design): the value of ``answer_N_M`` as plain data;
-* a build exercise: one call of the learner's function per argument tuple of
-  ``Function.test_cases()`` (the very inputs the notebook's own check uses), and the value
-  bound to the name, to explain an answer that is not a function;
-* a debug exercise: the bug line's value, and the fixed function called as for a build.
+What comes back is what each exercise's answer kind asks for (``Task.asks``, see
+:mod:`autograder.kinds.trip`), translated here into sandbox requests on the names the
+snapshot kept: a value, a function's calls on its test cases, a function run by a lab's
+runner on each job, a function's source.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -29,9 +27,12 @@ from autograder.grading.integrity import CodeCell, parse_cell
 from autograder.grading.match import Match
 from autograder.grading.model import Release, Task
 from autograder.grading.read import Notebook
+from autograder.kinds.trip import Ask, AskCalls, AskRun, AskValue
 from autograder.sandbox import CallRequest, Job, Request, SourceRequest, ValueRequest
 
-_MAGIC = re.compile(r"^(\s*)[%!].*$", re.MULTILINE)
+# A line starting (after spaces or tabs) with % or !: linear time, since neither the
+# indentation nor the rest of the line can cross a newline.
+_MAGIC = re.compile(r"^([ \t]*)[%!][^\n]*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class Plan:
     origins: tuple[CodeCell | None, ...]
     names: Names
     asked: frozenset[str]
+    tasks: Mapping[str, Task] = field(default_factory=dict)
 
     @property
     def cost(self) -> int:
@@ -51,6 +53,13 @@ class Plan:
         cells = sum(1 for origin in self.origins if origin is not None and origin.source.strip())
         calls = sum(1 for r in self.job.requests if isinstance(r, CallRequest))
         return cells + calls
+
+    def args_of(self, exercise: str, name: str) -> tuple[tuple[Any, ...], ...]:
+        """The argument tuples exercise ``exercise`` asked ``name`` to be called on."""
+        task = self.tasks.get(exercise)
+        asks = task.asks if task is not None else ()
+        return next((ask.args_list for ask in asks
+                     if isinstance(ask, AskCalls) and ask.name == name), ())
 
     def origin(self, job_cell: int) -> CodeCell | None:
         return self.origins[job_cell] if 0 <= job_cell < len(self.origins) else None
@@ -80,36 +89,45 @@ def module_sources(modules: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     return tuple(sources)
 
 
-@cache
-def test_args(task: Task) -> tuple[tuple[Any, ...], ...]:
-    """The argument tuples the learner's function is called on (fixed per record)."""
-    spec = task.function
-    return tuple(spec.test_cases()) if spec is not None else ()
+def _kept(ask: Ask) -> tuple[str, bool] | None:
+    """Whether the snapshot keeps the learner's name for this ask, and as a function."""
+    if isinstance(ask, AskValue):
+        return ask.name, False
+    if isinstance(ask, (AskCalls, AskRun)):
+        return ask.name, isinstance(ask, AskCalls)
+    return None
 
 
 def _bindings(task: Task, names: Names) -> list[tuple[str, str, bool]]:
-    bindings = []
-    if task.value_name:
-        bindings.append((task.value_name, names.snapshot(task.record.id, "value"), False))
-    if task.function_name:
-        bindings.append((task.function_name, names.snapshot(task.record.id, "function"), True))
-    return bindings
+    kept = dict(k for ask in task.asks if (k := _kept(ask)) is not None)
+    return [(name, names.snapshot(task.record.id, name), wrap) for name, wrap in kept.items()]
 
 
 def _requests(task: Task, names: Names) -> list[Request]:
-    requests: list[Request] = []
-    lab = task.lab
-    if lab is not None:
-        harness = names.harness(task.record.id)
-        return [CallRequest(harness, [(job,) for job in lab.jobs]),
-                ValueRequest(names.snapshot(task.record.id, "function")),
-                SourceRequest(lab.function_name)]
-    if task.value_name:
-        requests.append(ValueRequest(names.snapshot(task.record.id, "value")))
-    if task.function_name:
-        name = names.snapshot(task.record.id, "function")
-        requests += [CallRequest(name, test_args(task)), ValueRequest(name)]
+    exercise, requests = task.record.id, list[Request]()
+    for ask in task.asks:
+        kept = names.snapshot(exercise, ask.name)
+        if isinstance(ask, AskValue):
+            requests.append(ValueRequest(kept))
+        elif isinstance(ask, AskCalls):
+            requests += [CallRequest(kept, ask.args_list), ValueRequest(kept)]
+        elif isinstance(ask, AskRun):
+            requests.append(CallRequest(names.harness(exercise, ask.name),
+                                        [(job,) for job in ask.jobs]))
+        else:
+            requests.append(SourceRequest(ask.name))
     return requests
+
+
+def _runs(tasks: list[Task], names: Names) -> str | None:
+    """The cell loading every asked lab runtime and binding each run's harness."""
+    runs = [(task, ask) for task in tasks for ask in task.asks if isinstance(ask, AskRun)]
+    if not runs:
+        return None
+    modules = module_sources(tuple(m for _, ask in runs for m in ask.modules))
+    return lab_cell(names, modules, [(names.harness(task.record.id, ask.name),
+                                      names.snapshot(task.record.id, ask.name), ask.entry)
+                                     for task, ask in runs])
 
 
 def plan_job(job_id: str, notebook: Notebook, release: Release, match: Match, names: Names,
@@ -133,15 +151,14 @@ def plan_job(job_id: str, notebook: Notebook, release: Release, match: Match, na
             asked.add(exercise)
     cells.append(report_cell(names))
     origins.append(None)
-    labs = [task.lab for task in release.tasks if task.record.id in asked and task.lab]
-    if labs:
-        cells.append(lab_cell(names, module_sources(tuple(m for lab in labs for m in lab.modules)),
-                              [(t.record.id, t.lab.entry) for t in release.tasks
-                               if t.record.id in asked and t.lab is not None]))
+    asked_tasks = [task for task in release.tasks if task.record.id in asked]
+    runs = _runs(asked_tasks, names)
+    if runs is not None:
+        cells.append(runs)
         origins.append(None)
     requests: list[Request] = []
-    for task in release.tasks:
-        if task.record.id in asked:
-            requests += _requests(task, names)
+    for task in asked_tasks:
+        requests += [r for r in _requests(task, names) if r not in requests]
     requests.append(ValueRequest(names.log))
-    return Plan(Job(job_id, cells, requests), tuple(origins), names, frozenset(asked))
+    return Plan(Job(job_id, cells, requests), tuple(origins), names, frozenset(asked),
+                {task.record.id: task for task in asked_tasks})

@@ -15,8 +15,7 @@ from functools import cache, cached_property
 from typing import Literal
 
 from autograder.exercise import Exercise
-from autograder.kinds.base import SandboxRun
-from autograder.kinds.function import Function
+from autograder.kinds.trip import Ask, AskCalls, AskRun, AskValue
 
 Status = Literal["correct", "wrong", "unanswered", "error", "integrity"]
 STATUSES: tuple[str, ...] = ("correct", "wrong", "unanswered", "error", "integrity")
@@ -32,53 +31,37 @@ def checksum(source: str) -> str:
 
 
 @cache
-def _sandbox_run(record: Exercise) -> SandboxRun | None:
-    return record.answer_kind.sandbox_run(record.params)
+def _asks(record: Exercise) -> tuple[Ask, ...]:
+    return record.answer_kind.requests(record.params, record.names)
 
 
 @dataclass(frozen=True)
 class Task:
-    """One exercise as the grader asks for it.
-
-    The record's answer kind says what the learner provides: a value assigned to
-    ``value_name`` (``answer_5_1``), a function (``function``), or both (a debug exercise's
-    line and fixed function). Which requests go to the sandbox follows from that.
-    """
+    """One exercise as the grader asks for it: its answer kind says what to ask the sandbox
+    for (:attr:`asks`) and reads the reply itself (``answer_kind.collect``)."""
 
     record: Exercise
 
     @property
+    def asks(self) -> tuple[Ask, ...]:
+        """What the sandbox is asked for, in the learner's names (fixed per record)."""
+        return _asks(self.record)
+
+    @property
     def value_name(self) -> str | None:
-        """The variable the learner assigns, or None when the answer is a function only."""
-        return self.record.answer_kind.value_name(self.record.names)
-
-    @property
-    def mode(self) -> Literal["value", "function", "debug", "lab"]:
-        """"value", "function", "debug" for a value and a function together, or "lab" for
-        a function run through a harness in the sandbox."""
-        if self.lab is not None:
-            return "lab"
-        if self.function is None:
-            return "value"
-        return "function" if self.value_name is None else "debug"
-
-    @property
-    def lab(self) -> SandboxRun | None:
-        """How the sandbox runs a lab's function (its jobs for the canonical params)."""
-        return _sandbox_run(self.record)
-
-    @property
-    def function(self) -> Function | None:
-        """The function spec whose test cases the learner's function is called on."""
-        return self.record.answer_kind.function_spec()
+        """The first variable whose value is asked for (``answer_5_1``), if any."""
+        return next((ask.name for ask in self.asks if isinstance(ask, AskValue)), None)
 
     @property
     def function_name(self) -> str | None:
-        lab = self.lab
-        if lab is not None:
-            return lab.function_name
-        spec = self.function
-        return spec.function_name if spec is not None else None
+        """The first learner function the asks run, if any."""
+        return next((ask.name for ask in self.asks if isinstance(ask, (AskCalls, AskRun))),
+                    None)
+
+    @property
+    def calls(self) -> int:
+        """How many of the asks call the learner's code (each may use up a time limit)."""
+        return sum(1 for ask in self.asks if isinstance(ask, (AskCalls, AskRun)))
 
 
 @dataclass(frozen=True)

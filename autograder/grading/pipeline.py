@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import cast
 
 from autograder.grading.compare import Context, grade_task, notebook_notes
 from autograder.grading.discover import Discovery, Found, discover
@@ -43,7 +44,8 @@ from autograder.grading.private_files import make_private_dir
 from autograder.grading.read import Notebook, Unreadable, read_notebook
 from autograder.grading.report import UNSAFE_PREFIX, write_csv, write_json
 from autograder.grading.status_bar import StatusBar
-from autograder.sandbox import Job, JobResult, Limits, WorkerPool
+from autograder.sandbox import Job, JobResult, JobStatus, Limits, WorkerPool
+from autograder.timelimit import call_with_time_limit
 
 MAX_LIMITS_PER_JOB = 40  # a job may use at most this many time limits in all
 SLACK_S = 2.0            # on top, for the job process to start and send its report
@@ -53,6 +55,9 @@ ISOLATION_TEXT = {
     "none": f"{UNSAFE_PREFIX} (--unsafe-no-sandbox): learner code ran with only "
             "in-process confinement and could read whatever the grader's files permit",
 }
+
+
+Personalise = Callable[[str, Notebook, Release], tuple[Release, tuple[str, ...]]]
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,9 @@ class GradingSettings:
     output_bytes: int = 1_000_000
     sandbox: str = "bubblewrap"            # "none" only with --unsafe-no-sandbox
     batch_budget_s: float | None = None    # stop starting jobs after this long
+    # Per-student numbers: (student, notebook, chapter release) -> that student's release
+    # and notes about the file (whose numbers it carries); None grades the printed numbers.
+    personalise: Personalise | None = None
 
     def limits(self, cost: int) -> Limits:
         """Sandbox limits: ``timeout_s`` per cell and per call; the whole job gets one
@@ -114,13 +122,17 @@ def _prepare(found: Found, index: int, releases: Mapping[int, Release], names: N
              settings: GradingSettings) -> _Prepared:
     notebook = read_notebook(found.path)
     release = identify(notebook, releases)
+    personal_notes: tuple[str, ...] = ()
+    if settings.personalise is not None:
+        release, personal_notes = settings.personalise(found.student, notebook, release)
     match = match_cells(notebook, release)
     runs = [CodeCell(i, match.answer_of(i), notebook.cells[i].source) for i in match.executed()]
     scan = scan_cells(runs, settings.reference)
     findings = compare_release(notebook, release, match) + list(scan.findings)
     plan = plan_job(str(index), notebook, release, match, names, settings.protected,
                     enforce=settings.sandbox == "none")
-    prepared = _Prepared(found, notebook, release, match, scan, findings, plan)
+    prepared = _Prepared(found, notebook, release, match, scan, findings, plan,
+                         list(personal_notes))
     implied = implied_chapter(found.assignment, releases)
     if implied is not None and implied != release.chapter:
         prepared.notes.append(f"This notebook is chapter {release.chapter} (from its "
@@ -264,7 +276,7 @@ def _without_duplicates(problems: list[NotebookResult]) -> list[NotebookResult]:
 
 def release_cost(release: Release) -> int:
     """Time limits a chapter's job may use: one per exercise, one more per function."""
-    return sum(2 if task.function_name else 1 for task in release.tasks)
+    return sum(1 + task.calls for task in release.tasks)
 
 
 def _within(prepared: list[_Prepared], deadline: float, late: list[_Prepared]) -> Iterator[Job]:
@@ -276,8 +288,43 @@ def _within(prepared: list[_Prepared], deadline: float, late: list[_Prepared]) -
         yield item.plan.job
 
 
+FINISH_LIMIT_S = 60.0  # the grader's own time on one file's results, at most
+
+
+def _finish_bounded(item: _Prepared, result: JobResult, settings: GradingSettings,
+                    limits: Limits) -> NotebookResult:
+    """:func:`_finish` within :data:`FINISH_LIMIT_S`; whatever goes wrong, or takes too
+    long, on one file's results becomes that file's error rows with the reason."""
+    done = call_with_time_limit(_finish, (item, result, settings, limits), FINISH_LIMIT_S)
+    if done.returned:
+        return cast(NotebookResult, done.value)
+    reason = (f"the grader spent more than {FINISH_LIMIT_S:g} s reading this file's results "
+              "and stopped" if done.timed_out or done.error is None
+              else _internal(cast(Exception, done.error)))
+    return _problem(item.found.student, item.found.rel, reason, item.release)
+
+
+def _first_pass(limits: Limits, settings: GradingSettings) -> Limits:
+    """The limits of the first pass under a batch budget: every file gets this much first,
+    so that files which stall cannot keep the others from their turn."""
+    cap = min(limits.wall_s, 2 * settings.timeout_s + SLACK_S)
+    return replace(limits, wall_s=cap, cpu_s=min(limits.cpu_s, cap))
+
+
+def _stopped_at(result: JobResult, limits: Limits) -> bool:
+    """Whether the job was stopped at the whole job's wall-clock or CPU limit."""
+    return result.status is JobStatus.TIMEOUT and (
+        result.wall_s >= limits.wall_s * 0.95 or result.cpu_s >= limits.cpu_s - 0.2)
+
+
 def _run(prepared: list[_Prepared], settings: GradingSettings,
-         progress: StatusBar | None) -> Iterable[NotebookResult]:
+         progress: StatusBar | None, failed: list[str]) -> Iterable[NotebookResult]:
+    """Each file's result; ``failed`` collects the files the sandbox itself failed on.
+
+    Under a batch budget, two passes: every file first runs within a short cap (the
+    same for all, wherever it sorts); a file stopped at that cap runs again with its full
+    limits after all the others, while the budget lasts. A file the budget leaves out is
+    marked as not graded; the others keep their points."""
     if not prepared:
         return
     limits = settings.limits(max(release_cost(p.release) for p in prepared))
@@ -285,39 +332,53 @@ def _run(prepared: list[_Prepared], settings: GradingSettings,
     budget = settings.batch_budget_s
     deadline = time.monotonic() + (budget if budget is not None else float("inf"))
     late: list[_Prepared] = []
+    passes = [_first_pass(limits, settings), limits] if budget is not None else [limits]
     with WorkerPool(min(settings.workers, len(prepared)), limits, sandbox=settings.sandbox,
                     hidden=settings.protected) as pool:
-        for result in pool.map(_within(prepared, deadline, late)):
-            item = by_id[result.job_id]
-            try:
-                graded = _finish(item, result, settings, limits)
-            except Exception as error:  # noqa: BLE001 - one file never stops the batch
-                graded = _problem(item.found.student, item.found.rel, _internal(error),
-                                  item.release)
-            if progress is not None:
-                progress.step(f"{item.found.rel}: {graded.points}/{graded.max_points}")
-            yield graded
+        todo = prepared
+        for number, pass_limits in enumerate(passes):
+            pool.limits, again = pass_limits, []
+            for result in pool.map(_within(todo, deadline, late)):
+                item = by_id[result.job_id]
+                if number + 1 < len(passes) and pass_limits.wall_s < limits.wall_s \
+                        and _stopped_at(result, pass_limits):
+                    again.append(item)
+                    continue
+                if result.infrastructure:
+                    failed.append(f"{item.found.rel}: {result.message}")
+                graded = _finish_bounded(item, result, settings, limits)
+                if progress is not None:
+                    progress.step(f"{item.found.rel}: {graded.points}/{graded.max_points}")
+                yield graded
+            todo = again
     for item in late:
         yield _problem(item.found.student, item.found.rel, (
-            f"not graded: the batch's time budget ({budget:g} s) ran out before this file's "
-            "turn; grade it again on its own"), item.release)
+            f"not graded: the batch's time budget ({budget:g} s) ran out before this file "
+            "finished (it runs longer than most; grade it again on its own)"), item.release)
 
 
 def grade_folder(folder: Path, releases: Mapping[int, Release], settings: GradingSettings,
-                 progress: Callable[[int], StatusBar] | None = None) -> Batch:
-    """Grade every notebook under ``folder``. ``progress(total)`` makes the progress display."""
+                 progress: Callable[[int], StatusBar] | None = None,
+                 discovery: Discovery | None = None) -> Batch:
+    """Grade every notebook under ``folder`` (or those ``discovery`` found there).
+    ``progress(total)`` makes the progress display."""
     started = time.monotonic()
-    discovery = discover(folder)
+    discovery = discover(folder) if discovery is None else discovery
     bar = progress(len(discovery.found)) if progress is not None else None
     names = Names()
     prepared, problems = _prepare_all(discovery, releases, names, settings, bar)
-    graded = list(_run(prepared, settings, bar))
+    failed: list[str] = []
+    graded = list(_run(prepared, settings, bar, failed))
     if bar is not None:
         bar.done()
     notebooks = sorted(graded + problems, key=lambda nb: (
         nb.student, -1 if nb.chapter is None else nb.chapter, nb.path))
     batch_problems = [] if discovery.found or discovery.missing else [
         f"{folder}: no student folders with notebooks to grade"]
+    if failed:
+        batch_problems.append(
+            f"the sandbox failed on {len(failed)} file(s) twice (not the students' code); "
+            "their rows are errors, grade them again: " + "; ".join(failed[:5]))
     return Batch(tuple(notebooks), tuple(discovery.ignored), tuple(batch_problems),
                  seconds=time.monotonic() - started,
                  isolation=ISOLATION_TEXT.get(settings.sandbox, settings.sandbox))

@@ -18,7 +18,7 @@ from functools import cache
 from typing import Any
 
 from autograder.grading.integrity import BUILTIN_VALUE_ERRORS
-from autograder.sandbox import Outcome
+from autograder.sandbox import Outcome, OutcomeKind
 from autograder.sandbox.protocol import encode_tree
 from autograder.timelimit import TimeLimitExceeded
 
@@ -63,13 +63,10 @@ def is_value_error(error_type: str, learner_value_errors: Iterable[str] = ()) ->
 
 def rebuild_error(outcome: Outcome, learner_value_errors: Iterable[str] = ()) -> Exception:
     """An exception that reads like the learner's: same class name, same message."""
-    error_type = outcome.error_type or "Exception"
-    prefix = f"{error_type}: "
-    text = outcome.message[len(prefix):] if outcome.message.startswith(prefix) else \
-        outcome.message
+    error_type = outcome.type_name or "Exception"
     name = error_type.rpartition(".")[2] or "Exception"
     cls = _exception_class(name, is_value_error(error_type, learner_value_errors))
-    return cls(text) if text else cls()
+    return cls(outcome.message) if outcome.message else cls()
 
 
 class Replay:
@@ -112,13 +109,19 @@ class Replay:
         self._used.add(index)
         self._next = index + 1
         outcome = self._recorded[index][1]
-        if outcome.kind == "value":
+        kind = outcome.kind
+        if kind is OutcomeKind.VALUE:
             return outcome.value
-        if outcome.kind == "timeout" or (outcome.kind == "raised" and self._skipped_type
-                                         and outcome.error_type.endswith(self._skipped_type)):
+        if kind is OutcomeKind.TIMEOUT or (kind is OutcomeKind.RAISED and self._skipped_type
+                                           and outcome.type_name == self._skipped_type):
             raise TimeLimitExceeded
-        if outcome.kind == "raised":
+        if kind is OutcomeKind.RAISED:
             raise rebuild_error(outcome, self._value_errors)
-        if outcome.kind in ("not_plain", "integrity"):
-            return Opaque(outcome.message or outcome.kind)
+        if kind in (OutcomeKind.NOT_PLAIN, OutcomeKind.INTEGRITY):
+            return Opaque(outcome.message or kind.value)
         raise NoResult(outcome.message or "the grader has no result for this call")
+
+    @property
+    def only_none(self) -> bool:
+        """True when every recorded call returned None (the untouched stub does)."""
+        return all(o.kind is OutcomeKind.VALUE and o.value is None for _, o in self._recorded)

@@ -4,9 +4,33 @@ from __future__ import annotations
 
 import inspect
 import math
+import numbers
+import re
 from typing import Any
 
 from autograder.units import format_value
+
+
+class Unreadable(ValueError):
+    """The answer cannot be read in the kind's form; the message says what was expected."""
+
+
+# Digits, optionally grouped by commas ("2,048"); what whole_number reads in text by default.
+DIGITS = re.compile(r"\s*(\d{1,3}(?:,\d{3})+|\d+)\s*", re.ASCII)
+
+
+def whole_number(value: Any, text: re.Pattern[str] = DIGITS) -> int | None:
+    """``value`` as an int when it is one: an integer (not a bool), a float with no fraction,
+    or a short string that ``text`` matches whole, its first group the digits (commas
+    ignored). None otherwise. Linear time: strings of 40 characters or more are not read."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and len(value) < 40:
+        match = text.fullmatch(value)
+        return int(match.group(1).replace(",", "")) if match else None
+    return None
 
 
 def close(value: float, expected: float, rel_tol: float, abs_tol: float = 0.0) -> bool:

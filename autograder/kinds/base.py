@@ -3,7 +3,8 @@
 An answer kind knows everything about one *shape* of answer (a number with a unit, a
 choice, an ordering, ...): how to grade it, how to describe it, what its notebook answer
 cell starts with, what the instructor's solution cell says, what a check passes, what
-counts as untouched, and which function (if any) the grader calls in the sandbox. It
+counts as untouched, and what batch grading asks the sandbox for and how it reads the
+reply (:mod:`autograder.kinds.trip`). It
 knows nothing about any particular exercise: the exercise record hands it the expected
 answer, the parameters, the misconceptions and the names its cells assign.
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from autograder.cell_metadata import exercise_slug
+from autograder.kinds.trip import Ask, AskValue, Reason, Reply, Unread
 
 if TYPE_CHECKING:
     from autograder.kinds.function import Function
@@ -74,22 +76,6 @@ class HiddenInput(str):
     it out, so a class's feedback never lists the hidden test cases."""
 
     __slots__ = ()
-
-
-@dataclass(frozen=True)
-class SandboxRun:
-    """How the grader runs a kind's learner function through a harness in the sandbox.
-
-    The sandbox loads ``modules`` (module names; the grader ships their source, so they
-    need not be importable there), then calls ``entry`` ("module:function") as
-    ``entry(learner_function, job)`` once per plain-data job in ``jobs``; the plain
-    results go back to the kind (see :class:`autograder.kinds.lab.RecordedLogs`).
-    """
-
-    function_name: str
-    modules: tuple[str, ...]
-    entry: str
-    jobs: tuple[Any, ...]
 
 
 @dataclass(frozen=True)
@@ -175,10 +161,27 @@ class AnswerKind(ABC):
         """True when ``answer`` is still what the answer cell started with."""
         return is_blank(answer)
 
-    def sandbox_run(self, params: Params) -> SandboxRun | None:
-        """For a kind whose function the grader runs through a harness (a lab), how."""
-        return None
+    # -- the trip through the sandbox (see autograder.kinds.trip) ---------------------------
+    def requests(self, params: Params, names: CellNames) -> tuple[Ask, ...]:
+        """What batch grading asks the sandbox for, in the learner's names: by default the
+        value the answer cell assigns."""
+        return (AskValue(names.answer),)
+
+    def collect(self, reply: Reply, params: Params, names: CellNames) -> Any | Unread:
+        """The answer ``grade`` takes, read from what the sandbox returned for
+        :meth:`requests`; or why there is none."""
+        value = reply.value(names.answer)
+        if isinstance(value, Unread):
+            return value
+        if self.is_untouched(value):
+            return Unread(Reason.UNANSWERED, names.answer, f"expected {self.describe()}")
+        return value
 
     def with_time_limit(self, limit_s: float) -> AnswerKind:
         """This kind with each call of the learner's function limited to ``limit_s``."""
+        return self
+
+    def with_seed(self, seed: int) -> AnswerKind:
+        """This kind drawing its hidden test inputs from ``seed`` (one student's own); a
+        kind without generated inputs is unchanged."""
         return self

@@ -9,21 +9,13 @@ one meeting all of them passes.
 
 from __future__ import annotations
 
-import numbers
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.kinds._common import show
+from autograder.kinds._common import Unreadable, show, whole_number
 from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict
 from autograder.template import fill_leniently
-
-_DIGITS = re.compile(r"\s*(\d{1,3}(?:,\d{3})+|\d+)\s*", re.ASCII)
-
-
-class _Unreadable(ValueError):
-    """The answer is not a configuration of the fields."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +46,7 @@ class Constraints(AnswerKind):
     ) -> Verdict:
         try:
             config = self.read(answer)
-        except _Unreadable as exc:
+        except Unreadable as exc:
             return Verdict("invalid", str(exc), yours=show(answer))
         yours = ", ".join(f"{f}={config[f]}" for f in self.fields)
         values = {**dict(params), **config}
@@ -77,9 +69,9 @@ class Constraints(AnswerKind):
                        details=(*broken, *advice))
 
     def read(self, answer: Any) -> dict[str, int]:
-        """The configuration as ints keyed by ``fields``; _Unreadable (a ValueError) if not."""
+        """The configuration as ints keyed by ``fields``; Unreadable (a ValueError) if not."""
         if not isinstance(answer, Mapping):
-            raise _Unreadable(f"Answer with {self._example()} (got {show(answer)}).")
+            raise Unreadable(f"Answer with {self._example()} (got {show(answer)}).")
         by_key: dict[str, Any] = {}
         for key, value in answer.items():
             by_key[str(key).strip().casefold()] = value
@@ -89,7 +81,7 @@ class Constraints(AnswerKind):
         if unknown or missing:
             problems = ([f"missing: {', '.join(missing)}"] if missing else []) + (
                 [f"unknown: {', '.join(unknown)}"] if unknown else [])
-            raise _Unreadable(f"Use exactly the keys {', '.join(self.fields)} "
+            raise Unreadable(f"Use exactly the keys {', '.join(self.fields)} "
                               f"({'; '.join(problems)}).")
         return {fields[k]: self._whole(fields[k], v) for k, v in by_key.items()}
 
@@ -105,18 +97,11 @@ class Constraints(AnswerKind):
     # -- helpers --------------------------------------------------------------------------
     @staticmethod
     def _whole(field: str, value: Any) -> int:
-        number: int | None = None
-        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-            number = int(value)
-        elif isinstance(value, float) and value.is_integer():
-            number = int(value)
-        elif isinstance(value, str) and len(value) < 40:
-            match = _DIGITS.fullmatch(value)
-            number = int(match.group(1).replace(",", "")) if match else None
+        number = whole_number(value)
         if number is None:
-            raise _Unreadable(f"{field} must be a whole number; got {show(value, 30)}.")
+            raise Unreadable(f"{field} must be a whole number; got {show(value, 30)}.")
         if number < 1:
-            raise _Unreadable(f"{field} must be at least 1; got {number}.")
+            raise Unreadable(f"{field} must be at least 1; got {number}.")
         return number
 
     @staticmethod
@@ -129,7 +114,7 @@ class Constraints(AnswerKind):
     def _equals(self, wrong: Any, config: dict[str, int]) -> bool:
         try:
             return self.read(wrong) == config
-        except _Unreadable:
+        except Unreadable:
             return False
 
     def _example(self) -> str:

@@ -19,15 +19,15 @@ names the buggy line for the params' program.
 
 from __future__ import annotations
 
-import numbers
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from autograder.kinds._common import reference_import, show
+from autograder.kinds._common import Unreadable, reference_import, show, whole_number
 from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict, is_blank
 from autograder.kinds.function import Function
+from autograder.kinds.trip import Ask, AskValue, Reason, Reply, Unread
 
 _LINE = re.compile(r"\s*(?:line|l)?\s*#?\s*(\d{1,4})\s*", re.IGNORECASE | re.ASCII)
 _FIX_KEYS = ("fix", "fixed", "fn", "function")
@@ -35,9 +35,6 @@ _HINT = ("Work the function through by hand with small, easy numbers and "
          "compare each line with the formula it should compute: the bug is the first line "
          "whose value disagrees.")
 
-
-class _Unreadable(ValueError):
-    """The answer does not name a line of the code."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +76,7 @@ class Debug(AnswerKind):
         lines = self.lines_for(params)
         try:
             line, fixed = self._read(answer, lines)
-        except _Unreadable as exc:
+        except Unreadable as exc:
             return Verdict("invalid", str(exc), yours=show(answer))
         yours = f"line {line}" + ("" if fixed is None else " + fixed function")
         if line != bug_line:
@@ -125,6 +122,22 @@ class Debug(AnswerKind):
     def with_time_limit(self, limit_s: float) -> Debug:
         return replace(self, fix=self.fix.with_time_limit(limit_s))
 
+    def with_seed(self, seed: int) -> Debug:
+        return replace(self, fix=self.fix.with_seed(seed))
+
+    def requests(self, params: Params, names: CellNames) -> tuple[Ask, ...]:
+        """The bug line's value and the fixed function's calls."""
+        return (AskValue(names.bug_line),) + self.fix.requests(params, names)
+
+    def collect(self, reply: Reply, params: Params, names: CellNames) -> Any | Unread:
+        line = reply.value(names.bug_line)
+        if isinstance(line, Unread):
+            return line
+        if self.is_untouched(line):
+            return Unread(Reason.UNANSWERED, names.bug_line, f"expected {self.describe()}")
+        fixed = self.fix.collect(reply, params, names)
+        return fixed if isinstance(fixed, Unread) else (line, fixed)
+
     def is_untouched(self, answer: Any) -> bool:
         """A blank value, or (line, function) whose line is still None."""
         if type(answer) in (list, tuple) and len(answer) == 2:
@@ -136,31 +149,24 @@ class Debug(AnswerKind):
         if isinstance(answer, Mapping):
             keys = {str(k).strip().casefold(): v for k, v in answer.items()}
             if "line" not in keys:
-                raise _Unreadable(self._usage("the dict has no 'line' key"))
+                raise Unreadable(self._usage("the dict has no 'line' key"))
             fixed = next((keys[k] for k in _FIX_KEYS if k in keys), None)
             return self._line(keys["line"], lines), fixed
         if isinstance(answer, (tuple, list)):
             if len(answer) not in (1, 2):
-                raise _Unreadable(self._usage(f"got {len(answer)} values"))
+                raise Unreadable(self._usage(f"got {len(answer)} values"))
             return self._line(answer[0], lines), (answer[1] if len(answer) == 2 else None)
         if callable(answer):
-            raise _Unreadable(self._usage("the line number is missing"))
+            raise Unreadable(self._usage("the line number is missing"))
         return self._line(answer, lines), None
 
     def _line(self, value: Any, lines: tuple[str, ...]) -> int:
-        line: int | None = None
-        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-            line = int(value)
-        elif isinstance(value, float) and value.is_integer():
-            line = int(value)
-        elif isinstance(value, str) and len(value) < 40:
-            match = _LINE.fullmatch(value)
-            line = int(match.group(1)) if match else None
+        line = whole_number(value, _LINE)
         if line is None:
-            raise _Unreadable(self._usage(f"could not read {show(value, 30)} as a line number"))
+            raise Unreadable(self._usage(f"could not read {show(value, 30)} as a line number"))
         if not 1 <= line <= len(lines):
-            raise _Unreadable(f"The code has {len(lines)} lines: give a line number from "
-                              f"1 to {len(lines)} (got {line}).")
+            raise Unreadable(f"The code has {len(lines)} lines: give a line number from "
+                             f"1 to {len(lines)} (got {line}).")
         return line
 
     def _usage(self, problem: str) -> str:

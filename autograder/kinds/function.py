@@ -24,6 +24,7 @@ from typing import Any
 
 from autograder.kinds._common import close, error_text, reference_import, show
 from autograder.kinds.base import AnswerKind, CellNames, HiddenInput, Params, Verdict, is_blank
+from autograder.kinds.trip import Ask, AskCalls, Reason, Recorded, Reply, Unread
 from autograder.timelimit import Outcome, call_with_time_limit
 
 Args = tuple[Any, ...]
@@ -110,6 +111,20 @@ class Function(AnswerKind):
 
     def with_time_limit(self, limit_s: float) -> Function:
         return replace(self, time_limit_s=limit_s)
+
+    def with_seed(self, seed: int) -> Function:
+        return replace(self, seed=seed)
+
+    def requests(self, params: Params, names: CellNames) -> tuple[Ask, ...]:
+        """The learner's function, called on every test case."""
+        return (AskCalls(self.function_name, tuple(self.test_cases())),)
+
+    def collect(self, reply: Reply, params: Params, names: CellNames) -> Any | Unread:
+        function = reply.function(self.function_name)
+        if isinstance(function, Recorded) and function.only_none:
+            return Unread(Reason.UNANSWERED, self.function_name,
+                          f"{self.function_name} still returns None")
+        return function
 
     def is_untouched(self, answer: Any) -> bool:
         """A blank value, or the untouched stub (compares compiled code)."""

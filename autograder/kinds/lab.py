@@ -1,14 +1,20 @@
 """Lab answers: the learner's program runs on a simulated cluster and is graded by its trace.
 
 The learner writes ``function_name`` (a per-rank program, or a function returning a
-schedule). For every case the record's ``cases(params)`` lists, ``job(case)`` describes the
-run as plain data (each rank's data, the cluster's options); ``run_job(program, job)``
-executes it and returns a plain-data log (messages, each rank's result); ``verify(case,
-log)`` re-derives everything from that log and returns a report. The kind knows no lab:
-cases, jobs, running and verifying come from the record (which takes them from
-``solutions``). The halves are separate on purpose: in batch grading the jobs run inside
-the sandbox and only the plain logs come back (:meth:`Lab.grade_logs` grades them in the
-grader's process), so nothing the learner's code counted or patched is believed.
+schedule). The record hands the kind a :class:`LabRuntime` (the simulator's side, from the
+reference library); the kind knows no lab and no simulator. Grading never runs the
+learner's code where the simulator, its log or the verifier live:
+
+* the learner's function travels as a bundle (its code and what it uses, as data) to a
+  ranks' process, inside bubblewrap where available (:func:`sandbox_prefix`), that talks
+  to the simulator only through the rank channel;
+* the simulator and the verifier run in a *trusted* process: in ``workbook check`` and the
+  batch grader that is the grader's own process (the learner's code never ran there); in a
+  learner's kernel (``wb.check``), where the learner's code did run, a fresh interpreter
+  started for the check (``runtime.trusted_module``), so that nothing patched in the
+  kernel changes the verdict;
+* the graded cases are drawn fresh for every grading, from a seed the caller supplies
+  (``grading_seed`` in the params) or a new random one.
 
 The verdict names the first failing case and its first problem (the rank and step, the
 expected and observed message or value) and carries a text picture of the learner's own
@@ -17,14 +23,18 @@ trace; a pass lists what was verified.
 
 from __future__ import annotations
 
+import json
 import numbers
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+import secrets
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
-from autograder.kinds._common import error_text, show
-from autograder.kinds.base import AnswerKind, CellNames, Params, SandboxRun, Verdict, is_blank
-from autograder.timelimit import call_with_time_limit
+from autograder.kinds._common import show
+from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict, is_blank
+from autograder.kinds.trip import Ask, AskRun, AskSource, Reason, Reply, Unread
 
 Case = Mapping[str, Any]
 
@@ -45,69 +55,129 @@ class Report(Protocol):
     def picture(self) -> str: ...       # the learner's trace as text ("" for none)
 
 
+class LabRuntime(Protocol):
+    """The simulator's side of a lab, handed in by the record."""
+
+    @property
+    def pack_entry(self) -> tuple[tuple[str, ...], str]:
+        """(modules, "module:function") the batch grader's sandbox runs to pack a function."""
+
+    @property
+    def trusted_module(self) -> str:
+        """The module ``python -I -m`` runs for a check from a learner's kernel: it reads
+        {"exercise", "bundle", "seed"} as JSON and prints the verdict's fields."""
+
+    def pack(self, function: Any) -> Any:
+        """The function as a bundle; ValueError (with the reason) if it cannot travel."""
+
+    def pack_file(self, source: str, filename: str, name: str) -> Any:
+        """A bundle that defines ``name`` by running a whole file's ``source``."""
+
+    def run(self, bundle: Any, seed: int, time_limit_s: float,
+            prefix: Any) -> tuple[str, list[Report]]:
+        """Run and verify the cases drawn from ``seed``: (what a pass was checked from, one
+        report per case). ``prefix`` wraps the ranks' process (see :func:`sandbox_prefix`)."""
+
+
+@dataclass(frozen=True)
+class LabSource:
+    """A learner's file (``workbook check 0.7 my_ring.py``): its text, never run here."""
+
+    source: str
+    filename: str
+
+
+@dataclass(frozen=True)
+class RecordedLogs:
+    """What the batch grader's sandbox returned for the lab's one job: the learner's
+    function packed as a bundle (``{"bundle": ...}``) or why it could not be."""
+
+    logs: tuple[Any, ...]
+
+
 @dataclass(frozen=True)
 class Lab(AnswerKind):
-    """The learner writes ``def function_name signature``; the record supplies ``cases``,
-    ``job``, ``run_job`` and ``verify`` (see the module docstring). ``stub_body`` is the body of the
+    """The learner writes ``def function_name signature``; ``runtime`` runs the lab and
+    ``exercise`` names it for a fresh trusted process. ``stub_body`` is the body of the
     answer cell's starting code; ``time_limit_s`` bounds one case's run."""
 
     function_name: str
     signature: str
-    cases: Callable[[Params], Sequence[Case]]
-    job: Callable[[Case], Any]
-    run_job: Callable[[Callable[..., Any], Any], Any]
-    verify: Callable[[Case, Any], Report]
+    runtime: LabRuntime
+    exercise: str
     stub_body: str = "    # your code here\n    return None"
     time_limit_s: float = 10.0
     name: str = "lab"
-    # For batch grading: the modules ``run_job`` needs and its "module:function" name.
-    sandbox_modules: tuple[str, ...] = ()
-    sandbox_entry: str = ""
 
     def grade(
         self, answer: Any, expected: Any, params: Params,
         misconceptions: tuple[tuple[Any, str], ...],
     ) -> Verdict:
+        seed = _seed(params)
+        if isinstance(answer, LabSource):
+            return self.grade_bundle(self.runtime.pack_file(answer.source, answer.filename,
+                                                            self.function_name), seed)
         if isinstance(answer, RecordedLogs):
-            return self.grade_logs(answer.logs, params)
+            return self._grade_recorded(answer, seed)
         if not callable(answer) or isinstance(answer, (numbers.Number, str, type)):
             return Verdict("invalid", f"Pass your function itself, e.g. check(..., "
                            f"{self.function_name}), without quotes or parentheses; got "
                            f"{show(answer, 30)}.", yours=show(answer))
-        return self._verdict([self._run(answer, case) for case in self.cases(params)])
+        try:
+            bundle = self.runtime.pack(answer)
+        except ValueError as error:
+            return Verdict("invalid", f"Your {self.function_name} cannot be run on the "
+                           f"simulated cluster: {error}.", yours=show(answer))
+        return self._grade_elsewhere(bundle, seed)
 
-    def sandbox_run(self, params: Params) -> SandboxRun | None:
-        if not self.sandbox_modules or not self.sandbox_entry:
-            return None
-        return SandboxRun(self.function_name, self.sandbox_modules, self.sandbox_entry,
-                          tuple(self.jobs(params)))
+    def grade_bundle(self, bundle: Any, seed: int) -> Verdict:
+        """Grade a bundle here: this process must be one the learner's code never ran in."""
+        evidence, reports = self.runtime.run(bundle, seed, self.time_limit_s,
+                                             sandbox_prefix())
+        return lab_verdict(self.function_name, evidence, reports, seed)
 
-    def jobs(self, params: Params) -> list[Any]:
-        """The plain-data job of every case, in order: what a sandbox runs."""
-        return [self.job(case) for case in self.cases(params)]
+    def _grade_recorded(self, answer: RecordedLogs, seed: int) -> Verdict:
+        first = answer.logs[0] if answer.logs else None
+        if isinstance(first, dict) and "bundle" in first:
+            return self.grade_bundle(first["bundle"], seed)
+        error = first.get("error") if isinstance(first, dict) else None
+        return Verdict("wrong", f"Your {self.function_name} could not be run: "
+                       f"{str(error or 'the grader received nothing from the notebook')[:300]}.",
+                       yours=f"{self.function_name}: not run")
 
-    def grade_logs(self, logs: Sequence[Any], params: Params) -> Verdict:
-        """Grade one plain log per case (in ``cases(params)`` order), wherever they ran."""
-        cases = list(self.cases(params))
-        return self._verdict([self._verify(case, logs[i] if i < len(logs) else None)
-                              for i, case in enumerate(cases)])
+    def _grade_elsewhere(self, bundle: Any, seed: int) -> Verdict:
+        """Grade in a fresh interpreter (the caller's process ran the learner's code)."""
+        request = {"exercise": self.exercise, "bundle": bundle, "seed": seed}
+        budget = self.time_limit_s * 10 + 30
+        try:
+            done = subprocess.run([sys.executable, "-I", "-m", self.runtime.trusted_module],
+                                  input=json.dumps(request).encode(), capture_output=True,
+                                  timeout=budget, check=False)
+            fields = json.loads(done.stdout.decode() or "null")
+            return Verdict(**{**fields, "details": tuple(fields["details"])})
+        except (subprocess.TimeoutExpired, ValueError, TypeError, KeyError) as error:
+            return Verdict("invalid", f"The lab grader could not run ({type(error).__name__}); "
+                           "try the check again.")
 
-    def _verdict(self, reports: Sequence[Report]) -> Verdict:
-        passed = sum(1 for r in reports if not r.problem)
-        yours = f"{self.function_name}: {passed} of {len(reports)} cases"
-        failed = [r for r in reports if r.problem]
-        if not failed:
-            return Verdict("correct", f"Correct: your {self.function_name} passes all "
-                           f"{len(reports)} cases, checked from its own messages.",
-                           yours=yours, expected=f"{len(reports)} of {len(reports)} cases",
-                           score=1.0, details=tuple(reports[0].checks),
-                           picture=_titled(reports[0]))
-        first = failed[0]
-        details = [f"{passed} of {len(reports)} cases passed."]
-        details += [f"Also case {r.case}: {r.problem}" for r in failed[1:3]]
-        return Verdict("wrong", f"Case {first.case}: {first.problem}", yours=yours,
-                       score=passed / len(reports), details=tuple(details),
-                       picture=_titled(first))
+    # -- the trip through the batch grader's sandbox (autograder.kinds.trip) -----------------
+    def requests(self, params: Params, names: CellNames) -> tuple[Ask, ...]:
+        """The sandbox only packs the learner's function (one job), and returns its source
+        (to tell the untouched stub)."""
+        modules, entry = self.runtime.pack_entry
+        return (AskRun(self.function_name, modules, entry, ({},)),
+                AskSource(self.function_name))
+
+    def collect(self, reply: Reply, params: Params, names: CellNames) -> Any | Unread:
+        runs = reply.runs(self.function_name)
+        if isinstance(runs, Unread):
+            return runs
+        source = reply.source(self.function_name)
+        if source is not None and self.is_stub_source(source):
+            return Unread(Reason.UNANSWERED, self.function_name,
+                          f"{self.function_name} is still the starting code")
+        return RecordedLogs(tuple(run.value if not run.failure else
+                                  {"error": run.message, "error_type": run.failure}
+                                  for run in runs))
 
     def describe(self) -> str:
         return (f"a Python function, def {self.function_name}{self.signature}, run on the "
@@ -138,6 +208,8 @@ class Lab(AnswerKind):
         return replace(self, time_limit_s=limit_s)
 
     def is_untouched(self, answer: Any) -> bool:
+        if isinstance(answer, LabSource):
+            return False
         return is_blank(answer) or self.is_stub(answer)
 
     def is_stub_source(self, source: str) -> bool:
@@ -158,46 +230,51 @@ class Lab(AnswerKind):
         return (code.co_code, code.co_consts, code.co_names) == (
             stub_code.co_code, stub_code.co_consts, stub_code.co_names)
 
-    # -- helpers ----------------------------------------------------------------------------
-    def _run(self, program: Callable[..., Any], case: Case) -> Report:
-        """Run and verify one case; a time-out or an error escaping the runner fails it."""
-        outcome = call_with_time_limit(self.run_job, (program, self.job(case)),
-                                       self.time_limit_s)
-        if outcome.timed_out:
-            return _Failed(_case_text(case), f"your program did not finish within "
-                           f"{self.time_limit_s:g} s (an endless loop, or a rank that never "
-                           "returns?)")
-        if outcome.error is not None:  # runners report the program's own errors themselves
-            return _Failed(_case_text(case), f"your program raised {error_text(outcome.error)}")
-        return self._verify(case, outcome.value)
 
-    def _verify(self, case: Case, log: Any) -> Report:
-        try:
-            return self.verify(case, log)
-        except Exception as error:  # noqa: BLE001 - a log no verifier expected
-            return _Failed(_case_text(case),
-                           f"the grader could not read this run ({error_text(error)})")
+def _seed(params: Params) -> int:
+    """The grading's seed: the caller's ``grading_seed``, else a fresh random one."""
+    given = params.get("grading_seed") if isinstance(params, Mapping) else None
+    if isinstance(given, int) and not isinstance(given, bool):
+        return given
+    return secrets.randbelow(1 << 31)
 
 
-@dataclass(frozen=True)
-class RecordedLogs:
-    """The logs a sandbox returned for each job, handed to :meth:`Lab.grade` by the batch
-    grader in place of the learner's function (which never leaves the sandbox)."""
+def sandbox_prefix() -> Any:
+    """``(python, code_dir) -> (command, code_dir as seen inside)``: bubblewrap around the
+    ranks' process where it works here, else None (run it plainly)."""
+    from autograder.sandbox import bwrap
 
-    logs: tuple[Any, ...]
+    if bwrap.unavailable_reason():
+        return None
 
-
-@dataclass(frozen=True)
-class _Failed:
-    case: str
-    problem: str
-    checks: tuple[str, ...] = ()
-    picture: str = ""
+    def prefix(python: str, code_dir: str) -> tuple[list[str], str]:
+        return bwrap.command(python, code_dir), bwrap.SANDBOX_CODE
+    return prefix
 
 
-def _case_text(case: Case) -> str:
-    return ", ".join(f"{key}={show(value, 20)}" for key, value in case.items()
-                     if key != "seed")
+def lab_verdict(function_name: str, evidence: str, reports: Sequence[Report],
+                seed: int) -> Verdict:
+    """The verdict on one grading's reports (the cases drawn from ``seed``)."""
+    passed = sum(1 for r in reports if not r.problem)
+    yours = f"{function_name}: {passed} of {len(reports)} cases"
+    failed = [r for r in reports if r.problem]
+    drawn = f"cases drawn for this check (seed {seed})"
+    if not failed:
+        return Verdict("correct", f"Correct: your {function_name} passes all {len(reports)} "
+                       f"{drawn}, checked from {evidence}.",
+                       yours=yours, expected=f"{len(reports)} of {len(reports)} cases",
+                       score=1.0, details=tuple(reports[0].checks),
+                       picture=_titled(reports[0]))
+    first = failed[0]
+    details = [f"{passed} of {len(reports)} {drawn} passed."]
+    details += [f"Also case {r.case}: {r.problem}" for r in failed[1:3]]
+    return Verdict("wrong", f"Case {first.case}: {first.problem}", yours=yours,
+                   score=0.0, details=tuple(details), picture=_titled(first))
+
+
+def verdict_fields(verdict: Verdict) -> dict[str, Any]:
+    """A verdict as JSON-ready fields (what a trusted process prints)."""
+    return asdict(verdict)
 
 
 def _titled(report: Report) -> str:

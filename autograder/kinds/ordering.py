@@ -14,12 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.kinds._common import show
+from autograder.kinds._common import Unreadable, show
 from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict
-
-
-class _Unreadable(ValueError):
-    """The answer is not an ordering of the items."""
 
 
 def _fold(text: str) -> str:
@@ -50,7 +46,7 @@ class Ordering(AnswerKind):
     ) -> Verdict:
         try:
             order = self.resolve(answer)
-        except _Unreadable as exc:
+        except Unreadable as exc:
             return Verdict("invalid", str(exc), yours=show(answer))
         right = self.resolve(expected)  # a record bug raises here, loudly
         yours = self._show(order)
@@ -68,15 +64,15 @@ class Ordering(AnswerKind):
                        details=details)
 
     def resolve(self, answer: Any) -> tuple[int, ...]:
-        """The answer as 0-based indexes into ``items``; _Unreadable (a ValueError) if it
+        """The answer as 0-based indexes into ``items``; Unreadable (a ValueError) if it
         is not an ordering of all the items."""
         if isinstance(answer, str):
             answer = _split(answer)
         if not isinstance(answer, (list, tuple)):
-            raise _Unreadable(f"Answer with a list of the items, {self.describe()}, e.g. "
+            raise Unreadable(f"Answer with a list of the items, {self.describe()}, e.g. "
                               f"{list(self.items)!r} in your order (got {show(answer)}).")
         if len(answer) > 2 * len(self.items):
-            raise _Unreadable(f"Give each of the {len(self.items)} items once; your list has "
+            raise Unreadable(f"Give each of the {len(self.items)} items once; your list has "
                               f"{len(answer)} entries.")
         indexes = [self._index(entry) for entry in answer]
         return self._check_permutation(indexes)
@@ -85,9 +81,9 @@ class Ordering(AnswerKind):
         if isinstance(entry, numbers.Integral) and not isinstance(entry, bool):
             if 1 <= int(entry) <= len(self.items):
                 return int(entry) - 1
-            raise _Unreadable(f"{int(entry)} is not an item number: use 1 to {len(self.items)}.")
+            raise Unreadable(f"{int(entry)} is not an item number: use 1 to {len(self.items)}.")
         if not isinstance(entry, str) or len(entry) > 200:
-            raise _Unreadable(f"{show(entry)} is not one of the items: {self._listing()}.")
+            raise Unreadable(f"{show(entry)} is not one of the items: {self._listing()}.")
         wanted = _fold(entry)
         exact = [i for i, item in enumerate(self.items) if _fold(item) == wanted]
         if exact:
@@ -98,7 +94,7 @@ class Ordering(AnswerKind):
             return leading[0]
         if wanted.isdigit() and 1 <= int(wanted) <= len(self.items):
             return int(wanted) - 1
-        raise _Unreadable(f"{show(entry)} is not one of the items: {self._listing()}.")
+        raise Unreadable(f"{show(entry)} is not one of the items: {self._listing()}.")
 
     def _check_permutation(self, indexes: list[int]) -> tuple[int, ...]:
         twice = sorted({i for i in indexes if indexes.count(i) > 1})
@@ -109,7 +105,7 @@ class Ordering(AnswerKind):
         if missing:
             problems.append("missing: " + ", ".join(self.items[i] for i in missing))
         if problems:
-            raise _Unreadable(f"Use every item exactly once ({'; '.join(problems)}).")
+            raise Unreadable(f"Use every item exactly once ({'; '.join(problems)}).")
         return tuple(indexes)
 
     def _misconception(self, order: tuple[int, ...],
@@ -118,7 +114,7 @@ class Ordering(AnswerKind):
             try:
                 if self.resolve(wrong) == order:
                     return feedback
-            except _Unreadable:
+            except Unreadable:
                 continue
         return ""
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.kinds._common import close, show
+from autograder.kinds._common import Unreadable, close, show
 from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict
 from autograder.units import UnitError, read_quantity
 
@@ -25,9 +25,6 @@ _YES = frozenset({"yes", "y", "true", "t", "1"})
 _NO = frozenset({"no", "n", "false", "f", "0", "none", "-"})
 Row = tuple[Any, ...]
 
-
-class _Unreadable(ValueError):
-    """A row or cell of the answer could not be read."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +56,7 @@ class Trace(AnswerKind):
             rows = self._rows(answer, len(want))
             same = [self._same_row(row, good, i)
                     for i, (row, good) in enumerate(zip(rows, want, strict=True))]
-        except _Unreadable as exc:
+        except Unreadable as exc:
             return Verdict("invalid", str(exc), yours=show(answer))
         yours = self._show(rows)
         if all(all(flags) for flags in same):
@@ -87,10 +84,10 @@ class Trace(AnswerKind):
         if hasattr(answer, "tolist") and not isinstance(answer, (list, tuple)):
             answer = answer.tolist()  # a numpy array
         if not isinstance(answer, (list, tuple)):
-            raise _Unreadable(f"Answer with a list holding one row per {self.step_label} "
+            raise Unreadable(f"Answer with a list holding one row per {self.step_label} "
                               f"({', '.join(self.columns)}); got {show(answer)}.")
         if len(answer) != count:
-            raise _Unreadable(f"Expected {count} rows, one per {self.step_label}; your list "
+            raise Unreadable(f"Expected {count} rows, one per {self.step_label}; your list "
                               f"has {len(answer)}.")
         return [self._row(row, i) for i, row in enumerate(answer)]
 
@@ -101,18 +98,18 @@ class Trace(AnswerKind):
             unknown = sorted(set(keys) - {c.casefold() for c in self.columns})
             missing = [c for c in self.columns if c.casefold() not in keys]
             if unknown or missing:
-                raise _Unreadable(f"{self._where(index)}: use the keys {', '.join(self.columns)}"
+                raise Unreadable(f"{self._where(index)}: use the keys {', '.join(self.columns)}"
                                   f" (missing: {', '.join(missing) or 'none'}; unknown: "
                                   f"{', '.join(unknown) or 'none'}).")
             return tuple(keys[c.casefold()] for c in self.columns)
         if isinstance(row, (list, tuple)):
             if len(row) != n:
-                raise _Unreadable(f"{self._where(index)}: expected {n} value(s) "
+                raise Unreadable(f"{self._where(index)}: expected {n} value(s) "
                                   f"({', '.join(self.columns)}); got {len(row)}.")
             return tuple(row)
         if n == 1:
             return (row,)
-        raise _Unreadable(f"{self._where(index)}: expected {n} values "
+        raise Unreadable(f"{self._where(index)}: expected {n} values "
                           f"({', '.join(self.columns)}), e.g. a tuple; got {show(row)}.")
 
     # -- comparing ----------------------------------------------------------------------
@@ -128,7 +125,7 @@ class Trace(AnswerKind):
             try:
                 value = read_quantity(cell, unit).value
             except UnitError as exc:
-                raise _Unreadable(f"{self._where(index, col)}: {exc}.") from None
+                raise Unreadable(f"{self._where(index, col)}: {exc}.") from None
             return close(value, float(want), self.rel_tol, self.abs_tol)
         if isinstance(want, str):
             return isinstance(cell, str) and " ".join(cell.split()).casefold() == " ".join(
@@ -145,7 +142,7 @@ class Trace(AnswerKind):
             return float(cell) == 1.0
         if isinstance(cell, str) and cell.strip().casefold() in _YES | _NO:
             return cell.strip().casefold() in _YES
-        raise _Unreadable(f"{self._where(index, col)}: answer yes or no (True or False); got "
+        raise Unreadable(f"{self._where(index, col)}: answer yes or no (True or False); got "
                           f"{show(cell)}.")
 
     # -- explaining ---------------------------------------------------------------------
@@ -157,7 +154,7 @@ class Trace(AnswerKind):
                 if (not all(self._same_row(wrong, want, index))
                         and all(self._same_row(row, wrong, index))):
                     return feedback
-            except (_Unreadable, IndexError, TypeError):
+            except (Unreadable, IndexError, TypeError):
                 continue
         return ""
 

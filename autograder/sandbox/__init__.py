@@ -30,8 +30,10 @@ from autograder.sandbox.protocol import (
     CellError,
     Job,
     JobResult,
+    JobStatus,
     Limits,
     Outcome,
+    OutcomeKind,
     Request,
     SourceRequest,
     ValueRequest,
@@ -39,6 +41,6 @@ from autograder.sandbox.protocol import (
 
 __all__ = [
     "OUTCOME_KINDS", "STATUSES", "CallRequest", "CellError", "Isolation", "Job", "JobResult",
-    "Limits", "Outcome", "Request", "SandboxUnavailable", "SourceRequest", "ValueRequest",
-    "WorkerPool",
+    "JobStatus", "Limits", "Outcome", "OutcomeKind", "Request", "SandboxUnavailable",
+    "SourceRequest", "ValueRequest", "WorkerPool",
 ]

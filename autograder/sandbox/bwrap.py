@@ -41,6 +41,8 @@ from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
 
+from autograder.sandbox import diagnose
+
 SANDBOX_CODE = "/opt/wb-sandbox"  # where the worker finds its own modules inside
 TMP_BYTES = 64 * 1024 * 1024       # the private /tmp of one worker
 SANDBOX_UID = 65534                # nobody, inside the user namespace
@@ -117,6 +119,11 @@ def _hide(hidden: Iterable[str], roots: Iterable[str]) -> list[str]:
 # inside a user namespace mapped to root they would count as root's and be exempt).
 ROOT_CAPABILITIES = ("CAP_SETUID", "CAP_SETGID", "CAP_CHOWN", "CAP_FOWNER",
                      "CAP_DAC_OVERRIDE", "CAP_KILL")
+# A grading worker (``fresh_world``) also keeps CAP_SYS_ADMIN (in its own user namespace when
+# not root) to give each job its own IPC and mount namespaces (autograder.sandbox.world);
+# the job process drops every capability before learner code runs, and a seccomp filter
+# then refuses it any new namespace. Other users of this command get no such capability.
+WORLD_CAPABILITIES = ("CAP_SYS_ADMIN",)
 
 
 @cache
@@ -132,20 +139,22 @@ def supports(option: str, bwrap: str | None = None) -> bool:
     return option.encode() in done.stdout + done.stderr
 
 
-def _namespaces() -> list[str]:
+def _namespaces(fresh_world: bool) -> list[str]:
     common = ["--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
               "--unshare-cgroup-try"]
+    world = [arg for cap in WORLD_CAPABILITIES if fresh_world for arg in ("--cap-add", cap)]
     if os.geteuid() == 0:
         caps = [arg for cap in ROOT_CAPABILITIES for arg in ("--cap-add", cap)]
-        return [*common, "--cap-drop", "ALL", *caps]
+        return [*common, "--cap-drop", "ALL", *caps, *world]
     # Not root: a user namespace (the grader's own uid inside), no nested ones.
     nested = ["--disable-userns"] if supports("--disable-userns") else []
-    return [*common, "--unshare-user", *nested]
+    return [*common, "--unshare-user", *nested, *world]
 
 
 def command(python: str, code_dir: str, hidden: Iterable[str] = (),
-            bwrap: str | None = None) -> list[str]:
-    """The command starting one warm worker inside bubblewrap (ends with ``-- python``)."""
+            bwrap: str | None = None, fresh_world: bool = False) -> list[str]:
+    """The command starting one warm worker inside bubblewrap (ends with ``-- python``);
+    ``fresh_world``: a grading worker, which gives each job a world of its own."""
     roots = _roots(python)
     args = [bwrap or bwrap_path() or "bwrap", "--ro-bind", "/usr", "/usr", *_system_links(),
             "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
@@ -156,7 +165,7 @@ def command(python: str, code_dir: str, hidden: Iterable[str] = (),
         args += ["--ro-bind", root, root]
     args += _hide(hidden, roots)
     return [*args, "--ro-bind", code_dir, SANDBOX_CODE, "--remount-ro", "/",
-            *_namespaces(), "--die-with-parent", "--new-session", "--as-pid-1",
+            *_namespaces(fresh_world), "--die-with-parent", "--new-session", "--as-pid-1",
             "--clearenv", "--chdir", "/tmp", "--", python]
 
 
@@ -181,7 +190,9 @@ def worker_rlimits(job_memory_mb: int, job_processes: int,
     RLIMIT_NPROC counts per user: each job's own limit counts the processes of its worker's
     user namespace; this one bounds all sandboxed processes of the batch together."""
     memory = (WORKER_BASE_MB + job_memory_mb) * 1024 * 1024
-    processes = n_workers * (job_processes + WORKER_PROCESSES) + WORKER_PROCESSES
+    # RLIMIT_NPROC counts every process of the user, the ones already running too.
+    processes = n_workers * (job_processes + WORKER_PROCESSES) + WORKER_PROCESSES \
+        + diagnose.user_processes()
 
     def apply() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
@@ -193,11 +204,15 @@ def worker_rlimits(job_memory_mb: int, job_processes: int,
 
 @cache
 def unavailable_reason(python: str = sys.executable) -> str:
-    """Why bubblewrap cannot sandbox a worker here ("" when it can): tried for real once."""
+    """Why bubblewrap cannot sandbox a worker here ("" when it can): tried for real once,
+    and a failure explained as precisely as the machine allows (:mod:`.diagnose`)."""
     path = bwrap_path()
     if path is None:
         return ("bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get "
                 "install bubblewrap)")
+    unreadable = diagnose.interpreter_problem(python)
+    if unreadable:
+        return unreadable
     stage = stage_sandbox_code()
     try:
         probe = [*command(python, stage, bwrap=path), "-I", "-c", "import math"]
@@ -209,5 +224,5 @@ def unavailable_reason(python: str = sys.executable) -> str:
         shutil.rmtree(stage, ignore_errors=True)
     if done.returncode != 0:
         detail = done.stderr.decode("utf-8", "replace").strip()[-300:]
-        return f"bubblewrap is not permitted here ({detail or f'exit {done.returncode}'})"
+        return diagnose.explain_failure(detail or f"exit {done.returncode}")
     return ""

@@ -11,7 +11,6 @@ normally. Whatever valid answers the report holds are kept even when the status 
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 from dataclasses import dataclass, field
@@ -22,10 +21,13 @@ from autograder.sandbox.protocol import (
     CellError,
     Job,
     JobResult,
+    JobStatus,
     Limits,
     Outcome,
+    OutcomeKind,
     ProtocolError,
     ValueRequest,
+    read_wire,
 )
 from autograder.sandbox.runner import (
     EXIT_INTERNAL,
@@ -42,7 +44,7 @@ class Observed:
 
     report: bytes             # everything read from the report pipe
     output_tail: str          # what reached fds 1/2 below Python's sys.stdout
-    stopped: str | None       # "wall", "output", "report_size" when the worker killed it
+    stopped: str | None       # "wall", "output", "report_size", "memory": the worker killed it
     wait_status: int
     cpu_s: float
     wall_s: float
@@ -86,7 +88,7 @@ def report_text(data: bytes) -> bytes:
 
 def read_report(text: bytes) -> Report:
     """Parse and validate a report; raises ProtocolError (or ValueError) if malformed."""
-    tree = json.loads(text.decode("ascii"), parse_constant=_reject_constant)
+    tree = read_wire(text.decode("ascii"))
     if type(tree) is not dict:
         raise ProtocolError("the report must be a JSON object")
     calls = {str(name): tuple(Outcome.from_wire(o) for o in _listed(outcomes))
@@ -127,6 +129,9 @@ def process_status(seen: Observed, limits: Limits, problem: str | None) -> tuple
     if seen.stopped == "output":
         return "output_limit", (f"wrote more than {limits.output_bytes} bytes to standard "
                                 "output/error; the process was stopped")
+    if seen.stopped == "memory":
+        return "memory", (f"ran out of memory (its processes together held more than "
+                          f"{limits.memory_mb} MB; the job was stopped)")
     if seen.stopped == "report_size":
         return "crashed", "the results were too large to send back"
     if os.WIFSIGNALED(seen.wait_status):
@@ -172,7 +177,7 @@ def report_status(report: Report, limits: Limits) -> tuple[str, str]:
 
 def _complete(job: Job, report: Report, message: str) -> Report:
     """Give every request an outcome: ``unavailable`` where the report has none."""
-    missing = Outcome("unavailable", message=f"not answered: {message or 'no result'}")
+    missing = Outcome(OutcomeKind.UNAVAILABLE, message=f"not answered: {message or 'no result'}")
     for request in job.requests:
         if isinstance(request, ValueRequest):
             report.values.setdefault(request.name, missing)
@@ -193,12 +198,12 @@ def describe_job(job: Job, limits: Limits, seen: Observed) -> JobResult:
     if report_text(seen.report):
         try:
             report = read_report(report_text(seen.report))
-        except (ValueError, RecursionError) as error:  # ProtocolError is a ValueError
+        except (ValueError, RecursionError, MemoryError) as error:  # ProtocolError: a ValueError
             problem = str(error)[:200]
     status, message = process_status(seen, limits, problem) or report_status(report, limits)
     report = _complete(job, report, message)
     return JobResult(
-        job_id=job.job_id, status=status, cell_errors=report.cell_errors,
+        job_id=job.job_id, status=JobStatus(status), cell_errors=report.cell_errors,
         values=report.values, calls=report.calls, sources=report.sources,
         stdout_tail=(report.stdout_tail + seen.output_tail)[-TAIL_CHARS:], message=message,
         wall_s=round(seen.wall_s, 4), cpu_s=round(seen.cpu_s, 4),

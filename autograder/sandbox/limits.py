@@ -27,6 +27,7 @@ import signal
 from dataclasses import dataclass, field
 from typing import NoReturn
 
+from autograder.sandbox import world
 from autograder.sandbox.protocol import Limits
 
 NOBODY = 65534
@@ -53,6 +54,8 @@ class Isolation:
     drops_privileges: bool = False
     notes: list[str] = field(default_factory=list)
     sandbox: str = "none"  # "bubblewrap" when the worker runs inside it
+    fresh_world: bool = False    # each job: own IPC namespace, fresh tmpfs, /tmp read-only
+    no_namespaces: bool = False  # each job: seccomp refuses new namespaces
 
     def to_wire(self) -> dict[str, object]:
         return dict(self.__dict__)
@@ -243,12 +246,24 @@ def _lower(which: int, value: int) -> None:
     resource.setrlimit(which, (value, value))
 
 
-def confine_job(limits: Limits, scratch: str, stdout_fd: int, result_fd: int) -> int:
-    """Everything a forked job process does before learner code; returns the result fd."""
+def confine_job(limits: Limits, scratch: str, stdout_fd: int, result_fd: int,
+                fresh_world: bool = False) -> int:
+    """Everything a forked job process does before learner code; returns the result fd.
+    ``fresh_world``: the job gets its own IPC namespace and a fresh tmpfs scratch, the
+    worker's /tmp read-only (:mod:`autograder.sandbox.world`)."""
     os.setsid()
     private = redirect_fds(stdout_fd, result_fd)
+    if fresh_world:
+        owner = NOBODY if os.geteuid() == 0 else os.getuid()
+        world.enter_private_world(scratch, owner, limits.file_mb * 4, limits.memory_mb)
     os.chdir(scratch)
     drop_privileges()
+    if fresh_world:
+        world.drop_capabilities()
+    # Readable by the worker (which adds up the job's memory from /proc), as any process
+    # of the same user is; the worker itself stays closed to the job.
+    world.set_dumpable(True)
+    world.forbid_namespaces()  # where it cannot, the worker's hello said so
     set_rlimits(limits)
     # Python ignores SIGXFSZ, so writing past RLIMIT_FSIZE raises OSError (EFBIG) in the
     # cell instead of killing the process; make sure that stays so.

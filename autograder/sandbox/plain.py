@@ -63,15 +63,24 @@ MAX_INT_BITS = 2000   # ~600 decimal digits; Python refuses str() past 640 digit
 
 
 class NotPlain(Exception):
-    """The value is not plain data; the message says which type was found."""
+    """The value is not plain data; the message says why, ``type_name`` names the class at
+    fault ("" when the value is too deep, too large or an integer too long)."""
 
     kind = "not_plain"
 
+    def __init__(self, message: str, type_name: str = "") -> None:
+        super().__init__(message)
+        self.type_name = type_name
+
 
 class IntegrityFailure(Exception):
-    """The value is an instance of a custom subclass of a scalar type."""
+    """The value is an instance of a custom subclass of a scalar type (``type_name``)."""
 
     kind = "integrity"
+
+    def __init__(self, message: str, type_name: str = "") -> None:
+        super().__init__(message)
+        self.type_name = type_name
 
 
 def restore_builtins() -> None:
@@ -100,7 +109,8 @@ def to_wire_tree(value: Any) -> Any:
         return _convert(value, 0, budget)
     except (TypeError, AttributeError, ValueError):
         # A class that lies about its bases makes the base-class readers refuse it.
-        raise NotPlain(f"not plain data: {type_name(_type(value))}") from None
+        name = type_name(_type(value))
+        raise NotPlain(f"not plain data: {name}", name) from None
 
 
 def _convert(x: Any, depth: int, budget: list[int]) -> Any:
@@ -149,14 +159,14 @@ def _convert_other(x: Any, t: type, depth: int, budget: list[int]) -> Any:
     if _issubclass(t, (int, float, str)):
         base = "int" if _issubclass(t, int) else "float" if _issubclass(t, float) else "str"
         raise IntegrityFailure(
-            f"answer is an instance of a custom subclass: {type_name(t)} (a subclass of {base})"
-        )
+            f"an instance of a custom subclass: {type_name(t)} (a subclass of {base})",
+            type_name(t))
     if t is list or t is tuple or _issubclass(t, (list, tuple)):
         items = _list_iter(x) if _issubclass(t, list) else _tuple_iter(x)
         return [_convert(item, depth + 1, budget) for item in items]
     if t is dict or _issubclass(t, dict):
         return _convert_dict(x, depth, budget)
-    raise NotPlain(f"not plain data: {type_name(t)}")
+    raise NotPlain(f"not plain data: {type_name(t)}", type_name(t))
 
 
 def _convert_dict(x: Any, depth: int, budget: list[int]) -> dict[str, Any]:

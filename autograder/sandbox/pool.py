@@ -31,14 +31,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
 from autograder.sandbox import bwrap
 from autograder.sandbox.limits import Isolation
-from autograder.sandbox.protocol import Job, JobResult, Limits, ProtocolError, unavailable_outcomes
+from autograder.sandbox.protocol import Job, JobResult, Limits, read_wire, unavailable_outcomes
 
 # The project root (the directory holding the ``autograder`` package), put on the worker's
 # sys.path explicitly because ``-I`` ignores PYTHONPATH and the current directory.
@@ -51,6 +51,7 @@ WORKER_ENV = {
     "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
 }
 GRACE_S = 10.0  # beyond wall_s, for the worker to clean up and reply
+MAX_REPLY_BYTES = 256 * 1024 * 1024  # one reply line; the worker bounds reports far below
 SANDBOXES = ("bubblewrap", "none")
 
 
@@ -67,7 +68,7 @@ class _Launch:
     def argv(self) -> list[str]:
         if not self.code_dir:
             return [self.python, "-I", "-c", BOOTSTRAP, PROJECT_ROOT]
-        outer = bwrap.command(self.python, self.code_dir, self.hidden)
+        outer = bwrap.command(self.python, self.code_dir, self.hidden, fresh_world=True)
         env = [arg for key, value in WORKER_ENV.items() for arg in ("--setenv", key, value)]
         return [*outer[:-2], *env, "--setenv", "TMPDIR", "/tmp", "--", self.python, "-I",
                 "-c", BOOTSTRAP, bwrap.SANDBOX_CODE, "--contained"]
@@ -112,9 +113,11 @@ class _Worker:
         return self.take_line()
 
     def read_more(self) -> bool:
+        """Read what the worker sent; False at end of file or when a reply outgrows
+        :data:`MAX_REPLY_BYTES` (then the worker is treated as dead)."""
         chunk = os.read(self.fileno(), 1 << 16)
         self.buffer += chunk
-        return bool(chunk)
+        return bool(chunk) and len(self.buffer) <= MAX_REPLY_BYTES
 
     def take_line(self) -> bytes | None:
         line, newline, rest = bytes(self.buffer).partition(b"\n")
@@ -172,6 +175,8 @@ class WorkerPool:
         self._launch = _Launch(self.python, self.limits)
         self._workers: list[_Worker] = []
         self.isolation = Isolation()
+        self._retried: set[str] = set()           # job ids already run once more
+        self._jobs_by_index: dict[int, Job] = {}  # the running map's jobs, to run again
 
     def __enter__(self) -> WorkerPool:
         self.start()
@@ -237,7 +242,12 @@ class WorkerPool:
                     return
                 for worker, index, result in self._collect(busy):
                     busy.remove(worker)
-                    idle.append(self._worker_after(worker))
+                    fresh = self._worker_after(worker)
+                    if result.retry:  # the worker failed, not the job: run it again
+                        assert worker.job is None
+                        busy.append(self._dispatch(fresh, index, self._jobs_by_index[index]))
+                        continue
+                    idle.append(fresh)
                     if not ordered:
                         yield result
                         continue
@@ -250,6 +260,7 @@ class WorkerPool:
                 self._replace(worker)
 
     def _dispatch(self, worker: _Worker, index: int, job: Job) -> _Worker:
+        self._jobs_by_index[index] = job
         try:
             worker.send(index, job, self.limits)
         except OSError:  # the worker is gone: a fresh one takes the job
@@ -288,14 +299,26 @@ class WorkerPool:
         return None
 
     def _failure(self, worker: _Worker, job: Job, message: str) -> JobResult:
+        """The worker failed on ``job`` (not the job's own fault, as far as the pool can
+        tell): it is replaced, and the job runs once more on a fresh worker before it is
+        reported, as an infrastructure failure, with every request unavailable."""
         worker.failed = True
-        return unavailable_outcomes(job, message)
+        failed = unavailable_outcomes(job, message)
+        if job.job_id in self._retried:
+            return replace(failed, infrastructure=True)
+        self._retried.add(job.job_id)
+        return replace(failed, retry=True)
 
     def _parse(self, worker: _Worker, job: Job, line: bytes) -> JobResult:
         try:
-            result = JobResult.from_wire(json.loads(line)["result"])
-        except (ValueError, KeyError, TypeError, ProtocolError) as error:
-            return self._failure(worker, job, f"unreadable reply from the worker: {error}")
+            reply = read_wire(line)
+            if isinstance(reply, dict) and "damaged" in reply:
+                return self._failure(worker, job, "the sandbox worker found its own folders "
+                                                  f"damaged ({str(reply['damaged'])[:200]})")
+            result = JobResult.from_wire(reply["result"])
+        except Exception as error:  # noqa: BLE001 - whatever the reply holds, one job's row
+            return self._failure(worker, job, "unreadable reply from the worker: "
+                                              f"{type(error).__name__}: {str(error)[:200]}")
         if result.job_id != job.job_id:
             return self._failure(worker, job, "the worker answered for another job")
         return result
@@ -303,8 +326,11 @@ class WorkerPool:
     def _worker_after(self, worker: _Worker) -> _Worker:
         """The worker itself if it is healthy after its job, else a fresh replacement."""
         healthy = not worker.failed and worker.process.poll() is None and not worker.buffer
+        # A worker that cannot give each job a world of its own (a bubblewrap not allowed
+        # to keep CAP_SYS_ADMIN, e.g. under a restrictive AppArmor profile) serves one job.
+        spent = worker.contained and not worker.hello.get("fresh_world", False)
         worker.job = None
-        return worker if healthy else self._replace(worker)
+        return worker if healthy and not spent else self._replace(worker)
 
     def _replace(self, worker: _Worker) -> _Worker:
         worker.process.kill()

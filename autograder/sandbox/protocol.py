@@ -16,26 +16,50 @@ sends, which is untrusted.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
-STATUSES: tuple[str, ...] = ("ok", "timeout", "memory", "crashed", "exited", "output_limit")
 
-# What happened to one request. "value" is the only kind that carries an answer.
-OUTCOME_KINDS: tuple[str, ...] = (
-    "value",         # the answer, as plain data
-    "raised",        # the learner's function raised (message "ValueError: ...")
-    "missing",       # no such name after the cells ran
-    "not_function",  # a CallRequest/SourceRequest named something that is not a def
-    "not_plain",     # the value is not plain data (message "not plain data: <type>")
-    "integrity",     # an instance of a custom subclass of int/float/str
-    "timeout",       # one call ran longer than call_timeout_s
-    "unavailable",   # the job ended (timeout, crash, exit) before this request was answered
-)
+class JobStatus(str, Enum):
+    """How one job ended as a whole."""
+
+    OK = "ok"
+    TIMEOUT = "timeout"            # a wall-clock, CPU or cell time limit
+    MEMORY = "memory"
+    CRASHED = "crashed"            # a signal, a malformed report, a sandbox that failed
+    EXITED = "exited"              # the learner's code ended the process or called sys.exit
+    OUTPUT_LIMIT = "output_limit"
+
+
+STATUSES: tuple[str, ...] = tuple(status.value for status in JobStatus)
+
+
+class OutcomeKind(str, Enum):
+    """What happened to one request. ``VALUE`` is the only kind that carries an answer."""
+
+    VALUE = "value"                # the answer, as plain data
+    RAISED = "raised"              # the function raised (``type_name`` is the exception's class)
+    MISSING = "missing"            # no such name after the cells ran
+    NOT_FUNCTION = "not_function"  # a call/source request named a ``type_name`` that is no def
+    NOT_PLAIN = "not_plain"        # the value is not plain data (``type_name``: the class at
+    #                                fault, "" when it is too deep or too large)
+    INTEGRITY = "integrity"        # a ``type_name`` subclassing int, float or str
+    TIMEOUT = "timeout"            # one call ran longer than call_timeout_s
+    UNAVAILABLE = "unavailable"    # the job ended (timeout, crash, exit) before this request
+
+
+OUTCOME_KINDS: tuple[str, ...] = tuple(kind.value for kind in OutcomeKind)
 
 FLOAT_TAG = "$float"
+# Bounds on any tree read from the wire, checked without recursion before it is decoded:
+# learner values are at most 64 levels deep (autograder.sandbox.plain), plus the levels of
+# the result around them; a tree deeper or larger than this was forged.
+MAX_WIRE_DEPTH = 100
+MAX_WIRE_NODES = 4_000_000
 
 
 class ProtocolError(ValueError):
@@ -70,6 +94,38 @@ def encode_tree(value: Any) -> Any:
 
 def escape_key(key: str) -> str:
     return "$" + key if key.startswith("$") else key
+
+
+def check_bounds(tree: Any, max_depth: int = MAX_WIRE_DEPTH,
+                 max_nodes: int = MAX_WIRE_NODES) -> None:
+    """Raise ProtocolError when ``tree`` is nested deeper than ``max_depth`` or has more
+    than ``max_nodes`` nodes. Iterative: a forged tree cannot exhaust the stack here."""
+    stack, nodes = [(tree, 0)], 0
+    while stack:
+        node, depth = stack.pop()
+        nodes += 1
+        _expect(depth <= max_depth, f"nested deeper than {max_depth} levels")
+        _expect(nodes <= max_nodes, f"more than {max_nodes} items")
+        if type(node) is list:
+            stack.extend((item, depth + 1) for item in node)
+        elif type(node) is dict:
+            stack.extend((item, depth + 1) for item in node.values())
+
+
+def read_wire(text: bytes | str) -> Any:
+    """Parse untrusted JSON and check its bounds (no NaN or infinity constants)."""
+    try:
+        tree = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise ProtocolError("nested too deeply to read") from None
+    except ValueError as error:
+        raise ProtocolError(f"not JSON ({str(error)[:100]})") from None
+    check_bounds(tree)
+    return tree
+
+
+def _no_constant(name: str) -> Any:
+    raise ProtocolError(f"{name} is not allowed")
 
 
 def decode_tree(tree: Any) -> Any:
@@ -242,34 +298,40 @@ def _request_from_wire(tree: Any) -> Request:
 class Outcome:
     """The answer to one request (or to one call of a CallRequest).
 
-    ``value`` is meaningful only when ``kind == "value"``; otherwise ``message`` says what
-    went wrong in words a learner can act on, and for ``kind == "raised"`` ``error_type``
-    is the exception's class name (qualified by module unless it is a builtin).
+    ``value`` is meaningful only for ``OutcomeKind.VALUE``. Otherwise ``type_name`` is the
+    class the outcome is about (the exception raised, the value that is not plain data or
+    not a function; qualified by module unless a builtin) and ``message`` is words for a
+    learner (an exception's own text for ``RAISED``). Nothing reads ``message`` to learn
+    what happened: that is ``kind`` and ``type_name``.
     """
 
-    kind: str
+    kind: OutcomeKind
     value: Any = None
     message: str = ""
-    error_type: str = ""
+    type_name: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", OutcomeKind(self.kind))
 
     @property
     def ok(self) -> bool:
-        return self.kind == "value"
+        return self.kind is OutcomeKind.VALUE
 
     def to_wire(self) -> dict[str, Any]:
-        if self.kind == "value":
+        if self.kind is OutcomeKind.VALUE:
             return {"kind": "value", "value": encode_tree(self.value)}
-        return {"kind": self.kind, "message": self.message, "error_type": self.error_type}
+        return {"kind": self.kind.value, "message": self.message, "type_name": self.type_name}
 
     @classmethod
     def from_wire(cls, tree: Any) -> Outcome:
         _expect(isinstance(tree, dict) and tree.get("kind") in OUTCOME_KINDS, "bad outcome")
         if tree["kind"] == "value":
             _expect("value" in tree, "value outcome without a value")
-            return cls("value", decode_tree(tree["value"]))
-        message, error_type = tree.get("message", ""), tree.get("error_type", "")
-        _expect(isinstance(message, str) and isinstance(error_type, str), "bad outcome text")
-        return cls(tree["kind"], None, message, error_type)
+            return cls(OutcomeKind.VALUE, decode_tree(tree["value"]))
+        message, type_name = tree.get("message", ""), tree.get("type_name", "")
+        _expect(isinstance(message, str) and isinstance(type_name, str), "bad outcome text")
+        _expect(len(type_name) <= 300, "outcome type name too long")
+        return cls(OutcomeKind(tree["kind"]), None, message, type_name)
 
 
 @dataclass(frozen=True)
@@ -305,7 +367,7 @@ class JobResult:
     """
 
     job_id: str
-    status: str
+    status: JobStatus
     cell_errors: tuple[CellError, ...] = ()
     values: dict[str, Outcome] = field(default_factory=dict)
     calls: dict[str, tuple[Outcome, ...]] = field(default_factory=dict)
@@ -314,10 +376,14 @@ class JobResult:
     message: str = ""
     wall_s: float = 0.0
     cpu_s: float = 0.0
+    # Set by the pool, never sent: the sandbox failed on this job (not the learner's code).
+    infrastructure: bool = False   # it failed twice; the job's answers are unknown
+    retry: bool = False            # it failed once; the pool runs the job again
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"unknown status {self.status!r}")
+        object.__setattr__(self, "status", JobStatus(self.status))
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -350,10 +416,10 @@ class JobResult:
 
 def unavailable_outcomes(job: Job, message: str) -> JobResult:
     """A result for a job that produced nothing: every request ``"unavailable"``."""
-    outcome = Outcome("unavailable", message=message)
+    outcome = Outcome(OutcomeKind.UNAVAILABLE, message=message)
     values = {r.name: outcome for r in job.requests if isinstance(r, ValueRequest)}
     calls: dict[str, tuple[Outcome, ...]] = {
         r.name: (outcome,) for r in job.requests if isinstance(r, CallRequest)}
     sources = {r.name: outcome for r in job.requests if isinstance(r, SourceRequest)}
-    return JobResult(job.job_id, "crashed", values=values, calls=calls, sources=sources,
+    return JobResult(job.job_id, JobStatus.CRASHED, values=values, calls=calls, sources=sources,
                      message=message)

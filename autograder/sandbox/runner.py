@@ -229,7 +229,7 @@ def _outcome_of(value: Any) -> dict[str, Any]:
     try:
         return {"kind": "value", "value": plain.to_wire_tree(value)}
     except (plain.NotPlain, plain.IntegrityFailure) as problem:
-        return {"kind": problem.kind, "message": _str(problem)}
+        return {"kind": problem.kind, "message": _str(problem), "type_name": problem.type_name}
 
 
 def _lookup(namespace: dict[str, Any], name: str, want_function: bool) -> tuple[bool, Any]:
@@ -239,7 +239,7 @@ def _lookup(namespace: dict[str, Any], name: str, want_function: bool) -> tuple[
         return False, {"kind": "missing", "message": f"{name} is not defined"}
     if want_function and _type(value) is not _FunctionType:
         kind = plain.type_name(_type(value))
-        return False, {"kind": "not_function",
+        return False, {"kind": "not_function", "type_name": kind,
                        "message": f"{name} is a {kind}, not a function defined with def"}
     return True, value
 
@@ -260,8 +260,7 @@ def _call_once(function: Any, args: Sequence[Any], limits: Limits,
             _release_reserve()
             report.memory_error = True
         error_type = _error_name(_type(error))
-        return {"kind": "raised", "message": f"{error_type}: {_text(error)}",
-                "error_type": error_type}
+        return {"kind": "raised", "message": _text(error), "type_name": error_type}
     return _outcome_of(result)
 
 

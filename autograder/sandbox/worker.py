@@ -24,6 +24,7 @@ import os
 import selectors
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -31,11 +32,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autograder.sandbox import limits as oslimits
-from autograder.sandbox import runner
+from autograder.sandbox import memory, runner, world
 from autograder.sandbox.classify import Observed, describe_job
 from autograder.sandbox.protocol import (
     Job,
     JobResult,
+    JobStatus,
     Limits,
     ProtocolError,
     unavailable_outcomes,
@@ -61,7 +63,7 @@ class Watch:
     report: bytearray = field(default_factory=bytearray)
     output_tail: bytes = b""
     output_bytes: int = 0
-    stopped: str | None = None  # "wall", "output" or "report_size" when the worker killed it
+    stopped: str | None = None  # "wall", "output", "report_size" or "memory": killed by us
 
     def observed(self, wait_status: int, cpu_s: float, wall_s: float) -> Observed:
         return Observed(bytes(self.report), self.output_tail.decode("utf-8", "replace"),
@@ -104,12 +106,18 @@ def watch_job(pid: int, report_fd: int, output_fd: int, limits: Limits, started:
     selector.register(pidfd, selectors.EVENT_READ)
     exited = False
     try:
+        whole, checked = memory.proc_is_ours(), started  # first look after CHECK_S
         while not exited and watch.stopped is None:
             remaining = started + limits.wall_s - time.monotonic()
             if remaining <= 0:
                 watch.stopped = "wall"
                 break
-            for key, _ in selector.select(remaining):
+            if time.monotonic() - checked >= memory.CHECK_S:
+                checked = time.monotonic()
+                if memory.job_memory_mb(pid, whole) > limits.memory_mb:
+                    watch.stopped = "memory"
+                    break
+            for key, _ in selector.select(min(remaining, memory.CHECK_S)):
                 if key.fd == pidfd:
                     exited = True
                 elif not _read_available(key.fd, watch, key.fd == report_fd, limits):
@@ -157,6 +165,10 @@ def reap_job(pid: int) -> tuple[int, float]:
     return status, usage.ru_utime + usage.ru_stime
 
 
+# Whether jobs get their own IPC namespace and a fresh tmpfs (set once, by main()).
+FRESH_WORLD = [False]
+
+
 def make_scratch_root() -> str:
     """This worker's directory for job scratch directories. Others may pass through it
     (mode 0711) but not list it, so a job cannot find another job's files; the pool
@@ -173,6 +185,45 @@ def make_scratch(root: str) -> str:
     return scratch
 
 
+def probe_world(scratch_root: str) -> tuple[bool, bool]:
+    """Whether a job here can have a fresh world, and whether the seccomp filter holds
+    (tried once, in a throw-away child)."""
+    scratch = make_scratch(scratch_root)
+    pid = os.fork()
+    if pid == 0:
+        fresh = 0
+        try:
+            owner = oslimits.NOBODY if os.geteuid() == 0 else os.getuid()
+            world.enter_private_world(scratch, owner, 1)
+            oslimits.drop_privileges()
+            world.drop_capabilities()
+            fresh = 1
+        except BaseException:  # noqa: B036 - a probe: any failure means no
+            pass
+        sealed = world.forbid_namespaces() is None and \
+            world._libc().unshare(0x04000000) != 0  # CLONE_NEWUTS must now be refused
+        os._exit(fresh | (2 if sealed else 0))
+    status = os.waitpid(pid, 0)[1]
+    shutil.rmtree(scratch, ignore_errors=True)
+    code = os.waitstatus_to_exitcode(status)
+    return code >= 0 and bool(code & 1), code >= 0 and bool(code & 2)
+
+
+def environment_damage(scratch_root: str) -> str:
+    """What is wrong with this worker's own folders ("" when nothing): a job that could
+    reach them must never make the next job fail."""
+    try:
+        info = os.lstat(scratch_root)
+    except OSError as error:
+        return f"the worker's scratch folder is gone ({error.strerror})"
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() \
+            or stat.S_IMODE(info.st_mode) != 0o711:
+        return "the worker's scratch folder was changed"
+    if not os.access(scratch_root, os.W_OK | os.X_OK):
+        return "the worker's scratch folder is not writable"
+    return ""
+
+
 def start_job(job: Job, limits: Limits, scratch: str) -> tuple[int, int, int]:
     """Fork the job process; return (pid, report read fd, output read fd)."""
     report_r, report_w = os.pipe()
@@ -185,7 +236,7 @@ def start_job(job: Job, limits: Limits, scratch: str) -> tuple[int, int, int]:
         raise
     if pid == 0:  # the job process: never returns into the worker's code
         try:
-            private = oslimits.confine_job(limits, scratch, output_w, report_w)
+            private = oslimits.confine_job(limits, scratch, output_w, report_w, FRESH_WORLD[0])
         except BaseException:  # noqa: B036 - whatever failed, leave with a known status
             os._exit(runner.EXIT_SETUP)
         runner.run_job_process(job, limits, private)
@@ -249,8 +300,12 @@ def serve_one(line: bytes, scratch_root: str, keep: frozenset[str] | None = None
         job_id = "?"
         if isinstance(message, dict) and isinstance(message.get("job"), dict):
             job_id = str(message["job"].get("job_id", "?"))
-        _reply({"result": JobResult(job_id, "crashed",
+        _reply({"result": JobResult(job_id, JobStatus.CRASHED,
                                     message=f"bad request to the worker: {error}").to_wire()})
+        return
+    damage = environment_damage(scratch_root)
+    if damage:
+        _reply({"damaged": damage, "job_id": job.job_id})
         return
     try:
         result = run_job(job, limits, scratch_root, keep)
@@ -269,6 +324,11 @@ def main() -> None:
     # collection does not touch (and copy-on-write) every page it inherited.
     gc.freeze()
     scratch_root = make_scratch_root()
+    if contained:
+        FRESH_WORLD[0], isolation.no_namespaces = probe_world(scratch_root)
+        isolation.fresh_world = FRESH_WORLD[0]
+    else:
+        isolation.no_namespaces = probe_world(scratch_root)[1]
     keep = frozenset(os.path.join("/tmp", e) for e in os.listdir("/tmp")) if contained \
         else None
     _reply({"hello": isolation.to_wire(), "scratch_root": scratch_root})

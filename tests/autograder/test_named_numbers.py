@@ -12,6 +12,7 @@ from autograder.exercise import Exercise
 from autograder.grading.model import Task
 from autograder.kinds.base import CellNames
 from autograder.kinds.named_numbers import NamedNumbers
+from autograder.kinds.trip import AskValue
 
 # Memory per GPU for a 7B model in mixed precision with Adam and no sharding (ZeRO paper,
 # Sec. 3.1: 2 + 2 + 12 bytes per parameter): weights 14 GB, gradients 14 GB, optimizer 84 GB.
@@ -96,7 +97,8 @@ def test_notebook_cells_come_from_the_kind() -> None:
 
 def test_the_grader_reads_it_as_a_value() -> None:
     task = Task(RECORD)
-    assert (task.mode, task.value_name, task.function) == ("value", "answer_1_99", None)
+    assert (task.asks, task.value_name, task.function_name) == (
+        (AskValue("answer_1_99"),), "answer_1_99", None)
     assert KIND.value_name(CellNames.for_exercise("1.99")) == "answer_1_99"
 
 

@@ -53,10 +53,21 @@ def test_a_wrong_ring_shows_the_trace_picture_of_the_failing_case() -> None:
             x[parts[(me - s - 1) % n]] += rank.recv((me - 1) % n)
         return x
 
-    verdict = lookup("0.7").grade(one_way)
-    assert verdict.message.startswith("Case N=4, M=16, int64: rank 0's sum of all ranks' "
-                                      "vectors is wrong at element 0")
+    verdict = lookup("0.7").grade(one_way, {"seed": 0, "grading_seed": 4})
+    assert "rank 0's sum of all ranks' vectors is wrong at element" in verdict.message
+    case = verdict.message.split(":")[0].removeprefix("Case ")
+    n = int(case.split(",")[0].removeprefix("N="))
     lines = verdict.picture.splitlines()
-    assert lines[0] == "Your trace, case N=4, M=16, int64:"
-    assert lines[1].split() == ["step", "rank", "0", "rank", "1", "rank", "2", "rank", "3"]
-    assert len(lines) == 2 + 3 + 1  # N-1 = 3 reduce-scatter steps, no all-gather; a legend
+    assert lines[0] == f"Your trace, case {case}:"
+    assert lines[1].split() == ["step"] + [w for r in range(n) for w in ("rank", str(r))]
+    assert len(lines) == 2 + (n - 1) + 1  # N-1 reduce-scatter steps, no all-gather; a legend
+
+
+def test_visible_examples_are_not_the_graded_cases() -> None:
+    from solutions import simpipeline
+
+    shown = {(c["pp"], c["m"], c["v"]) for c in simpipeline.cases(lookup("5.8").params)}
+    drawn = [{(c["pp"], c["m"], c["v"]) for c in simpipeline.SPEC.graded(seed)}
+             for seed in range(20)]
+    assert all(not d <= shown for d in drawn)
+    assert len({frozenset(d) for d in drawn}) == 20

@@ -143,18 +143,18 @@ def test_runs_are_deterministic() -> None:
     assert a == b
 
 
-def test_a_job_crosses_as_plain_json_and_runs_the_same() -> None:
-    import json
-
-    from solutions import simwire
+def test_the_channel_runs_the_same_messages_as_the_in_process_simulator() -> None:
+    from solutions.simbundle import pack
+    from solutions.simchannel import run, start_host
 
     data = [np.arange(5, dtype=np.int64) * (r + 1) for r in range(3)]
-    job = json.loads(json.dumps(simwire.cluster_job(data, collectives=False)))
-    log = json.loads(json.dumps(simwire.run_job(ring_allreduce, job)))
-    direct = sim.run(ring_allreduce, data).to_plain()
-    assert log == json.loads(json.dumps(direct))
-    assert simwire.from_plain(log["results"][2]).tolist() == [0, 6, 12, 18, 24]
-    assert simwire.run_job(ring_allreduce, {"mode": "x"})["error"] == "not a lab job"
-    assert simwire.run_job(lambda *a: sum(a), simwire.call_job(1, 2)) == {"value": 3}
-    strange = simwire.run_job(lambda: object(), simwire.call_job())["value"]
-    assert strange.startswith("<object: <object object at")
+    host = start_host(pack(ring_allreduce), collectives=True)
+    assert not isinstance(host, type(None))
+    try:
+        log = run(host, data, collectives=False)
+    finally:
+        host.close()  # type: ignore[union-attr]
+    direct = sim.run(ring_allreduce, data)
+    assert [(m.step, m.src, m.dst, m.payload.tolist()) for m in log.messages] == [  # type: ignore[union-attr]
+        (m.step, m.src, m.dst, m.payload.tolist()) for m in direct.messages]
+    assert log.results[2].tolist() == [0, 6, 12, 18, 24]  # type: ignore[union-attr]

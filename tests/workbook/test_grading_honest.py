@@ -195,8 +195,7 @@ def wrong_answer(task: grading.Task) -> str:
     """Numbers doubled, another option, the function off by a constant."""
     if task.record.id in FUNCTIONS:
         source = FUNCTIONS[task.record.id]
-        name = task.function_name if task.mode in ("function", "lab") else \
-            task.record.answer_kind.fix.function_name  # type: ignore[union-attr]
+        name = task.function_name
         return source + f"\n_right = {name}\ndef {name}(*args):\n    return 7\n"
     value = task.record.expected()
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -224,7 +223,7 @@ def fabricate(root: Path, student: str, pick: dict[str, str]) -> None:
                 answers[task.record.id] = wrong_answer(task)
             elif how == "raise":
                 answers[task.record.id] = (f"scale = 0\n{task.value_name or 'x'} = 1 / scale"
-                                           if task.mode == "value" else
+                                           if task.function_name is None else
                                            right_answer(task) + "\nraise KeyError('oops')")
         filled = fill_answers(notebook, answers)
         if answers:  # the learner's helper cell, right before the first exercise

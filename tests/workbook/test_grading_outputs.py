@@ -57,7 +57,10 @@ def test_csv_header_and_rows(out: Path) -> None:
 
 def test_json_shape(out: Path) -> None:
     data = json.loads((out / "grades.json").read_text(encoding="utf-8"))
-    assert set(data) == {"version", "summary", "isolation", "problems", "ignored", "notebooks"}
+    assert set(data) == {"version", "summary", "isolation", "problems", "ignored", "notebooks",
+                         "layout", "ignored_reasons", "personal_numbers", "students"}
+    assert data["layout"] == "folders" and data["personal_numbers"] is None
+    assert [s["student"] for s in data["students"]] == sorted(["ann", STUDENT])
     summary = data["summary"]
     assert {k: summary[k] for k in ("notebooks", "graded", "could_not_grade", "students",
                                     "points", "max_points")} == {
@@ -87,7 +90,7 @@ def test_feedback_pages_per_student_and_chapter(out: Path) -> None:
     assert "<h1>Chapter 0 · Ring AllReduce</h1>" in text
     assert '<span aria-hidden="true">✔</span> Correct</strong> · 1 of 1 point' in text
     assert '<span aria-hidden="true">✘</span> Not yet</strong>' in text
-    assert '<span aria-hidden="true">○</span> Not answered</strong>' in text
+    assert '<span aria-hidden="true">○</span> Not answered yet</strong>' in text
     assert "Points: 1 of 7" in text
 
 
@@ -105,3 +108,14 @@ def test_no_reference_code_and_no_hidden_inputs(out: Path) -> None:
     for secret in ("BEGIN SOLUTION", "from solutions", "solutions.collectives",
                    "ring_allreduce_steps(n) * step_ms", "positive_int("):
         assert secret not in text
+
+
+def test_totals_one_row_per_student(out: Path) -> None:
+    """Independently: both students answered 0.1 right (1.75 GB) and nothing else right,
+    out of chapter 0's seven exercises."""
+    lines = (out / "totals.csv").read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "student,points,max_points,percent,late,submitted_at,notebooks,integrity"
+    rows = list(csv.DictReader(lines))
+    assert [(r["student"], r["points"], r["max_points"], r["late"]) for r in rows] == [
+        (STUDENT, "1", "7", ""), ("ann", "1", "7", "")]
+    assert (out / "totals.csv").stat().st_mode & 0o777 == 0o600

@@ -21,15 +21,17 @@ def test_every_record_is_a_task_of_its_chapter_in_order() -> None:
 
 def test_tasks_name_what_the_learner_assigns() -> None:
     tasks = {t.record.id: t for r in grading.releases().values() for t in r.tasks}
-    assert (tasks["0.1"].value_name, tasks["0.1"].mode) == ("answer_0_1", "value")
-    assert (tasks["0.5"].value_name, tasks["0.5"].mode) == (None, "function")
-    assert tasks["0.5"].function_name == "ring_allreduce_time_ms"
-    assert (tasks["5.5"].value_name, tasks["5.5"].mode) == ("bug_line_5_5", "debug")
-    assert tasks["5.5"].function_name == "bubble_over_compute"
-    modes = {type(t.record.answer_kind).__name__: t.mode for t in tasks.values()}
-    assert modes == {"Numeric": "value", "Choice": "value", "Ordering": "value",
-                     "Trace": "value", "Constraints": "value", "Function": "function",
-                     "Debug": "debug", "Lab": "lab"}
+    assert (tasks["0.1"].value_name, tasks["0.1"].function_name) == ("answer_0_1", None)
+    assert (tasks["0.5"].value_name, tasks["0.5"].function_name) == (
+        None, "ring_allreduce_time_ms")
+    assert (tasks["5.5"].value_name, tasks["5.5"].function_name) == (
+        "bug_line_5_5", "bubble_over_compute")
+    asks = {type(t.record.answer_kind).__name__: tuple(type(a).__name__ for a in t.asks)
+            for t in tasks.values()}
+    assert asks == {"Numeric": ("AskValue",), "Choice": ("AskValue",),
+                    "Ordering": ("AskValue",), "Trace": ("AskValue",),
+                    "Constraints": ("AskValue",), "Function": ("AskCalls",),
+                    "Debug": ("AskValue", "AskCalls"), "Lab": ("AskRun", "AskSource")}
     assert (tasks["0.7"].value_name, tasks["0.7"].function_name) == (None, "ring_allreduce")
 
 

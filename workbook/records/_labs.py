@@ -1,35 +1,56 @@
-"""What the lab records share: an answer kind built from a lab in ``solutions``, and variants.
+"""What the lab records share: the simulator's side of a lab, handed to its answer kind.
 
-A lab's cases, its runner (the learner's program on the simulated cluster) and its verifier
-(the grader's replay of the log) all live in ``solutions``; the record only names them.
+A lab's cases, its data and its verifier all live in ``solutions``; the record names the
+lab module, and :class:`SimRuntime` is what the answer kind (:class:`autograder.kinds.Lab`,
+which knows no simulator) calls to pack a learner's function and to run and verify it.
 """
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from autograder.kinds import Lab
-from solutions.simlab import LabSpec
-from solutions.simwire import run_job
+from solutions import simbundle, simlab
+from solutions.simchannel import BOOT
 
 LAB_TAG = "lab"
-# What runs where the learner's code runs (the grader ships these modules' source to the
-# sandbox): the simulated cluster and its plain-data entry point, nothing of the labs.
-RUNTIME_MODULES = ("solutions._checks", "solutions.simcluster", "solutions.simcollectives",
-                   "solutions.simwire")
-RUNTIME_ENTRY = "solutions.simwire:run_job"
-SIMULATOR = ("The simulated cluster (solutions/simcluster.py): alpha-beta link model after "
+SIMULATOR = ("The simulated cluster (solutions/simchannel.py): alpha-beta link model after "
              "Thakur, Rabenseifner & Gropp, IJHPCA 19(1), 2005")
 
 
-def lab_kind(spec: LabSpec, signature: str, stub_body: str) -> Lab:
-    """The answer kind for ``spec``: the learner writes ``spec.name`` with ``signature``."""
-    modules = RUNTIME_MODULES if spec.collectives else tuple(
-        m for m in RUNTIME_MODULES if m != "solutions.simcollectives")  # a lab that asks for them
-    return Lab(function_name=spec.name, signature=signature, cases=spec.cases, job=spec.job,
-               run_job=run_job, verify=spec.verify, stub_body=stub_body,
-               sandbox_modules=modules, sandbox_entry=RUNTIME_ENTRY)
+@dataclass(frozen=True)
+class SimRuntime:
+    """The simulator's side of one lab (see :class:`autograder.kinds.lab.LabRuntime`)."""
+
+    spec: simlab.LabSpec
+    pack_entry: tuple[tuple[str, ...], str] = (("solutions.simbundle",),
+                                               "solutions.simbundle:pack_job")
+    trusted_module: str = "workbook.lab_trusted"
+
+    def pack(self, function: Any) -> Any:
+        return simbundle.pack(function)  # BundleError is a ValueError
+
+    def pack_file(self, source: str, filename: str, name: str) -> Any:
+        return simbundle.source_bundle(source, filename, name)
+
+    def run(self, bundle: Any, seed: int, time_limit_s: float,
+            prefix: Any) -> tuple[str, list[Any]]:
+        def wrap(python: str, code_dir: str) -> list[str]:
+            command, inside = prefix(python, code_dir)
+            return [*command, "-I", "-c", BOOT.format(code=inside)]
+        reports = simlab.grade_bundle(self.spec, bundle, self.spec.graded(seed),
+                                      wrap if prefix is not None else None, time_limit_s)
+        return self.spec.evidence, reports
+
+
+def lab_kind(lab: ModuleType, exercise: str, signature: str, stub_body: str) -> Lab:
+    """The answer kind of exercise ``exercise``, the lab module ``lab`` (its ``SPEC``): the
+    learner writes ``SPEC.name`` with ``signature``."""
+    return Lab(function_name=lab.SPEC.name, signature=signature, runtime=SimRuntime(lab.SPEC),
+               exercise=exercise, stub_body=stub_body)
 
 
 def seed_variant(rng: random.Random) -> dict[str, Any]:

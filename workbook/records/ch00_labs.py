@@ -31,7 +31,7 @@ EX_0_7 = Exercise(
            "its own `rank.data`. `np.array_split` cuts a vector into N nearly equal chunks."),
     params=dict(seed=0),
     vary=seed_variant,
-    answer_kind=lab_kind(simring.SPEC, "(rank)", STUB),
+    answer_kind=lab_kind(simring, "0.7", "(rank)", STUB),
     reference=lambda p: simring.ring_allreduce,
     hints=(
         "Cut the vector into N chunks once, with the same boundaries on every rank "

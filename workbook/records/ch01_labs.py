@@ -31,7 +31,7 @@ EX_1_7 = Exercise(
            "towards the rank's memory until `rank.free(*parts)` (your own shard is skipped)."),
     params=dict(seed=0),
     vary=seed_variant,
-    answer_kind=lab_kind(simzero.SPEC, "(rank)", STUB),
+    answer_kind=lab_kind(simzero, "1.7", "(rank)", STUB),
     reference=lambda p: simzero.zero3_forward,
     hints=(
         "One all-gather per layer, inside the loop over layers.",

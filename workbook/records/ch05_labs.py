@@ -42,7 +42,7 @@ EX_5_8 = Exercise(
     params=dict(cases=((4, 8, 1), (3, 3, 1), (4, 2, 1), (2, 5, 1), (2, 4, 2), (4, 8, 2),
                        (3, 6, 3))),
     vary=_vary_5_8,
-    answer_kind=lab_kind(simpipeline.SPEC, "(pp, m, v)", STUB),
+    answer_kind=lab_kind(simpipeline, "5.8", "(pp, m, v)", STUB),
     reference=lambda p: simpipeline.pipeline_schedule,
     hints=(
         "1F1B: stage s first runs min(pp - s - 1, m) forwards (the warm-up), then alternates "

@@ -27,7 +27,7 @@ EX_6_6 = Exercise(
            "all-reduce of ordinary messages). relu is `np.maximum(h, 0.0)`."),
     params=dict(seed=0),
     vary=seed_variant,
-    answer_kind=lab_kind(simtp.SPEC, "(rank)", STUB),
+    answer_kind=lab_kind(simtp, "6.6", "(rank)", STUB),
     reference=lambda p: simtp.tp_mlp_forward,
     hints=(
         "relu acts element by element, so relu(X A_r) is rank r's slice of relu(X A): no "

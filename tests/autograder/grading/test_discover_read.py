@@ -18,7 +18,8 @@ def test_flat_layout(write_notebook, tmp_path: Path) -> None:
     found = discover(tmp_path / "in")
     assert [(f.student, f.rel, f.assignment) for f in found.found] == [
         ("ann", "ann/ch01.ipynb", ""), ("bob", "bob/ch01.ipynb", "")]
-    assert found.ignored == ["ann/notes.txt"]
+    assert found.ignored == ["ann/notes.txt", "bob/.ipynb_checkpoints/"]
+    assert found.reasons["bob/.ipynb_checkpoints/"].startswith("Jupyter's autosave copies")
     assert found.missing == []
 
 

@@ -133,6 +133,7 @@ def test_an_object_equal_to_everything_is_not_an_answer(pool: WorkerPool) -> Non
                        "    __hash__ = object.__hash__\ny = Yes()")
     assert result.values["y"].kind == "not_plain"
     assert result.values["y"].message == "not plain data: __main__.Yes"
+    assert result.values["y"].type_name == "__main__.Yes"
 
 
 def test_a_float_subclass_with_an_evil_float_is_an_integrity_failure(pool: WorkerPool) -> None:
@@ -140,7 +141,7 @@ def test_a_float_subclass_with_an_evil_float_is_an_integrity_failure(pool: Worke
                        "    def __eq__(self, other):\n        return True\ny = F(1.0)")
     assert result.values["y"].kind == "integrity"
     assert result.values["y"].message == (
-        "answer is an instance of a custom subclass: __main__.F (a subclass of float)")
+        "an instance of a custom subclass: __main__.F (a subclass of float)")
 
 
 def test_redefined_builtins_do_not_fool_the_conversion(pool: WorkerPool) -> None:
@@ -212,7 +213,9 @@ def test_killing_the_parent_does_not_kill_the_worker(pool: WorkerPool) -> None:
         pytest.skip("same user and no PID namespace: the worker is killable and gets replaced")
     workers = [worker.process for worker in pool._workers]
     result = run(pool, "import os\nos.kill(os.getppid(), 9)", "y = 2")
-    assert errors(result) == [(0, "PermissionError")]
+    # As root the job (nobody) may not signal the worker; as a normal user it may, but the
+    # worker is PID 1 of its namespace and the kernel drops the signal.
+    assert errors(result) in ([(0, "PermissionError")], [])
     assert result.values["y"].value == 2
     assert [worker.process for worker in pool._workers] == workers  # none was replaced
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+import autograder.sandbox.pool as pool_module
 from autograder.sandbox import (
     CallRequest,
     Job,
@@ -49,6 +50,7 @@ def test_cells_share_one_namespace_and_values_come_back_plain(pool: WorkerPool) 
     assert math.isnan(result.values["bad"].value)
     assert result.values["np"].kind == "not_plain"
     assert result.values["np"].message == "not plain data: module"
+    assert result.values["np"].type_name == "module"
     assert result.stdout_tail == "done 14000000000.0\n"
 
 
@@ -90,12 +92,13 @@ def test_calls_return_outputs_errors_and_timeouts(pool: WorkerPool) -> None:
     result = pool.run(Job("s4", cells, requests))
     first, second, third = result.calls["ring_bytes"]
     assert first.value == 150.0  # 2 x (4 - 1) / 4 x 100
-    assert (second.kind, second.error_type) == ("raised", "ValueError")
-    assert second.message == "ValueError: n must be at least 1"
+    assert (second.kind, second.type_name) == ("raised", "ValueError")
+    assert second.message == "n must be at least 1"
     assert third.value == 0.0  # 2 x 0 / 1 x 10
     assert result.calls["slow"][0].kind == "timeout"
     assert result.calls["slow"][0].message == "the call took longer than 0.5 s"
-    assert result.calls["leaves"][0].message == "SystemExit: 4"
+    assert (result.calls["leaves"][0].type_name, result.calls["leaves"][0].message) == (
+        "SystemExit", "4")
     assert result.calls["not_a_function"][0].kind == "not_function"
     assert result.calls["absent"][0].kind == "missing"
     assert result.status == "ok"
@@ -143,19 +146,38 @@ def test_the_learner_sees_no_grader_environment(pool: WorkerPool) -> None:
 
 
 @pytest.mark.parametrize("sandbox", ["bubblewrap", "none"])
-def test_a_dead_worker_is_replaced_and_its_job_reported_crashed(sandbox: str) -> None:
+def test_a_dead_worker_is_replaced_and_its_job_run_again(sandbox: str) -> None:
     with WorkerPool(1, LIMITS, sandbox=sandbox) as pool:
         victim = pool._workers[0].process
         scratch_root = Path(pool._workers[0].scratch_root)
         # Inside bubblewrap the scratch lives in the worker's private /tmp, never on the host.
         assert scratch_root.is_dir() == (sandbox == "none")
         threading.Timer(0.5, victim.kill).start()
-        result = pool.run(Job("doomed", ["import time\ntime.sleep(5)"], [ValueRequest("v")]))
-        assert result.status == "crashed" and "worker died" in result.message
-        assert result.values["v"].kind == "unavailable"
-        after = pool.run(Job("next", ["v = 1"], [ValueRequest("v")]))
-        assert after.values["v"].value == 1 and pool._workers[0].process is not victim
+        result = pool.run(Job("doomed", ["import time\ntime.sleep(1)\nv = 2"],
+                              [ValueRequest("v")]))
+        assert (result.status, result.values["v"].value) == ("ok", 2)  # not charged
+        assert not result.infrastructure and pool._workers[0].process is not victim
         assert not scratch_root.exists()  # removed although the worker died mid-job
+
+
+def test_a_worker_failing_twice_is_an_infrastructure_failure(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    with WorkerPool(1, LIMITS) as pool:
+        first = pool._workers[0].process
+        real = pool_module._Worker.take_line
+
+        def damaged(self: Any) -> bytes | None:
+            line = real(self)
+            if line is None or b'"result"' not in line:
+                return line  # a new worker's hello
+            return b'{"damaged": "its scratch folder is gone"}'
+        monkeypatch.setattr(pool_module._Worker, "take_line", damaged)
+        result = pool.run(Job("twice", ["v = 1"], [ValueRequest("v")]))
+        assert result.infrastructure and result.status == "crashed"
+        assert "found its own folders damaged" in result.message
+        monkeypatch.setattr(pool_module._Worker, "take_line", real)
+        after = pool.run(Job("next", ["v = 1"], [ValueRequest("v")]))
+        assert after.values["v"].value == 1 and pool._workers[0].process is not first
 
 
 def test_abandoning_map_early_leaves_the_pool_usable() -> None:

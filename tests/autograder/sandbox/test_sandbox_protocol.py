@@ -12,13 +12,17 @@ from autograder.sandbox.protocol import (
     CellError,
     Job,
     JobResult,
+    JobStatus,
     Limits,
     Outcome,
+    OutcomeKind,
     ProtocolError,
     SourceRequest,
     ValueRequest,
+    check_bounds,
     decode_tree,
     encode_tree,
+    read_wire,
     unavailable_outcomes,
 )
 
@@ -131,3 +135,32 @@ def test_unavailable_outcomes_cover_every_request() -> None:
     assert result.values["x"].kind == "unavailable"
     assert [o.kind for o in result.calls["f"]] == ["unavailable"]
     assert result.sources["g"].message == "the worker died"
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("[" * 500 + "]" * 500, "nested deeper than 100 levels"),
+    ("[" * 100_000 + "]" * 100_000, "nested"),     # past what json itself can parse
+    ('{"a": NaN}', "NaN is not allowed"),
+    ("{not json", "not JSON"),
+])
+def test_untrusted_json_is_read_within_bounds(text: str, problem: str) -> None:
+    """Whatever a sandboxed process writes, reading it raises ProtocolError, never
+    RecursionError, and in time linear in its length."""
+    with pytest.raises(ProtocolError, match=problem):
+        read_wire(text)
+    assert read_wire("[" * 100 + "]" * 100) is not None  # the bound itself is accepted
+
+
+def test_a_wide_tree_is_refused_past_its_node_budget() -> None:
+    check_bounds(list(range(999)), max_nodes=1000)
+    with pytest.raises(ProtocolError, match="more than 1000 items"):
+        check_bounds([list(range(600)), list(range(600))], max_nodes=1000)
+
+
+def test_outcome_kinds_and_job_statuses_are_closed_vocabularies() -> None:
+    assert Outcome("raised", type_name="ValueError").kind is OutcomeKind.RAISED
+    assert JobResult("j", "ok").status is JobStatus.OK
+    with pytest.raises(ValueError):
+        Outcome("guessed")
+    with pytest.raises(ValueError):
+        JobResult("j", "fine")

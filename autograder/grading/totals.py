@@ -1,0 +1,98 @@
+"""``totals.csv``: one row per student, the form an LMS gradebook import takes.
+
+    student,points,max_points,percent,late,submitted_at,notebooks,integrity
+    s1234,61,67,91.0,no,2026-03-01T17:59:12+00:00,ch00_ring_allreduce.ipynb,
+
+Moodle's "Import grades > CSV file" reads it as is: map ``student`` to the user's "ID
+number" (or username) and ``points`` to the grade item. For Canvas the same totals are
+also written as ``totals_canvas.csv`` when the roster names Canvas ids (see
+:func:`canvas_text`). ``max_points`` is what the graded chapters are worth, also for a
+student who handed in nothing (so a missing notebook counts as zero, not as "excused").
+``late`` is ``yes``/``no``, or empty when nothing said when it was handed in.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from autograder.grading.model import Batch
+from autograder.grading.safe_text import for_csv
+
+COLUMNS = ("student", "points", "max_points", "percent", "late", "submitted_at",
+           "notebooks", "integrity")
+
+
+@dataclass(frozen=True)
+class Handed:
+    """What the collection step knows about one student's hand-in."""
+
+    submitted_at: str = ""
+    late: bool | None = None
+
+
+@dataclass(frozen=True)
+class Total:
+    student: str
+    points: int
+    max_points: int
+    late: bool | None
+    submitted_at: str
+    notebooks: tuple[str, ...]
+    integrity: str
+
+    @property
+    def percent(self) -> float:
+        return round(100.0 * self.points / self.max_points, 1) if self.max_points else 0.0
+
+
+def _late_word(late: bool | None) -> str:
+    return "" if late is None else "yes" if late else "no"
+
+
+def totals(batch: Batch, chapter_points: Mapping[int, int], students: Sequence[str],
+           handed: Mapping[str, Handed], integrity: Mapping[str, str]) -> list[Total]:
+    """A total per student: everyone in ``students`` (the roster) and everyone who handed
+    something in. Each student is out of every chapter graded (``chapter_points``)."""
+    everyone = list(dict.fromkeys([*students, *(nb.student for nb in batch.notebooks
+                                                if nb.student)]))
+    most = sum(chapter_points.values())
+    rows = []
+    for student in everyone:
+        mine = [nb for nb in batch.notebooks if nb.student == student]
+        points = sum(nb.points for nb in mine if nb.chapter in chapter_points)
+        info = handed.get(student, Handed())
+        files = tuple(sorted({nb.path.rsplit("/", 1)[-1] for nb in mine if nb.path}))
+        rows.append(Total(student, points, most, info.late, info.submitted_at, files,
+                          integrity.get(student, "")))
+    return sorted(rows, key=lambda t: t.student)
+
+
+def csv_text(rows: Sequence[Total]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(COLUMNS)
+    for t in rows:
+        writer.writerow([for_csv(v) for v in (
+            t.student, t.points, t.max_points, t.percent, _late_word(t.late), t.submitted_at,
+            " ".join(t.notebooks), t.integrity)])
+    return buffer.getvalue()
+
+
+def canvas_text(rows: Sequence[Total], canvas_ids: Mapping[str, str], assignment: str,
+                names: Mapping[str, str] | None = None) -> str:
+    """The totals as a Canvas gradebook import: Canvas matches rows on ``ID`` (its user id)
+    and takes the points from the column named after the assignment."""
+    names = names or {}
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", assignment])
+    writer.writerow(["Points Possible", "", "", "", "", rows[0].max_points if rows else 0])
+    for t in rows:
+        if t.student in canvas_ids:
+            writer.writerow([for_csv(v) for v in (names.get(t.student, ""),
+                                                  canvas_ids[t.student], t.student, "", "",
+                                                  t.points)])
+    return buffer.getvalue()

@@ -1,0 +1,297 @@
+"""The untrusted side of the rank channel: the process that runs the learner's rank functions.
+
+Started by the trusted side (:mod:`solutions.simchannel`) as ``python -I`` on a staged copy
+of this package's few modules (inside bubblewrap where available), it reads frames on
+stdin and writes frames on stdout (:mod:`solutions.simwire`); the learner's ``print`` goes
+to stderr. It holds no log and no verifier. For each step the trusted side lists the ranks
+to run and, per rank, the messages that have arrived for it; a rank's handle records what
+the rank asks for (send, recv, free) and the step's answer carries those requests back,
+in order, for the trusted side to check and apply. Everything received is a copy made in
+the rank's own step; messages it did not receive are dropped when its step ends.
+
+With memory tracking on, every step of a rank is measured with :mod:`tracemalloc` (numpy
+registers its buffers there): what the rank still holds after the step (every array it
+kept, including copies it made) and its peak inside the step. The trusted side never
+believes less than what it knows the rank received.
+
+Only the standard library, numpy, :mod:`solutions.simwire`, :mod:`solutions.simbundle` and
+:mod:`solutions.simcollectives` are needed here (a sandbox gets copies of just those).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tracemalloc
+from collections.abc import Generator, Iterator
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from solutions import simbundle, simwire
+
+
+class SimError(Exception):
+    """The simulator refused a request (it has already recorded why)."""
+
+
+class RankAccessError(SimError):
+    """A rank used a handle that is not its own."""
+
+
+class Host:
+    """The channel's ends and the ranks of the current case."""
+
+    def __init__(self, into: BinaryIO, out: BinaryIO) -> None:
+        self.into, self.out = into, out
+        self.running = -1
+        self.step = 0
+        self.n = 0
+        self.collectives = True
+        self.live: dict[int, Iterator[Any]] = {}
+        self.held: dict[int, int] = {}
+        self.track = False
+        self.peak = 0
+        # the running rank's step: its arrived messages (src -> [(message id, payload)]),
+        # and what it asked for, in order; both sent back and dropped when the step ends
+        self.inbox: dict[int, list[tuple[int, np.ndarray]]] = {}
+        self.ops: list[list[int]] = []
+        self.outgoing: list[np.ndarray] = []
+
+    def tell(self, header: dict[str, Any], arrays: tuple[np.ndarray, ...] = ()) -> None:
+        simwire.write_frame(self.out, header, arrays)
+
+
+class Rank:
+    """One rank's handle: its id, the cluster size, its own data, and the channel's verbs."""
+
+    __slots__ = ("_host", "_id", "_data", "_ids")
+
+    def __init__(self, host: Host, rank_id: int, data: Any) -> None:
+        self._host, self._id, self._data = host, rank_id, data
+        self._ids: dict[int, tuple[int, np.ndarray]] = {}  # id(array) -> (message, array)
+
+    @property
+    def id(self) -> int:
+        return self._id
+
+    @property
+    def size(self) -> int:
+        return self._host.n
+
+    @property
+    def step(self) -> int:
+        return self._host.step
+
+    @property
+    def data(self) -> Any:
+        """This rank's private data (its own copy)."""
+        self._mine("read the data of")
+        return self._data
+
+    def _mine(self, verb: str) -> None:
+        if self._host.running != self._id:
+            raise RankAccessError(f"rank {self._host.running} at step {self._host.step} tried "
+                                  f"to {verb} rank {self._id}: a rank may only use its own "
+                                  "handle and data; send a message instead")
+
+    def send(self, dst: int, array: Any) -> None:
+        """Send a copy of ``array`` to rank ``dst``; it arrives when this step ends."""
+        self._mine("send as")
+        payload = np.array(array, copy=True)
+        if payload.dtype.str not in simwire.DTYPES:
+            raise SimError(f"rank {self._id} at step {self._host.step}: send needs an array of "
+                           f"numbers (int, uint, float or bool), not {payload.dtype}")
+        if isinstance(dst, bool) or not isinstance(dst, (int, np.integer)):
+            raise SimError(f"rank {self._id} at step {self._host.step}: send to {dst!r}; the "
+                           "destination must be a rank number")
+        host = self._host
+        host.ops.append([0, int(dst), len(host.outgoing)])
+        host.outgoing.append(payload)
+
+    def recv(self, src: int) -> np.ndarray:
+        """The oldest arrived message from rank ``src`` (a copy, read-only)."""
+        self._mine("receive as")
+        if isinstance(src, bool) or not isinstance(src, (int, np.integer)):
+            raise SimError(f"rank {self._id}: recv({src!r}) needs a rank number")
+        queue = self._host.inbox.get(int(src))
+        if not queue:
+            self._host.ops.append([1, int(src), -1])
+            raise SimError(f"rank {self._id} at step {self._host.step}: recv({src}) but no "
+                           "message has arrived")
+        message, arrived = queue.pop(0)
+        payload = arrived.copy()  # made in this step: it counts as this rank's memory
+        payload.flags.writeable = False
+        self._host.ops.append([1, int(src), message])
+        self._ids[id(payload)] = (message, payload)
+        return payload
+
+    def free(self, *arrays: Any) -> None:
+        """Release received buffers (the rank's own data and other arrays are skipped)."""
+        self._mine("free memory of")
+        for array in arrays:
+            entry = self._ids.pop(id(array), None)
+            if entry is not None and entry[1] is array:
+                self._host.ops.append([2, entry[0], 0])
+
+    def all_reduce(self, array: Any) -> Generator[None, None, np.ndarray]:
+        """Ring AllReduce (sum): ``total = yield from rank.all_reduce(x)``."""
+        self._collectives_allowed("all_reduce")
+        from solutions import simcollectives
+        return (yield from simcollectives.ring_all_reduce(self, array))
+
+    def all_gather(self, shard: Any) -> Generator[None, None, list[np.ndarray]]:
+        """Ring all-gather: every rank's ``shard`` in rank order."""
+        self._collectives_allowed("all_gather")
+        from solutions import simcollectives
+        return (yield from simcollectives.ring_all_gather(self, shard))
+
+    def _collectives_allowed(self, name: str) -> None:
+        if not self._host.collectives:
+            raise SimError(f"rank {self._id}: rank.{name}() is not available in this lab: "
+                           "write it with send and recv")
+
+    def __repr__(self) -> str:
+        return f"<rank {self._id} of {self._host.n}>"
+
+
+def _error_text(error: BaseException) -> str:
+    text = f"{type(error).__name__}: {error}"
+    return text if len(text) <= 400 else text[:400] + "..."
+
+
+def _is_generator(value: Any) -> bool:
+    return hasattr(value, "send") and hasattr(value, "throw") and hasattr(value, "__next__")
+
+
+def _measured(host: Host, rank: int, action: Any) -> Any:
+    """Run ``action()`` as ``rank``, measuring what it keeps and its peak (when tracking)."""
+    host.running = rank
+    before = tracemalloc.get_traced_memory()[0] if host.track else 0
+    if host.track:
+        tracemalloc.reset_peak()
+    sent = sum(a.nbytes for a in host.outgoing)
+    try:
+        return action()
+    finally:
+        host.running = -1
+        if host.track:
+            now, peak = tracemalloc.get_traced_memory()
+            outgoing = sum(a.nbytes for a in host.outgoing) - sent  # gone once sent
+            base = host.held.get(rank, 0)
+            host.held[rank] = base + now - before - outgoing
+            host.peak = base + peak - before
+
+
+def _own(value: Any) -> Any:
+    """``value`` with writeable copies of its arrays: a rank's data is its own to modify."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, list):
+        return [_own(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _own(v) for k, v in value.items()}
+    return value
+
+
+def _record(host: Host, rank: int, outcome: str, value: Any = None) -> dict[str, Any]:
+    """What the step of ``rank`` did: its requests in order, and how it ended."""
+    tree = simwire.to_tree(value, host.outgoing) if outcome == "returned" else value
+    memory = {"held": host.held.get(rank, 0), "peak": host.peak}
+    record = {"rank": rank, "outcome": outcome, "ops": host.ops, "value": tree,
+              "memory": memory}
+    host.inbox, host.ops = {}, []
+    return record
+
+
+def _run(host: Host, rank: int, program: Any, start: Any) -> dict[str, Any]:
+    """Start or continue ``rank`` up to its next yield or its return; report which."""
+    def step() -> Any:
+        if start is not None:
+            out = program(Rank(host, rank, start))
+            if not _is_generator(out):
+                raise StopIteration(out)
+            host.live[rank] = out
+        return next(host.live[rank])
+    try:
+        _measured(host, rank, step)
+    except StopIteration as stop:
+        host.live.pop(rank, None)
+        return _record(host, rank, "returned", stop.value)
+    except SimError as error:
+        return _record(host, rank, "raised", str(error))
+    except Exception as error:  # noqa: BLE001 - the learner's own bug, reported as such
+        return _record(host, rank, "raised", _error_text(error))
+    return _record(host, rank, "yielded")
+
+
+def _step(host: Host, header: dict[str, Any], arrays: list[np.ndarray], program: Any) -> None:
+    """Run every listed rank for one step, each with the messages it may receive (and its
+    data when it starts); one frame back with what each did."""
+    host.step, host.outgoing = int(header["step"]), []
+    records = []
+    for entry in header["ranks"]:
+        rank, first, listed = int(entry["rank"]), int(entry["first"]), entry["inbox"]
+        host.inbox = {}
+        for k, (message, src) in enumerate(listed):
+            host.inbox.setdefault(int(src), []).append((int(message), arrays[first + k]))
+        start = None
+        if "data" in entry:
+            start = _own(simwire.from_tree(entry["data"], arrays[first + len(listed):]))
+        records.append(_run(host, rank, program, start))
+    host.tell({"op": "stepped", "ranks": records}, tuple(host.outgoing))
+    host.outgoing = []
+
+
+def serve(host: Host) -> None:
+    """Answer the trusted side's frames until it closes the channel."""
+    program: Any = None
+    while True:
+        try:
+            header, arrays = simwire.read_frame(host.into)
+        except simwire.ChannelClosed:
+            return
+        op = header["op"]
+        if op == "load":
+            try:
+                program = simbundle.unpack(header["bundle"])
+                host.tell({"op": "loaded"})
+            except BaseException as error:  # noqa: BLE001 - a file that does not load
+                host.tell({"op": "raised", "value": _error_text(error)})
+        elif op == "case":
+            host.n, host.collectives = int(header["n"]), bool(header["collectives"])
+            host.live, host.held, host.track = {}, {}, bool(header["track"])
+            if host.collectives:  # imported now, so that its import is no rank's memory
+                from solutions import simcollectives  # noqa: F401
+            if host.track and not tracemalloc.is_tracing():
+                tracemalloc.start()
+        elif op == "step":
+            _step(host, header, arrays, program)
+        elif op == "call":
+            _call(host, program, simwire.from_tree(header["args"], arrays))
+
+
+def _call(host: Host, program: Any, args: list[Any]) -> None:
+    try:
+        value = program(*args)
+    except Exception as error:  # noqa: BLE001 - the learner's own bug
+        host.tell({"op": "raised", "value": _error_text(error)})
+        return
+    arrays: list[np.ndarray] = []
+    host.tell({"op": "returned", "value": simwire.to_tree(value, arrays)}, tuple(arrays))
+
+
+def main() -> None:
+    """Take the channel off fds 0 and 1, so that the learner's prints cannot reach it."""
+    into = os.fdopen(os.dup(0), "rb", buffering=1 << 16)
+    out = os.fdopen(os.dup(1), "wb", buffering=1 << 16)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    sys.setrecursionlimit(10_000)
+    serve(Host(into, out))
+
+
+if __name__ == "__main__":
+    main()
