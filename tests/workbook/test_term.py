@@ -11,7 +11,9 @@ numbers in its prompt) and from the release's answer key, never from the grader.
 
 from __future__ import annotations
 
+import ast
 import csv
+import dataclasses
 import json
 import os
 import re
@@ -23,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grading.fill import fill_answers
+from workbook.records import printed
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 
@@ -57,7 +60,7 @@ def ring_allreduce_time_ms(message_gb, n_gpus, link_gb_per_s, latency_us):
     return 2 * (n - 1) * (1000.0 * message_gb / n / link_gb_per_s + latency_us / 1000.0)
 ''',
     "0.6": HELPERS + '''
-bug_line_0_6 = 5
+bug_line_0_6 = {bug_line}
 
 def ring_allreduce_bandwidth_time_s(message_gb, n_gpus, link_gb_per_s):
     _number(message_gb); _number(link_gb_per_s, allow_zero=False)
@@ -145,8 +148,16 @@ def own_notebook(folder: Path, student: str) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def answered(notebook: dict, values: dict[str, str]) -> dict:
-    return fill_answers(notebook, {**values, **FUNCTIONS})
+def bug_line(key: dict[tuple[str, str], str], student: str) -> int:
+    """The line of the buggy program 0.6 shows this student (each variant shows its own)."""
+    found = re.match(r"bug on line (\d+);", key[(student, "0.6")])
+    assert found, key[(student, "0.6")]
+    return int(found[1])
+
+
+def answered(notebook: dict, values: dict[str, str], line: int) -> dict:
+    functions = dict(FUNCTIONS, **{"0.6": FUNCTIONS["0.6"].replace("{bug_line}", str(line))})
+    return fill_answers(notebook, {**values, **functions})
 
 
 def hand_in(folder: Path, student: str, notebook: dict, when: str) -> None:
@@ -173,12 +184,12 @@ def term(tmp_path_factory: pytest.TempPathFactory) -> Path:
     key = key_answers(folder)
     ada, alan, grace = "s1001", "s1002", "s1003"
     ada_values = {e: value_source(e, key[(ada, e)]) for e in VALUE_EXERCISES}
-    ada_notebook = answered(own_notebook(folder, ada), ada_values)
+    ada_notebook = answered(own_notebook(folder, ada), ada_values, bug_line(key, ada))
     assert float(key[(ada, "0.1")].split()[0]) == pytest.approx(
         hand_worked_0_1(own_notebook(folder, ada)), rel=1e-9)
     hand_in(folder, ada, ada_notebook, "2026-03-01 17:59:12.123456 UTC")
     hand_in(folder, alan, ada_notebook, "2026-03-01 17:30:00 UTC")   # Ada's whole notebook
-    hand_in(folder, grace, answered(own_notebook(folder, grace), ada_values),
+    hand_in(folder, grace, answered(own_notebook(folder, grace), ada_values, bug_line(key, ada)),
             "2026-03-02 09:00:00 UTC")                                  # Ada's answers, late
     run(grade, folder)
     canvas = folder / "canvas-export"
@@ -192,17 +203,32 @@ def term(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+def key_params(folder: Path, student: str, exercise: str) -> dict:
+    with open(folder / "handout" / "answer-key" / "answer_key.csv", encoding="utf-8") as f:
+        return next(json.loads(row["params"]) for row in csv.DictReader(f)
+                    if (row["student"], row["exercise_id"]) == (student, exercise))
+
+
 def shared(folder: Path, a: str, b: str, exercise: str) -> bool:
+    """Is what ``a`` hands in for ``exercise`` also right for ``b``? Two students' numbers
+    can differ and still share an answer within the tolerance (or 0.4's letter), so ``a``'s
+    answer from the key is checked in ``b``'s numbers from the key."""
     key = key_answers(folder)
-    return key[(a, exercise)] == key[(b, exercise)]
+    if exercise not in VALUE_EXERCISES:
+        return key[(a, exercise)] == key[(b, exercise)]
+    answer = value_source(exercise, key[(a, exercise)]).split(" = ", 1)[1]
+    record = dataclasses.replace(printed(exercise), params=key_params(folder, b, exercise))
+    return record.grade(ast.literal_eval(answer)).status == "correct"
 
 
 def expected_points(folder: Path, student: str) -> int:
     """Ada's answers are right for Alan and Grace only where their numbers coincide with
-    hers (and 0.4's answer does not depend on numbers); the functions are right for all."""
+    hers; the functions are right for all, and 0.6's bug line only where Ada's program put
+    the bug on the same line as theirs."""
     if student == "s1001":
         return 7
-    return len(FUNCTIONS) + sum(shared(folder, "s1001", student, e) for e in VALUE_EXERCISES)
+    same = [shared(folder, "s1001", student, e) for e in (*VALUE_EXERCISES, "0.6")]
+    return len(FUNCTIONS) - 1 + sum(same)
 
 
 def test_each_student_gets_their_own_numbers(term: Path) -> None:
