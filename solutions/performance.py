@@ -46,38 +46,17 @@ from solutions.llama3 import layers_per_stage
 from solutions.performance_comm import LayerComm, Links, layer_comm_s
 from solutions.planner_memory import ParallelConfig, stage_layer_kinds, stage_params
 from solutions.planner_validate import DEFAULT_BUDGET_GB, validate
+from solutions.stack import LLAMA3, MEGATRON_2021, MODERN, Stack
+
+__all__ = ["BREAKDOWN_KEYS", "LLAMA3", "MEGATRON_2021", "MODERN", "Stack", "StepEstimate",
+           "breakdown_s", "check_inputs", "estimate", "pipeline_costs_s",
+           "step_time_from_costs", "summarise"]
 
 #: Bytes Adam touches per parameter it updates: FP32 master, momentum, variance read and
 #: written (24), the gradient read (4), the 16-bit weight written (2) (ZeRO §3.1 states).
 OPTIMIZER_BYTES_PER_PARAM = 30.0
 BREAKDOWN_KEYS: tuple[str, ...] = ("compute", "recompute", "tp", "cp", "ep", "pp_bubble",
                                    "pp_send", "dp_exposed", "fsdp_gather", "optimizer")
-
-
-@dataclass(frozen=True)
-class Stack:
-    """Software choices that change the speed of a layout but not the layout itself.
-
-    ``fused_attention``: a flash-attention kernel keeps the score matrix on chip and skips
-    the masked half of a causal one (the FLOPs *counted* stay the full ``s x s``).
-    ``overlap_dp``: gradient reduction runs during the backward pass (PyTorch DDP, FSDP,
-    Megatron-Core); Megatron-LM's 2021 "local" DDP reduced after it.
-    ``grad_reduce_bytes``: bytes per gradient element in the reduce-scatter (Llama 3
-    reduce-scatters in FP32, §3.3.2).
-    """
-
-    name: str
-    sequence_parallel: bool = True
-    fused_attention: bool = True
-    overlap_dp: bool = True
-    grad_reduce_bytes: float = 2.0
-
-
-MODERN = Stack("Megatron-Core/FSDP (flash attention, SP, overlapped DP)")
-LLAMA3 = Stack("Llama 3 (flash attention, SP, FSDP, FP32 reduce-scatter)",
-               grad_reduce_bytes=4.0)
-MEGATRON_2021 = Stack("Megatron-LM 2021 (no SP, unfused attention)",
-                      sequence_parallel=False, fused_attention=False)
 
 
 @dataclass(frozen=True)
