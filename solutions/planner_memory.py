@@ -35,70 +35,17 @@ calculation can reproduce every number:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Literal
 
 from solutions import models, zero
-from solutions._checks import positive_int
-from solutions.llama3 import layers_per_stage
+from solutions.layout import RECOMPUTE_MODES as RECOMPUTE_MODES  # re-exported
+from solutions.layout import ParallelConfig as ParallelConfig  # re-exported
+from solutions.layout import Recompute as Recompute  # re-exported
+from solutions.layout import StageParams as StageParams  # re-exported
+from solutions.layout import layers_per_stage, stage_params_of
+from solutions.layout import stage_layer_kinds as stage_layer_kinds  # re-exported
 from solutions.pipeline import in_flight_microbatches
 
-Recompute = Literal["none", "selective", "full"]
-RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
 BYTES_16BIT = 2
-
-
-@dataclass(frozen=True)
-class ParallelConfig:
-    """A training layout. ``grad_accum`` is the number of micro-batches m per step per
-    pipeline; the global batch is ``dp x micro_batch x grad_accum`` sequences."""
-
-    tp: int
-    pp: int
-    dp: int
-    ep: int = 1
-    cp: int = 1
-    zero_stage: int = 1
-    micro_batch: int = 1
-    grad_accum: int = 1
-    seq_len: int = 8192
-    activation_recompute: Recompute = "selective"
-    virtual_stages: int = 1
-
-    def __post_init__(self) -> None:
-        for name in ("tp", "pp", "dp", "ep", "cp", "micro_batch", "grad_accum", "seq_len",
-                     "virtual_stages"):
-            positive_int(name, getattr(self, name))
-        if self.zero_stage not in zero.ZERO_STAGES or isinstance(self.zero_stage, bool):
-            raise ValueError(f"zero_stage must be one of {zero.ZERO_STAGES}, "
-                             f"got {self.zero_stage!r}")
-        if self.activation_recompute not in RECOMPUTE_MODES:
-            raise ValueError(f"activation_recompute must be one of {RECOMPUTE_MODES}, "
-                             f"got {self.activation_recompute!r}")
-
-    @property
-    def n_gpus(self) -> int:
-        return self.tp * self.cp * self.pp * self.dp
-
-    @property
-    def global_batch_seqs(self) -> int:
-        return self.dp * self.micro_batch * self.grad_accum
-
-    @property
-    def tokens_per_step(self) -> int:
-        return self.global_batch_seqs * self.seq_len
-
-
-@dataclass(frozen=True)
-class StageParams:
-    """Parameters one GPU of a stage holds: ``dense`` (replicated over DP) and ``expert``."""
-
-    dense: float
-    expert: float
-
-    @property
-    def total(self) -> float:
-        return self.dense + self.expert
 
 
 @dataclass(frozen=True)
@@ -129,39 +76,9 @@ class MemoryBreakdown:
         return f"<table><caption>Memory per GPU (stage {self.stage})</caption>{rows}</table>"
 
 
-@lru_cache(maxsize=4096, typed=True)  # pure, and called for every layout a search judges
-def stage_layer_kinds(arch: models.Architecture, pp: int) -> tuple[tuple[int, int], ...]:
-    """(dense layers, MoE layers) on each stage; MoE models put their dense layers first."""
-    n_dense_first = arch.n_layers - models.n_moe_layers(arch)
-    kinds, start = [], 0
-    for count in layers_per_stage(arch.n_layers, pp):
-        dense = max(0, min(start + count, n_dense_first) - start)
-        kinds.append((dense, count - dense))
-        start += count
-    return tuple(kinds)
-
-
 def stage_params(arch: models.Architecture, cfg: ParallelConfig, stage: int) -> StageParams:
     """Parameters held by one GPU of ``stage`` (0-based), split into dense and expert."""
-    return _stage_params(arch, cfg.pp, cfg.tp, cfg.ep, stage)
-
-
-@lru_cache(maxsize=8192)  # pure in its arguments; a layout search asks the same many times
-def _stage_params(arch: models.Architecture, pp: int, tp: int, ep: int,
-                  stage: int) -> StageParams:
-    dense_layers, moe_layers = stage_layer_kinds(arch, pp)[stage]
-    dense = dense_layers * models.dense_layer_params(arch)
-    expert = 0.0
-    if arch.moe is not None and moe_layers:
-        routed = arch.moe.n_routed_experts * models.expert_params(arch)
-        dense += moe_layers * (models.moe_layer_params(arch) - routed)
-        expert = moe_layers * routed / ep
-    table = arch.vocab_size * arch.d_model
-    if stage == 0:
-        dense += table + arch.learned_positions * arch.d_model
-    if stage == pp - 1 and not (arch.tied_embeddings and pp == 1):
-        dense += table  # the output head (a copy of the table when tied and pipelined)
-    return StageParams(dense=dense / tp, expert=expert / tp)
+    return stage_params_of(arch, cfg.pp, cfg.tp, cfg.ep, stage)
 
 
 def activation_bytes_per_layer(arch: models.Architecture, cfg: ParallelConfig) -> float:
