@@ -180,6 +180,8 @@ class Cluster:
     step of a ring collective (launch, synchronisation and wire time for a tiny message).
     ``collective_efficiency`` is the share of the line rate a large ring collective reaches
     (NCCL's bus bandwidth over the link's rate); the same factor is applied to both links.
+    ``inter_node_gb_per_s`` is each GPU's share of the node's network ports (a node with 4
+    x 100 Gb/s ports for 8 GPUs: 6.25 GB/s).
     """
 
     name: str
@@ -205,6 +207,26 @@ class Cluster:
         """Achievable per-direction bandwidth of one GPU's link: line rate x efficiency."""
         rate = self.inter_node_gb_per_s if crosses_nodes else self.nvlink_gb_per_s
         return rate * self.collective_efficiency
+
+    def node_network_gb_per_s(self) -> float:
+        """All of a node's network ports together, per direction, at line rate."""
+        return self.inter_node_gb_per_s * self.gpus_per_node
+
+    def group_gb_per_s(self, crosses_nodes: bool, members_per_node: int = 1) -> float:
+        """Achievable bus bandwidth (NCCL ``busbw``) of a collective whose group has
+        ``members_per_node`` GPUs on each node it spans.
+
+        Inside a node: NVLink. Across nodes NCCL runs one ring (channel) per network port
+        and moves data inside the node over NVLink, so a group with ``k`` GPUs per node
+        drives ``k`` of the node's ports: ``min(NVLink, k x port)`` times the efficiency
+        (NCCL doc/PERFORMANCE.md, bus bandwidth; the inter-node bottleneck of a ring is the
+        slowest link it crosses). One GPU per node (TP = 8 of 8) gets its own port only.
+        """
+        if not crosses_nodes:
+            return self.link_gb_per_s(False)
+        k = max(1, min(members_per_node, self.gpus_per_node))
+        network = self.node_network_gb_per_s() * k / self.gpus_per_node
+        return min(self.nvlink_gb_per_s, network) * self.collective_efficiency
 
     def latency_s(self, crosses_nodes: bool) -> float:
         """Alpha of one ring step, in seconds."""

@@ -55,6 +55,11 @@ __all__ = ["BREAKDOWN_KEYS", "LLAMA3", "MEGATRON_2021", "MODERN", "Stack", "Step
 #: Bytes Adam touches per parameter it updates: FP32 master, momentum, variance read and
 #: written (24), the gradient read (4), the 16-bit weight written (2) (ZeRO §3.1 states).
 OPTIMIZER_BYTES_PER_PARAM = 30.0
+#: Share of overlapped communication time that still slows the computation it hides under:
+#: NCCL kernels occupy SMs and HBM bandwidth while a GEMM runs (Megatron-Core's TP overlap
+#: reserves SMs for communication, ``--tp-comm-overlap-cfg``; Jangda et al. 2022, CoCoNet,
+#: §2 measure the contention). Fitted on the fitting third of the validation set.
+OVERLAP_INTERFERENCE = 0.1
 BREAKDOWN_KEYS: tuple[str, ...] = ("compute", "recompute", "tp", "cp", "ep", "pp_bubble",
                                    "pp_send", "dp_exposed", "fsdp_gather", "optimizer")
 
@@ -104,6 +109,7 @@ class _Stage:
     forward: float
     comm: LayerComm
     layers: int
+    tp_exposed: float
 
 
 def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
@@ -117,20 +123,32 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     layers = dense_layers + moe_layers
     logits = pf.logits_flops_per_token(arch) if stage == cfg.pp - 1 else 0.0
     flops_s = tokens / (gpu.peak_flops * eff)
-    elementwise = pf.hbm_seconds(gpu, pf.ELEMENTWISE_PASSES * layers
+    passes = pf.FUSED_ELEMENTWISE_PASSES if stack.fused_elementwise else pf.ELEMENTWISE_PASSES
+    elementwise = pf.hbm_seconds(gpu, passes * layers
                                  * pf.elementwise_bytes_per_layer(
                                      arch, cfg, stack.sequence_parallel, stack.fused_attention))
-    layer_fwd = (matmul + layers * attn) * flops_s + elementwise / 3
+    attn_s = tokens / (gpu.peak_flops * (pf.attention_efficiency(gpu) if stack.fused_attention
+                                         else eff))
+    layer_fwd = matmul * flops_s + layers * attn * attn_s + elementwise / 3
     forward = layer_fwd + logits * flops_s
     if cfg.activation_recompute == "full":
         recompute = layer_fwd
     elif cfg.activation_recompute == "selective":
-        recompute = layers * attn * flops_s
+        recompute = layers * attn * attn_s
     else:
         recompute = 0.0
     comm = layer_comm_s(arch, cfg, links, stack.sequence_parallel, dense_layers, moe_layers)
+    tp = comm.tp
+    if stack.tp_comm_overlap:  # chunks of the TP collectives run under the GEMMs they feed
+        gemm = matmul * flops_s * (3 + (cfg.activation_recompute == "full"))
+        tp = max(0.0, tp - gemm) + OVERLAP_INTERFERENCE * min(tp, gemm)
     return _Stage(compute=3 * forward, recompute=recompute, backward=2 * forward + recompute,
-                  forward=forward, comm=comm, layers=layers)
+                  forward=forward, comm=comm, layers=layers, tp_exposed=tp)
+
+
+def _per_mb_s(st: _Stage) -> float:
+    """Seconds of one micro-batch on the stage: compute, recompute, exposed communication."""
+    return st.compute + st.recompute + st.tp_exposed + st.comm.cp + st.comm.ep
 
 
 def _busiest_stage(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
@@ -142,34 +160,65 @@ def _busiest_stage(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware
     first_of_kind = {kinds[i]: i for i in reversed(range(cfg.pp)) if counts[i] == max(counts)}
     candidates = sorted(set(first_of_kind.values()) | {cfg.pp - 1})
     times = {i: _stage_time(arch, cfg, gpu, stack, links, i) for i in candidates}
-    best = max(times, key=lambda i: times[i].compute + times[i].recompute + times[i].comm.total)
+    best = max(times, key=lambda i: _per_mb_s(times[i]))
     return best, times[best]
+
+
+def _hidden(comm_s: float, compute_s: float, buckets: int, hidden_share: float = 1.0,
+            ) -> float:
+    """Seconds ``comm_s`` of bucketed communication adds to ``compute_s`` it overlaps: the
+    bucket model of :func:`solutions.overlap.exposed_comm_ms` on the share that can hide,
+    the rest in full, plus :data:`OVERLAP_INTERFERENCE` of the time that did hide."""
+    if comm_s == 0:
+        return 0.0
+    hideable = comm_s * hidden_share
+    exposed = overlap.exposed_comm_ms(buckets, hideable / buckets, compute_s / buckets)
+    exposed = min(exposed, hideable)
+    return exposed + comm_s - hideable + OVERLAP_INTERFERENCE * (hideable - exposed)
 
 
 def _dp_seconds(arch: models.Architecture, cfg: ParallelConfig, stack: Stack, links: Links,
                 stage: int, st: _Stage) -> tuple[float, float]:
-    """(exposed gradient reduction, exposed ZeRO-3 gathers) in seconds per step."""
+    """(exposed gradient reduction, exposed ZeRO-3 gathers) in seconds per step.
+
+    ZeRO-0 (DDP): one all-reduce (reduce-scatter + all-gather) of the accumulated gradients
+    under the last micro-batch's backward (Li et al. 2020, §3.2.3), after it without
+    ``overlap_dp``. ZeRO-1/2 (distributed optimizer): the reduce-scatter the same way; the
+    parameter all-gather under the next forward with ``param_gather_overlap``, exposed
+    otherwise (Megatron-Core ``--overlap-param-gather``). ZeRO-3 resharding after forward
+    (FSDP FULL_SHARD, DeepSpeed ZeRO-3): every micro-batch gathers the weights for its
+    forward and again for its backward and reduce-scatters its gradients (Zhao et al. 2023,
+    §3.2-3.3; Rajbhandari et al. 2020, §7), layer by layer under that micro-batch's compute,
+    ``gather_hidden_fraction`` of it able to hide. ZeRO-3 without resharding (Llama 3): one
+    gather under the first forward, one reduce-scatter under the last backward.
+    """
     n = cfg.dp * cfg.cp
     if n == 1:
         return 0.0, 0.0
     params = stage_params(arch, cfg, stage)
     n_expert = max(1, n // cfg.ep)
-    reduce_s = (links.dp_reduce_scatter_s(params.dense, n, stack.grad_reduce_bytes)
-                + links.dp_reduce_scatter_s(params.expert, n_expert, stack.grad_reduce_bytes))
-    gather_s = (links.dp_reduce_scatter_s(params.dense, n, pf.BYTES_16BIT)
-                + links.dp_reduce_scatter_s(params.expert, n_expert, pf.BYTES_16BIT))
-    buckets = max(1, st.layers)
+
+    def collective(bytes_per_element: float) -> float:
+        return (links.dp_reduce_scatter_s(params.dense, n, bytes_per_element)
+                + links.dp_reduce_scatter_s(params.expert, n_expert, bytes_per_element))
+
+    reduce_s, gather_s = collective(stack.grad_reduce_bytes), collective(pf.BYTES_16BIT)
+    buckets, h = max(1, st.layers), stack.gather_hidden_fraction
+    if cfg.zero_stage == 3 and stack.reshard_after_forward:
+        fwd = _hidden(gather_s, st.forward, buckets, h)
+        bwd = _hidden(gather_s + reduce_s, st.backward, buckets, h)
+        grads = _hidden(reduce_s, st.backward, buckets, h)
+        return cfg.grad_accum * grads, cfg.grad_accum * max(0.0, fwd + bwd - grads)
     if not stack.overlap_dp:
-        zero3 = 2 * gather_s if cfg.zero_stage == 3 else 0.0
-        return reduce_s + (0.0 if cfg.zero_stage == 3 else gather_s), zero3
-    grads = reduce_s + (0.0 if cfg.zero_stage == 3 else gather_s)
-    dp = overlap.exposed_comm_ms(buckets, grads / buckets, st.backward / buckets)
-    if cfg.zero_stage != 3:
-        return dp, 0.0
-    fwd = overlap.exposed_comm_ms(buckets, gather_s / buckets, st.forward / buckets)
-    bwd = overlap.exposed_comm_ms(buckets, (gather_s + reduce_s) / buckets,
-                                  st.backward / buckets) - dp
-    return dp, fwd + max(0.0, bwd)
+        return reduce_s + (0.0 if cfg.zero_stage == 3 else gather_s), (
+            gather_s if cfg.zero_stage == 3 else 0.0)
+    grads = _hidden(reduce_s, st.backward, buckets)
+    if cfg.zero_stage == 3:
+        return grads, _hidden(gather_s, st.forward, buckets, h)
+    if cfg.zero_stage == 0 or stack.param_gather_overlap:
+        under = st.backward if cfg.zero_stage == 0 else st.forward
+        return grads + _hidden(gather_s, under, buckets), 0.0
+    return grads + gather_s, 0.0
 
 
 def _optimizer_seconds(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
@@ -181,23 +230,29 @@ def _optimizer_seconds(arch: models.Architecture, cfg: ParallelConfig, gpu: hard
 
 
 def pipeline_costs_s(work_s: float, send_s: float, pp: int, m: int, v: int = 1,
-                     ) -> tuple[float, float]:
+                     m_below_p: bool = False) -> tuple[float, float]:
     """(bubble, sends) in seconds per step for a pipeline of ``pp`` stages, ``m``
     micro-batches and ``v`` chunks per GPU, given the busiest stage's ``work_s`` per
     micro-batch and ``send_s`` per chunk (activation out + gradient back).
 
     Bubble ``(p - 1)/v x work`` (Narayanan et al. 2021, §2.2: (p-1)/(v m) of the compute);
-    sends ``(m v + p - 1) x send`` on the critical path, none when ``pp = 1``. Interleaving
-    needs at least ``pp`` micro-batches (ValueError otherwise).
+    sends ``(m v + p - 1) x send`` on the critical path (this course's count: every chunk's
+    send of the ``m`` micro-batches plus the fill), none when ``pp = 1``. Interleaving needs
+    at least ``pp`` micro-batches (ValueError otherwise) unless the schedule accepts fewer
+    (``m_below_p``, Llama 3's modified schedule, Dubey et al. 2024 §3.3.2): a breadth-first
+    interleaved order then leaves ``p - m`` chunk slots idle in each of its ``v - 1`` later
+    rounds, bubble ``((p - 1) + (v - 1)(p - m)) / v x work``
+    (:func:`solutions.pipeline.simulate` reproduces it).
     """
     non_negative("work_s", work_s)
     non_negative("send_s", send_s)
     p, m, v = positive_int("pp", pp), positive_int("m", m), positive_int("v", v)
-    if v > 1 and m < p:
+    if v > 1 and m < p and not m_below_p:
         raise ValueError(f"interleaving (v={v}) needs at least pp={p} micro-batches, got m={m}")
     if p == 1:
         return 0.0, 0.0
-    return (p - 1) / v * work_s, (m * v + p - 1) * send_s
+    idle = (p - 1) + (v - 1) * max(0, p - m)
+    return idle / v * work_s, (m * v + p - 1) * send_s
 
 
 def step_time_from_costs(work_s: float, send_s: float, pp: int, m: int, v: int,
@@ -214,12 +269,12 @@ def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     links = Links(cluster, cfg)
     stage, st = _busiest_stage(arch, cfg, gpu, stack, links)
     m, p, v = cfg.grad_accum, cfg.pp, cfg.virtual_stages
-    per_mb = st.compute + st.recompute + st.comm.total
-    bubble, sends = pipeline_costs_s(per_mb, links.pp_send_s(arch), p, m, v)
+    bubble, sends = pipeline_costs_s(_per_mb_s(st), links.pp_send_s(arch), p, m, v,
+                                     stack.interleave_m_below_p)
     dp, gathers = _dp_seconds(arch, cfg, stack, links, stage, st)
     return {
         "compute": m * st.compute, "recompute": m * st.recompute,
-        "tp": m * st.comm.tp, "cp": m * st.comm.cp, "ep": m * st.comm.ep,
+        "tp": m * st.tp_exposed, "cp": m * st.comm.cp, "ep": m * st.comm.ep,
         "pp_bubble": bubble, "pp_send": sends,
         "dp_exposed": dp, "fsdp_gather": gathers,
         "optimizer": _optimizer_seconds(arch, cfg, gpu, stage),

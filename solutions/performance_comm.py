@@ -2,9 +2,16 @@
 
 Ring collectives over ``n`` GPUs (Thakur et al. 2005, §4; NCCL doc/PERFORMANCE.md): an
 all-gather or reduce-scatter of a message of M bytes takes ``(n - 1) x (alpha + M / (n B))``,
-an all-reduce twice that (:func:`solutions.collectives.ring_allreduce_time_ms`). ``B`` is
-the per-direction bandwidth one GPU gets (:meth:`solutions.hardware.Cluster.link_gb_per_s`),
-``alpha`` the latency of one step.
+an all-reduce twice that (:func:`solutions.collectives.ring_allreduce_time_ms`). ``alpha`` is
+the latency of one step and ``B`` the achieved bus bandwidth ("busbw" of NCCL-tests, which
+PERFORMANCE.md defines so that it is independent of ``n``). The latency term makes the
+achieved bandwidth depend on the message size as NCCL-tests curves do: a message of S bytes
+per GPU reaches ``B / (1 + n alpha B / S)``, half of ``B`` at ``S = n alpha B``.
+
+``B`` is hierarchical (:meth:`solutions.hardware.Cluster.group_gb_per_s`): NVLink inside a
+node; a group that crosses nodes with ``k`` of its members on each node drives ``k`` of the
+node's network ports (NCCL builds one ring per port and moves the rest over NVLink), so
+FSDP/ZeRO-3 over all GPUs at TP = 1 gets the node's whole network and TP = 8 one port.
 
 Which link a group uses follows Llama 3's rank order ``[TP, CP, PP, DP]``, innermost first
 (Dubey et al. 2024, §3.3.2): a group whose members are ``stride`` ranks apart and that spans
@@ -45,31 +52,40 @@ class Links:
         self.tp_crosses = cfg.tp > node
         self.cp_crosses = cfg.tp * cfg.cp > node
         self.pp_crosses = cfg.tp * cfg.cp >= node  # the next stage starts on another node
-        self.dp_crosses = cfg.n_gpus > node
+        dp_stride = cfg.tp * cfg.cp * cfg.pp
+        self.dp_crosses = dp_stride * cfg.dp > node
+        dp_per_node = max(1, min(cfg.dp, node // dp_stride))  # members on one node
+        cp_per_node = max(1, min(cfg.cp, node // cfg.tp))
+        self.dp_gb_per_s = cluster.group_gb_per_s(self.dp_crosses, dp_per_node)
+        self.cp_gb_per_s = cluster.group_gb_per_s(self.cp_crosses, cp_per_node)
 
-    def _ring_step_s(self, message_bytes: float, n: int, crosses: bool) -> float:
-        """One of the ``n - 1`` steps of a ring all-gather/reduce-scatter of the message."""
-        c = self.cluster
-        return c.latency_s(crosses) + message_bytes / n / (c.link_gb_per_s(crosses) * 1e9)
+    def _bandwidth(self, crosses: bool, gb_per_s: float | None) -> float:
+        return gb_per_s if gb_per_s is not None else self.cluster.link_gb_per_s(crosses)
 
-    def allreduce_s(self, message_bytes: float, n: int, crosses: bool) -> float:
-        """Ring all-reduce, seconds: :func:`solutions.collectives.ring_allreduce_time_ms`."""
+    def allreduce_s(self, message_bytes: float, n: int, crosses: bool,
+                    gb_per_s: float | None = None) -> float:
+        """Ring all-reduce, seconds: :func:`solutions.collectives.ring_allreduce_time_ms`
+        (``gb_per_s``: the group's bus bandwidth, one GPU's link when not given)."""
         if n == 1:
             return 0.0
         c = self.cluster
-        return 1e-3 * ring_allreduce_time_ms(message_bytes / 1e9, n, c.link_gb_per_s(crosses),
+        return 1e-3 * ring_allreduce_time_ms(message_bytes / 1e9, n,
+                                             self._bandwidth(crosses, gb_per_s),
                                              c.latency_s(crosses) * 1e6)
 
-    def gather_s(self, message_bytes: float, n: int, crosses: bool) -> float:
+    def gather_s(self, message_bytes: float, n: int, crosses: bool,
+                 gb_per_s: float | None = None) -> float:
         """Ring all-gather (or reduce-scatter) of a ``message_bytes`` result, seconds
         (nothing to send, e.g. the expert weights of a dense model: no collective at all)."""
         if n == 1 or message_bytes == 0:
             return 0.0
-        return (n - 1) * self._ring_step_s(message_bytes, n, crosses)
+        step = message_bytes / n / (self._bandwidth(crosses, gb_per_s) * 1e9)
+        return (n - 1) * (self.cluster.latency_s(crosses) + step)
 
     def dp_reduce_scatter_s(self, n_params: float, n: int, bytes_per_element: float) -> float:
-        """Reduce-scatter (or all-gather) of ``n_params`` elements over the DP group."""
-        return self.gather_s(n_params * bytes_per_element, n, self.dp_crosses)
+        """Reduce-scatter (or all-gather) of ``n_params`` elements over the DP group, at the
+        group's hierarchical bus bandwidth."""
+        return self.gather_s(n_params * bytes_per_element, n, self.dp_crosses, self.dp_gb_per_s)
 
     def pp_send_s(self, arch: models.Architecture) -> float:
         """One chunk's activation out and gradient in: 2 transfers of ``b s h / (t cp)``
@@ -101,7 +117,7 @@ def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
         kv_width = kv_heads_per_gpu(arch.n_kv_heads, cfg.tp) * arch.head_dim
         local_kv = 2 * cfg.micro_batch * cfg.seq_len / cfg.cp * kv_width * BYTES_16BIT
         cp = (passes + 1) * layers * links.gather_s(local_kv * cfg.cp, cfg.cp,
-                                                    links.cp_crosses)
+                                                    links.cp_crosses, links.cp_gb_per_s)
     ep = 0.0
     if arch.moe is not None and cfg.ep > 1 and moe_layers:
         c = links.cluster

@@ -23,13 +23,29 @@ attention) with full recomputation this adds up to Narayanan et al.'s
 (1 + s/6h + V/12lh)``.
 
 Speed: a matrix multiply of per-GPU shape ``[M, K] x [K, N]`` runs at a fraction of the
-GPU's dense peak. The model (a roofline with the two times added, Williams et al. 2009) is
-``time = flops / (peak x MATMUL_PEAK_FRACTION) + bytes / HBM bandwidth``, i.e. efficiency
-``f / (1 + f x ridge / AI)`` with ``AI = M N K / (M K + K N + M N)`` FLOP per byte (16-bit
-operands) and ``ridge = peak / HBM bandwidth``. Element-wise work (norms, dropout, softmax,
-activation functions, residual adds) is memory-bound: its time is bytes moved over the HBM
-bandwidth, with the bytes taken from Korthikanti et al.'s activation count (Table 2) times
-``ELEMENTWISE_PASSES``, the number of times each stored byte is read or written.
+GPU's dense peak, the product of three factors:
+
+* the ceiling a GEMM reaches on this GPU generation in a microbenchmark,
+  :data:`GEMM_CEILING` (Bekman, *Machine Learning Engineering*, "Maximum Achievable Matmul
+  FLOPS comparison table": BF16 ``matmul`` MAMF 267.9 of 312 TFLOPS on A100 SXM, 792.1 of
+  989 on H100 SXM, found by brute force over shapes with ``mamf-finder.py``);
+* wave quantisation: the output is cut into ``GEMM_TILE`` tiles, one per SM at a time, and
+  the last wave runs partly empty (NVIDIA, *Matrix Multiplication Background User's Guide*,
+  "Wave Quantization"); averaged over shapes the last wave is half full, so the factor is
+  ``waves / (waves + 1/2)`` with ``waves = tiles / SMs``;
+* the memory roofline: compute and operand traffic added (Williams et al. 2009),
+  ``1 / (1 + f x ridge / AI)`` with ``AI = M N K / (M K + K N + M N)`` FLOP per byte (16-bit
+  operands) and ``ridge = peak / HBM bandwidth``.
+
+A training step then sustains a share :data:`SUSTAINED_FRACTION` of that microbenchmark rate
+(kernels between GEMMs that are not modelled, clocks under sustained power, launch gaps);
+it is one number for every GPU, fitted on the fitting third of the validation set.
+Element-wise work (norms, dropout, softmax, activation functions, residual adds) is
+memory-bound: its time is bytes moved over the HBM bandwidth, with the bytes taken from
+Korthikanti et al.'s activation count (Table 2) times the number of times each stored byte
+is read or written: :data:`ELEMENTWISE_PASSES` for 2021-era kernels,
+:data:`FUSED_ELEMENTWISE_PASSES` with the fused bias-dropout-add, LayerNorm/RMSNorm and
+SwiGLU kernels of later stacks (both fitted).
 """
 
 from __future__ import annotations
@@ -37,13 +53,28 @@ from __future__ import annotations
 from solutions import hardware, models
 from solutions.planner_memory import ParallelConfig
 
-#: Largest fraction of the dense peak a big 16-bit GEMM reaches, by GPU. Fitted in the open
-#: (benchmarks/validate_performance.py): A100 on Megatron-LM 2021 Table 1, rows 1, 3, 5, 7, 9;
-#: H100 on Llama 3 Table 4, row 2. Other GPUs use the H100 figure.
-MATMUL_PEAK_FRACTION: dict[str, float] = {"A100": 0.74, "H100": 0.75}
+#: Largest measured fraction of the dense BF16 peak a GEMM reaches, by GPU family (MAMF over
+#: the datasheet peak; see the module docstring). H800 has H100's SMs and clocks.
+GEMM_CEILING: dict[str, float] = {"A100": 267.9 / 312.0, "H100": 792.1 / 989.0,
+                                  "H800": 792.1 / 989.0}
+#: Streaming multiprocessors per GPU (A100 and H100 architecture whitepapers).
+SM_COUNT: dict[str, int] = {"A100": 108, "H100": 132, "H800": 132}
+#: Output elements of one GEMM tile: 128 x 256, the largest tile cuBLAS/CUTLASS use for
+#: 16-bit GEMMs on Ampere and Hopper (NVIDIA Matrix Multiplication Background guide).
+GEMM_TILE = 128 * 256
+#: Share of the microbenchmark rate a training step sustains, by GPU family (fitted, see
+#: above; H800 shares H100's).
+SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.87, "H100": 0.87, "H800": 0.87}
+#: Fraction of the dense peak a fused (flash) attention kernel reaches over forward +
+#: backward, causal, head dimension 128, long sequences, FLOPs of the causal half counted:
+#: FlashAttention-2 (Dao 2023, arXiv:2307.08691, §4.1 and Figs. 4-7): about 190 TFLOP/s of
+#: A100's 312 and "up to 335 TFLOPs/s" of H100's 989 (without Hopper-specific instructions).
+ATTENTION_KERNEL_FRACTION: dict[str, float] = {"A100": 190.0 / 312.0, "H100": 335.0 / 989.0,
+                                               "H800": 335.0 / 989.0}
 #: Reads + writes of each activation byte by element-wise kernels over forward and backward
-#: of one layer (fitted with the A100 constant above).
+#: of one layer: 2021-era kernels, and fused kernels (both fitted).
 ELEMENTWISE_PASSES = 8.0
+FUSED_ELEMENTWISE_PASSES = 4.0
 BYTES_16BIT = 2
 
 
@@ -106,8 +137,9 @@ def recompute_flops_per_token(arch: models.Architecture, cfg: ParallelConfig,
 
 # -- speed -------------------------------------------------------------------------------
 
-def _gpu_family(gpu: hardware.GPU) -> str:
-    return next((k for k in MATMUL_PEAK_FRACTION if k in gpu.name), "H100")
+def gpu_family(gpu: hardware.GPU) -> str:
+    """The key of :data:`GEMM_CEILING` for ``gpu`` (any unknown GPU is treated as an H100)."""
+    return next((k for k in GEMM_CEILING if k in gpu.name), "H100")
 
 
 def gemm_intensity(m: float, k: float, n: float) -> float:
@@ -115,12 +147,26 @@ def gemm_intensity(m: float, k: float, n: float) -> float:
     return m * k * n / (m * k + k * n + m * n)
 
 
+def wave_factor(gpu: hardware.GPU, m: float, n: float) -> float:
+    """Share of the SMs busy over a GEMM's waves: ``waves / (waves + 1/2)``."""
+    waves = m * n / GEMM_TILE / SM_COUNT[gpu_family(gpu)]
+    return waves / (waves + 0.5)
+
+
 def matmul_efficiency(gpu: hardware.GPU, m: float, k: float, n: float) -> float:
-    """Achievable fraction of the dense peak for a ``[m, k] x [k, n]`` GEMM:
-    ``f / (1 + f x ridge / AI)`` (compute and memory time added)."""
-    f = MATMUL_PEAK_FRACTION[_gpu_family(gpu)]
+    """Fraction of the dense peak a ``[m, k] x [k, n]`` GEMM sustains in a training step:
+    ``SUSTAINED_FRACTION x ceiling x wave factor / (1 + f ridge / AI)`` (module docstring)."""
+    family = gpu_family(gpu)
+    f = SUSTAINED_FRACTION[family] * GEMM_CEILING[family] * wave_factor(gpu, m, n)
     ridge = gpu.peak_flops / (gpu.hbm_bandwidth_tb_per_s * 1e12)
     return f / (1.0 + f * ridge / gemm_intensity(m, k, n))
+
+
+def attention_efficiency(gpu: hardware.GPU) -> float:
+    """Fraction of the dense peak a fused attention kernel sustains in a training step:
+    ``SUSTAINED_FRACTION x ATTENTION_KERNEL_FRACTION`` of the GPU's family."""
+    family = gpu_family(gpu)
+    return SUSTAINED_FRACTION[family] * ATTENTION_KERNEL_FRACTION[family]
 
 
 def layer_gemm_shape(arch: models.Architecture, cfg: ParallelConfig) -> tuple[float, ...]:

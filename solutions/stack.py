@@ -36,8 +36,10 @@ Fields (booleans say whether the software does it):
 * ``pipeline_p2p_overlap``: the pipeline's sends run under compute (Megatron's schedules
   post non-blocking send/recv pairs, Narayanan et al. 2021, §4.1); DeepSpeed's pipeline
   engine runs them as blocking instructions between compute instructions.
-* ``year``: the year of the release the preset describes, used for the software generation
-  of the kernels (:data:`solutions.performance_flops.KERNEL_GENERATION`).
+* ``fused_elementwise``: the element-wise work between GEMMs runs in fused kernels (bias +
+  dropout + residual add, LayerNorm/RMSNorm, SwiGLU; Megatron-LM's 2022 kernels and
+  Transformer Engine), fewer passes over HBM than 2021's
+  (:data:`solutions.performance_flops.FUSED_ELEMENTWISE_PASSES`).
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ class Stack:
     param_gather_overlap: bool = False
     gather_hidden_fraction: float = 1.0
     pipeline_p2p_overlap: bool = True
-    year: int = 2024
+    fused_elementwise: bool = True
     source: str = ""
 
     def __post_init__(self) -> None:
@@ -81,21 +83,21 @@ class Stack:
 MEGATRON_2021 = Stack(
     "Megatron-LM 2021 (no SP, unfused attention)", sequence_parallel=False,
     fused_attention=False, overlap_dp=True, grad_reduce_bytes=2.0, grad_accum_bytes=4.0,
-    year=2021,
+    fused_elementwise=False,
     source="Narayanan et al. 2021 (arXiv:2104.04473), §4: TP all-reduces on the critical "
            "path, non-blocking pipeline send/recv, fused bias+GeLU and scale+mask+softmax "
            "kernels (§4.2), PyTorch DDP gradient all-reduce overlapped with the backward; "
            "FP32 main gradients (megatron/model/distributed.py).")
 MEGATRON_2022 = Stack(
     "Megatron-LM 2022 (selective recompute + SP)", sequence_parallel=True,
-    fused_attention=False, overlap_dp=True, year=2022,
+    fused_attention=False, overlap_dp=True,
     source="Korthikanti et al. 2022 (arXiv:2205.05198), §4.2.2 sequence parallelism "
            "(reduce-scatter + all-gather instead of all-reduce), §5 selective activation "
            "recomputation of the attention core; TP communication still exposed.")
 MEGATRON_CORE_2024 = Stack(
     "Megatron-Core 2024 (TP comm overlap, overlapped grad reduce and param gather)",
     sequence_parallel=True, fused_attention=True, overlap_dp=True, tp_comm_overlap=True,
-    param_gather_overlap=True, year=2024,
+    param_gather_overlap=True,
     source="Megatron-LM megatron/training/arguments.py: --tp-comm-overlap (TP "
            "collectives split and overlapped with GEMMs via Transformer Engine), "
            "--overlap-grad-reduce, --overlap-param-gather with --use-distributed-optimizer "
@@ -103,26 +105,26 @@ MEGATRON_CORE_2024 = Stack(
            "interleaving asserts layers divisible by the chunks.")
 DEEPSPEED_ZERO3 = Stack(
     "DeepSpeed ZeRO-3", sequence_parallel=False, fused_attention=True, overlap_dp=True,
-    gather_hidden_fraction=ZERO3_GATHER_HIDDEN, year=2022,
+    gather_hidden_fraction=ZERO3_GATHER_HIDDEN,
     source="Rajbhandari et al. 2020 (ZeRO, arXiv:1910.02054) §7 (P_os+g+p: 1.5x the DP "
            "volume: all-gather forward, all-gather backward, reduce-scatter), ZeRO-Infinity "
            "(arXiv:2104.07857) §6.2 prefetch from a recorded trace.")
 DEEPSPEED_PIPELINE = Stack(
     "DeepSpeed pipeline engine (Megatron-DeepSpeed)", sequence_parallel=False,
-    fused_attention=False, overlap_dp=False, pipeline_p2p_overlap=False, year=2021,
+    fused_attention=False, overlap_dp=False, pipeline_p2p_overlap=False,
+    fused_elementwise=False,
     source="Smith et al. 2022 (MT-NLG, arXiv:2201.11990), §3: Megatron TP inside "
            "DeepSpeed's 1F1B pipeline engine (deepspeed/runtime/pipe/engine.py: blocking "
            "SendActivation/RecvGrad instructions), no interleaving; ZeRO-1 gradient "
            "all-reduce after the last micro-batch (engine.py _exec_reduce_grads).")
 FSDP = Stack(
     "PyTorch FSDP (FULL_SHARD)", sequence_parallel=False, fused_attention=True,
-    overlap_dp=True, year=2023,
+    overlap_dp=True,
     source="Zhao et al. 2023 (PyTorch FSDP, arXiv:2304.11277) §3.2 FULL_SHARD (gather "
            "before forward and backward, reshard after each), §3.3 backward/forward "
            "prefetch overlapping the next unit's all-gather with compute.")
 FSDP2 = Stack(
     "FSDP2 / torchtitan", sequence_parallel=True, fused_attention=True, overlap_dp=True,
-    year=2024,
     source="torchtitan (Liang et al. 2024, arXiv:2410.06511) §2.1: per-parameter DTensor "
            "FSDP2 with implicit prefetch, reshard_after_forward=True by default, SP with "
            "TP (async TP optional).")
@@ -130,7 +132,7 @@ LLAMA3 = Stack(
     "Llama 3 (FSDP without reshard after forward, FP32 reduce-scatter)",
     sequence_parallel=True, fused_attention=True, overlap_dp=True, grad_reduce_bytes=4.0,
     reshard_after_forward=False, grad_accum_bytes=4.0, uneven_chunks=True,
-    interleave_m_below_p=True, year=2024,
+    interleave_m_below_p=True,
     source="Dubey et al. 2024 (arXiv:2407.21783) §3.3.2: FSDP shards optimizer state and "
            "gradients but not the model weights after forward (no re-gather in backward), "
            "gradients accumulated and reduce-scattered in FP32, modified interleaved "
@@ -140,9 +142,9 @@ LLAMA3 = Stack(
 MODERN = MEGATRON_CORE_2024
 
 STACKS: dict[str, Stack] = {
-    "megatron_2021": MEGATRON_2021, "megatron_2022": MEGATRON_2022,
-    "megatron_core_2024": MEGATRON_CORE_2024, "deepspeed_zero3": DEEPSPEED_ZERO3,
-    "deepspeed_pipeline": DEEPSPEED_PIPELINE, "fsdp": FSDP, "fsdp2": FSDP2, "llama3": LLAMA3,
+    "megatron-lm-2021": MEGATRON_2021, "megatron-lm-2022": MEGATRON_2022,
+    "megatron-core-2024": MEGATRON_CORE_2024, "deepspeed-zero3": DEEPSPEED_ZERO3,
+    "deepspeed-pipeline": DEEPSPEED_PIPELINE, "fsdp": FSDP, "fsdp2": FSDP2, "llama3": LLAMA3,
 }
 
 
