@@ -23,7 +23,7 @@ RUNS: list[dict[str, Any]] = json.loads(
 
 TOP_KEYS = {"id", "source_id", "source", "url", "quote", "model", "gpu", "n_gpus", "cluster",
             "layout", "stack", "metric", "reported", "split", "assumptions"}
-OPTIONAL_TOP_KEYS = {"stack_options"}
+OPTIONAL_TOP_KEYS = {"stack_options", "cross_check"}
 LAYOUT_KEYS = {"tp", "pp", "dp", "cp", "ep", "zero_stage", "micro_batch", "grad_accum",
                "seq_len", "recompute", "virtual_stages", "global_batch"}
 CLUSTER_KEYS = {"gpus_per_node", "nic_gbit_per_gpu", "nics_per_node", "notes"}
@@ -59,16 +59,39 @@ def tokens_per_step(run: dict[str, Any]) -> int:
     return int(lay["dp"] * lay["micro_batch"] * lay["grad_accum"] * lay["seq_len"])
 
 
+def tokens_per_s_per_gpu(run: dict[str, Any]) -> float | None:
+    """The reported number as tokens/s per GPU, where the metric allows it."""
+    value = float(run["reported"])
+    if run["metric"] == "tokens_per_s_per_gpu":
+        return value
+    if run["metric"] == "step_time_s":
+        return tokens_per_step(run) / run["n_gpus"] / value
+    return None
+
+
+def flops_per_token(run: dict[str, Any], convention: str) -> float:
+    """FLOPs per token in a source's convention: ``6N+12lds`` (model FLOPs, attention score and
+    value products counted over the full s x s square, forward and backward) or ``8N+16lds``
+    (the same with the recomputed forward, Narayanan et al. 2021 §5.1). N = active parameters."""
+    arch = architecture(run)
+    n_params = models.active_params(arch)
+    attention = arch.n_layers * arch.d_model * run["layout"]["seq_len"]
+    factors = {"6N+12lds": (6, 12), "8N+16lds": (8, 16)}
+    if convention not in factors:
+        raise ValueError(f"unknown FLOP convention {convention!r}; expected one of {list(factors)}")
+    per_param, per_attention = factors[convention]
+    return float(per_param * n_params + per_attention * attention)
+
+
 def implied_6n_utilisation(run: dict[str, Any]) -> float:
     """6 x active parameters x tokens/s per GPU over the GPU's dense BF16 peak: a lower bound
     on the MFU the reported number implies (attention FLOPs left out)."""
     per_token = 6 * models.active_params(architecture(run))
     peak = GPU_BY_NAME[run["gpu"]].peak_flops
     value = float(run["reported"])
-    if run["metric"] == "tokens_per_s_per_gpu":
-        return per_token * value / peak
-    if run["metric"] == "step_time_s":
-        return per_token * tokens_per_step(run) / run["n_gpus"] / value / peak
+    tokens = tokens_per_s_per_gpu(run)
+    if tokens is not None:
+        return per_token * tokens / peak
     if run["metric"] in ("mfu", "hfu"):
         return value
     return value * 1e12 / peak  # TFLOP/s per GPU
@@ -140,12 +163,44 @@ def test_every_run_has_a_source_a_quote_and_its_assumptions(run: dict[str, Any])
     assert run["url"].startswith("https://")
 
 
+def renderings(value: float) -> set[str]:
+    """The ways a table prints ``value`` (a fraction may be printed as a percentage)."""
+    forms = {f"{value:g}", f"{value:,.0f}", f"{value:.0f}", f"{value:,g}", f"{value:.2f}",
+             f"{value:.1f}"}
+    if value < 1:
+        forms |= {f"{value * 100:{spec}}" for spec in ("g", ".1f", ".2f", ".0f")}
+    return forms
+
+
 @pytest.mark.parametrize("run", RUNS, ids=run_ids)
 def test_the_quote_contains_the_reported_number(run: dict[str, Any]) -> None:
-    value = float(run["reported"])
-    forms = {f"{value:g}", f"{value:,.0f}", f"{value:.0f}", f"{value:,g}", f"{value:.2f}",
-             f"{value:.1f}", f"{value * 100:g}%", f"{value * 100:.1f}%", f"{value * 100:.0f}%"}
-    assert any(form in run["quote"] for form in forms), (value, run["quote"])
+    assert any(form in run["quote"] for form in renderings(float(run["reported"]))), run["quote"]
+    if "cross_check" in run:
+        check = float(run["cross_check"]["value"])
+        assert any(form in run["quote"] for form in renderings(check)), run["quote"]
+
+
+CROSS_CHECKED = [r for r in RUNS if "cross_check" in r]
+
+
+@pytest.mark.parametrize("run", CROSS_CHECKED, ids=run_ids)
+def test_the_encoding_reproduces_the_sources_second_number(run: dict[str, Any]) -> None:
+    """Where a source prints a second figure beside the measured one (its MFU, or TFLOP/s in
+    its own FLOP count), our shape, sequence, batch and GPU count must reproduce it from the
+    measured throughput: a wrong layer count, sequence length or batch shows up here."""
+    check = run["cross_check"]
+    tokens = tokens_per_s_per_gpu(run)
+    assert tokens is not None, "a cross-check needs a throughput or step-time metric"
+    flops = flops_per_token(run, check["flops_per_token"]) * tokens
+    peak = GPU_BY_NAME[run["gpu"]].peak_flops
+    derived = flops / peak if check["metric"] == "mfu" else flops / 1e12
+    # 10 %: sources round throughput to two or three figures and differ in what N counts
+    assert derived == pytest.approx(float(check["value"]), rel=0.10)
+
+
+def test_cross_checks_cover_most_sources() -> None:
+    assert len({r["source_id"] for r in CROSS_CHECKED}) >= 6
+    assert len(CROSS_CHECKED) >= len(RUNS) // 2
 
 
 @pytest.mark.parametrize("run", RUNS, ids=run_ids)
@@ -185,6 +240,20 @@ def test_model_builds_and_layout_fits_its_shape(run: dict[str, Any]) -> None:
     if arch.moe is not None:
         assert arch.moe.n_routed_experts % lay["ep"] == 0
     assert lay["pp"] <= arch.n_layers
+
+
+WITH_COUNT = [r for r in RUNS if "published_params" in r["model"]]
+
+
+@pytest.mark.parametrize("run", WITH_COUNT, ids=run_ids)
+def test_shape_gives_the_parameter_count_the_source_states(run: dict[str, Any]) -> None:
+    """The shape we recorded, counted from first principles, is the model the source names."""
+    counted = models.total_params(architecture(run))
+    assert counted == pytest.approx(run["model"]["published_params"], rel=0.03)
+
+
+def test_most_models_carry_a_published_parameter_count() -> None:
+    assert len(WITH_COUNT) >= len(RUNS) // 2
 
 
 @pytest.mark.parametrize("run", RUNS, ids=run_ids)
