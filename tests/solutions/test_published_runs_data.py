@@ -174,7 +174,11 @@ def renderings(value: float) -> set[str]:
 
 @pytest.mark.parametrize("run", RUNS, ids=run_ids)
 def test_the_quote_contains_the_reported_number(run: dict[str, Any]) -> None:
-    assert any(form in run["quote"] for form in renderings(float(run["reported"]))), run["quote"]
+    forms = renderings(float(run["reported"]))
+    if run["metric"] == "tokens_per_s_per_gpu":  # a source may print the whole job's rate
+        total = float(run["reported"]) * run["n_gpus"]
+        forms |= renderings(total) | {f"{total / 1000:g}k"}
+    assert any(form in run["quote"] for form in forms), run["quote"]
     if "cross_check" in run:
         check = float(run["cross_check"]["value"])
         assert any(form in run["quote"] for form in renderings(check)), run["quote"]
@@ -221,6 +225,21 @@ def test_degrees_multiply_to_the_gpus(run: dict[str, Any]) -> None:
     assert (lay["dp"] * lay["cp"]) % lay["ep"] == 0, "experts are sharded inside DP x CP"
     if lay["virtual_stages"] > 1:
         assert lay["pp"] > 1
+
+
+UNEVEN_STAGES_OK = {"llama3", "deepspeed-pipeline"}  # stages sized by hand (Llama 3 §3.3.2)
+# or by DeepSpeed's partition method (BLOOM's embedding-aware split)
+
+
+@pytest.mark.parametrize("run", RUNS, ids=run_ids)
+def test_layers_divide_evenly_into_virtual_stages_where_the_framework_requires_it(
+        run: dict[str, Any]) -> None:
+    """Megatron asserts that pp x v divides the layers; only the stacks that split stages by
+    hand or by their own partitioner may be uneven, and a 1-stage run is always even."""
+    lay = run["layout"]
+    chunks = lay["pp"] * lay["virtual_stages"]
+    if run["stack"] not in UNEVEN_STAGES_OK:
+        assert run["model"]["n_layers"] % chunks == 0, (run["model"]["n_layers"], chunks)
 
 
 @pytest.mark.parametrize("run", RUNS, ids=run_ids)
