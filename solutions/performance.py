@@ -123,11 +123,12 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     layers = dense_layers + moe_layers
     logits = pf.logits_flops_per_token(arch) if stage == cfg.pp - 1 else 0.0
     flops_s = tokens / (gpu.peak_flops * eff)
-    passes = pf.FUSED_ELEMENTWISE_PASSES if stack.fused_elementwise else pf.ELEMENTWISE_PASSES
+    passes = pf.ELEMENTWISE_PASSES[stack.elementwise]
     elementwise = pf.hbm_seconds(gpu, passes * layers
                                  * pf.elementwise_bytes_per_layer(
                                      arch, cfg, stack.sequence_parallel, stack.fused_attention))
-    attn_s = tokens / (gpu.peak_flops * (pf.attention_efficiency(gpu) if stack.fused_attention
+    attn_s = tokens / (gpu.peak_flops * (pf.attention_efficiency(gpu, stack.attention_kernel)
+                                         if stack.fused_attention
                                          else eff))
     layer_fwd = matmul * flops_s + layers * attn * attn_s + elementwise / 3
     forward = layer_fwd + logits * flops_s
@@ -269,8 +270,8 @@ def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     links = Links(cluster, cfg)
     stage, st = _busiest_stage(arch, cfg, gpu, stack, links)
     m, p, v = cfg.grad_accum, cfg.pp, cfg.virtual_stages
-    bubble, sends = pipeline_costs_s(_per_mb_s(st), links.pp_send_s(arch), p, m, v,
-                                     stack.interleave_m_below_p)
+    send = links.pp_send_s(arch, stack.pipeline_scatter_gather)
+    bubble, sends = pipeline_costs_s(_per_mb_s(st), send, p, m, v, stack.interleave_m_below_p)
     dp, gathers = _dp_seconds(arch, cfg, stack, links, stage, st)
     return {
         "compute": m * st.compute, "recompute": m * st.recompute,

@@ -87,11 +87,13 @@ class Links:
         group's hierarchical bus bandwidth."""
         return self.gather_s(n_params * bytes_per_element, n, self.dp_crosses, self.dp_gb_per_s)
 
-    def pp_send_s(self, arch: models.Architecture) -> float:
+    def pp_send_s(self, arch: models.Architecture, scatter_gather: bool = True) -> float:
         """One chunk's activation out and gradient in: 2 transfers of ``b s h / (t cp)``
-        16-bit values per GPU (each TP rank sends its slice on its own link)."""
+        16-bit values per GPU (each TP rank sends its slice on its own link; the whole
+        ``b s h / cp`` without the scatter/gather optimisation)."""
         cfg = self.cfg
-        message = cfg.micro_batch * cfg.seq_len / cfg.cp * arch.d_model * BYTES_16BIT / cfg.tp
+        message = cfg.micro_batch * cfg.seq_len / cfg.cp * arch.d_model * BYTES_16BIT
+        message /= cfg.tp if scatter_gather else 1
         c = self.cluster
         one = c.latency_s(self.pp_crosses) + message / (c.link_gb_per_s(self.pp_crosses) * 1e9)
         return 2 * one

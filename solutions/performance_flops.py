@@ -29,10 +29,12 @@ GPU's dense peak, the product of three factors:
   :data:`GEMM_CEILING` (Bekman, *Machine Learning Engineering*, "Maximum Achievable Matmul
   FLOPS comparison table": BF16 ``matmul`` MAMF 267.9 of 312 TFLOPS on A100 SXM, 792.1 of
   989 on H100 SXM, found by brute force over shapes with ``mamf-finder.py``);
-* wave quantisation: the output is cut into ``GEMM_TILE`` tiles, one per SM at a time, and
-  the last wave runs partly empty (NVIDIA, *Matrix Multiplication Background User's Guide*,
-  "Wave Quantization"); averaged over shapes the last wave is half full, so the factor is
-  ``waves / (waves + 1/2)`` with ``waves = tiles / SMs``;
+* tile and wave quantisation: the output is cut into ``GEMM_TILE_M x GEMM_TILE_N`` tiles,
+  the edge tiles partly empty (factor ``M N / (tiles x tile area)``), and the tiles run one
+  per SM at a time, the last wave partly empty (NVIDIA, *Matrix Multiplication Background
+  User's Guide*, "Tile Quantization" and "Wave Quantization"); averaged over shapes the
+  last wave is half full, so that factor is ``waves / (waves + 1/2)``, ``waves = tiles /
+  SMs``;
 * the memory roofline: compute and operand traffic added (Williams et al. 2009),
   ``1 / (1 + f x ridge / AI)`` with ``AI = M N K / (M K + K N + M N)`` FLOP per byte (16-bit
   operands) and ``ridge = peak / HBM bandwidth``.
@@ -43,12 +45,14 @@ it is one number for every GPU, fitted on the fitting third of the validation se
 Element-wise work (norms, dropout, softmax, activation functions, residual adds) is
 memory-bound: its time is bytes moved over the HBM bandwidth, with the bytes taken from
 Korthikanti et al.'s activation count (Table 2) times the number of times each stored byte
-is read or written: :data:`ELEMENTWISE_PASSES` for 2021-era kernels,
-:data:`FUSED_ELEMENTWISE_PASSES` with the fused bias-dropout-add, LayerNorm/RMSNorm and
-SwiGLU kernels of later stacks (both fitted).
+is read or written, :data:`ELEMENTWISE_PASSES`, by how the stack runs these operations
+(``Stack.elementwise``: eager PyTorch, Megatron-LM's hand-fused kernels, Transformer
+Engine's fused kernels; fitted).
 """
 
 from __future__ import annotations
+
+import math
 
 from solutions import hardware, models
 from solutions.planner_memory import ParallelConfig
@@ -59,22 +63,27 @@ GEMM_CEILING: dict[str, float] = {"A100": 267.9 / 312.0, "H100": 792.1 / 989.0,
                                   "H800": 792.1 / 989.0}
 #: Streaming multiprocessors per GPU (A100 and H100 architecture whitepapers).
 SM_COUNT: dict[str, int] = {"A100": 108, "H100": 132, "H800": 132}
-#: Output elements of one GEMM tile: 128 x 256, the largest tile cuBLAS/CUTLASS use for
-#: 16-bit GEMMs on Ampere and Hopper (NVIDIA Matrix Multiplication Background guide).
-GEMM_TILE = 128 * 256
+#: A GEMM output tile, rows x columns: 128 x 128, a tile cuBLAS uses for large 16-bit GEMMs
+#: on Ampere and Hopper (NVIDIA Matrix Multiplication Background guide, "Tile Quantization").
+GEMM_TILE_M, GEMM_TILE_N = 128, 128
 #: Share of the microbenchmark rate a training step sustains, by GPU family (fitted, see
 #: above; H800 shares H100's).
-SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.87, "H100": 0.87, "H800": 0.87}
+SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.89, "H100": 0.86, "H800": 0.86}
 #: Fraction of the dense peak a fused (flash) attention kernel reaches over forward +
-#: backward, causal, head dimension 128, long sequences, FLOPs of the causal half counted:
-#: FlashAttention-2 (Dao 2023, arXiv:2307.08691, §4.1 and Figs. 4-7): about 190 TFLOP/s of
-#: A100's 312 and "up to 335 TFLOPs/s" of H100's 989 (without Hopper-specific instructions).
-ATTENTION_KERNEL_FRACTION: dict[str, float] = {"A100": 190.0 / 312.0, "H100": 335.0 / 989.0,
-                                               "H800": 335.0 / 989.0}
+#: backward, causal, head dimension 128, long sequences, FLOPs of the causal half counted,
+#: by (kernel, GPU family). FlashAttention-2 (Dao 2023, arXiv:2307.08691, §4.1, Figs. 4-7):
+#: about 190 TFLOP/s of A100's 312 and "up to 335 TFLOPs/s" of H100's 989 without
+#: Hopper-specific instructions. FlashAttention-3 (Shah et al. 2024, arXiv:2407.08608,
+#: abstract and §4.1): forward up to 740 TFLOP/s, backward 1.5-1.75x FlashAttention-2's
+#: (about 500); the backward does 2.5x the forward's FLOPs, so forward + backward
+#: ``3.5 / (1/740 + 2.5/500)`` = 550 TFLOP/s.
+ATTENTION_KERNEL_FRACTION: dict[tuple[str, str], float] = {
+    ("flash2", "A100"): 190.0 / 312.0, ("hopper", "A100"): 190.0 / 312.0,
+    ("flash2", "H100"): 335.0 / 989.0, ("hopper", "H100"): 550.0 / 989.0,
+    ("flash2", "H800"): 335.0 / 989.0, ("hopper", "H800"): 550.0 / 989.0}
 #: Reads + writes of each activation byte by element-wise kernels over forward and backward
-#: of one layer: 2021-era kernels, and fused kernels (both fitted).
-ELEMENTWISE_PASSES = 8.0
-FUSED_ELEMENTWISE_PASSES = 4.0
+#: of one layer, by ``Stack.elementwise`` (fitted).
+ELEMENTWISE_PASSES: dict[str, float] = {"eager": 24.0, "megatron": 8.0, "fused": 1.0}
 BYTES_16BIT = 2
 
 
@@ -148,9 +157,11 @@ def gemm_intensity(m: float, k: float, n: float) -> float:
 
 
 def wave_factor(gpu: hardware.GPU, m: float, n: float) -> float:
-    """Share of the SMs busy over a GEMM's waves: ``waves / (waves + 1/2)``."""
-    waves = m * n / GEMM_TILE / SM_COUNT[gpu_family(gpu)]
-    return waves / (waves + 0.5)
+    """Share of the tensor-core work of an ``[m, n]`` output that is useful: tile
+    quantisation ``m n / (tiles x tile)`` times wave quantisation ``waves / (waves + 1/2)``."""
+    tiles = math.ceil(m / GEMM_TILE_M) * math.ceil(n / GEMM_TILE_N)
+    waves = tiles / SM_COUNT[gpu_family(gpu)]
+    return m * n / (tiles * GEMM_TILE_M * GEMM_TILE_N) * waves / (waves + 0.5)
 
 
 def matmul_efficiency(gpu: hardware.GPU, m: float, k: float, n: float) -> float:
@@ -162,11 +173,11 @@ def matmul_efficiency(gpu: hardware.GPU, m: float, k: float, n: float) -> float:
     return f / (1.0 + f * ridge / gemm_intensity(m, k, n))
 
 
-def attention_efficiency(gpu: hardware.GPU) -> float:
-    """Fraction of the dense peak a fused attention kernel sustains in a training step:
+def attention_efficiency(gpu: hardware.GPU, kernel: str = "flash2") -> float:
+    """Fraction of the dense peak a fused attention ``kernel`` sustains in a training step:
     ``SUSTAINED_FRACTION x ATTENTION_KERNEL_FRACTION`` of the GPU's family."""
     family = gpu_family(gpu)
-    return SUSTAINED_FRACTION[family] * ATTENTION_KERNEL_FRACTION[family]
+    return SUSTAINED_FRACTION[family] * ATTENTION_KERNEL_FRACTION[kernel, family]
 
 
 def layer_gemm_shape(arch: models.Architecture, cfg: ParallelConfig) -> tuple[float, ...]:

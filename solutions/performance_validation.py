@@ -139,6 +139,14 @@ def _cluster(gpu: hardware.GPU, fields: dict[str, Any]) -> hardware.Cluster:
         source=str(fields.get("notes", "")))
 
 
+def _stack(name: str, options: dict[str, Any]) -> Stack:
+    """The preset ``name`` with the options that are :class:`Stack` fields applied; other
+    options describe the run without changing the model (e.g. the DP implementation's
+    name) and are ignored."""
+    fields = set(Stack.__dataclass_fields__)
+    return replace(stack_named(name), **{k: v for k, v in options.items() if k in fields})
+
+
 def _config(layout: dict[str, Any]) -> ParallelConfig:
     return ParallelConfig(
         tp=layout["tp"], pp=layout["pp"], dp=layout["dp"], cp=layout.get("cp", 1),
@@ -157,7 +165,7 @@ def run_from_record(record: dict[str, Any]) -> PublishedRun:
         if record["split"] not in ("fit", "held_out"):
             raise ValueError(f"split must be 'fit' or 'held_out', got {record['split']!r}")
         gpu = _gpu(record["gpu"])
-        stack = replace(stack_named(record["stack"]), **record.get("stack_options", {}))
+        stack = _stack(record["stack"], record.get("stack_options", {}))
         return PublishedRun(
             label=record["id"], source=record["source"], arch=_architecture(record["model"]),
             config=_config(record["layout"]), cluster=_cluster(gpu, record["cluster"]),
@@ -209,19 +217,27 @@ def error_summary(runs: Iterable[PublishedRun] = PUBLISHED_RUNS) -> tuple[float,
 
 def implied_mfu(run: PublishedRun, est: StepEstimate) -> float:
     """The MFU the reported number means for this run (causal attention counted)."""
-    return est.mfu * run.reported / metric_value(run, est)
+    ratio = metric_value(run, est) / run.reported
+    return est.mfu * (ratio if run.metric == "step_time_s" else 1 / ratio)
 
 
-def baseline_fraction(runs: Iterable[PublishedRun]) -> float:
-    """The constant MFU that best predicts ``runs``: the one minimising the median |error|
-    of "every run at that share of peak" (each run's error is ``c / implied - 1``)."""
-    implied = [implied_mfu(r, r.estimate()) for r in runs]
-    return min(implied, key=lambda c: statistics.median(abs(c / x - 1) for x in implied))
+def _baseline_error(run: PublishedRun, implied: float, fraction: float) -> float:
+    """Error, in the run's metric, of predicting it at ``fraction`` of peak."""
+    return implied / fraction - 1 if run.metric == "step_time_s" else fraction / implied - 1
 
 
 def baseline_errors(runs: Iterable[PublishedRun], fraction: float) -> list[float]:
     """Signed errors of predicting every run at ``fraction`` of peak."""
-    return [fraction / implied_mfu(r, r.estimate()) - 1 for r in runs]
+    return [_baseline_error(r, implied_mfu(r, r.estimate()), fraction) for r in runs]
+
+
+def baseline_fraction(runs: Iterable[PublishedRun]) -> float:
+    """The constant MFU that best predicts ``runs``: the one (among the runs' own implied
+    MFUs) minimising the median |error| of "every run at that share of peak"."""
+    runs = tuple(runs)
+    implied = [implied_mfu(r, r.estimate()) for r in runs]
+    return min(implied, key=lambda c: statistics.median(
+        abs(_baseline_error(r, x, c)) for r, x in zip(runs, implied, strict=True)))
 
 
 @dataclass(frozen=True)

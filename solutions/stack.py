@@ -33,13 +33,22 @@ Fields (booleans say whether the software does it):
   prefetch from a trace of the previous step and stalls on about half of its gathers
   (Rajbhandari et al. 2021, ZeRO-Infinity §6.2 overlap-centric design; measured here as the
   0.5 of ``ZERO3_GATHER_HIDDEN``).
-* ``pipeline_p2p_overlap``: the pipeline's sends run under compute (Megatron's schedules
-  post non-blocking send/recv pairs, Narayanan et al. 2021, §4.1); DeepSpeed's pipeline
-  engine runs them as blocking instructions between compute instructions.
-* ``fused_elementwise``: the element-wise work between GEMMs runs in fused kernels (bias +
-  dropout + residual add, LayerNorm/RMSNorm, SwiGLU; Megatron-LM's 2022 kernels and
-  Transformer Engine), fewer passes over HBM than 2021's
-  (:data:`solutions.performance_flops.FUSED_ELEMENTWISE_PASSES`).
+* ``pipeline_scatter_gather``: each TP rank sends only its ``1/t`` slice of the activation
+  to the next stage and the slices are all-gathered over NVLink there (Narayanan et al.
+  2021, §4.1 "scatter/gather optimization"); without it (DeepSpeed's pipeline engine,
+  ``deepspeed/runtime/pipe/engine.py`` SendActivation) every TP rank sends the whole
+  activation over its own port, ``t`` times the bytes.
+* ``attention_kernel``: the fused attention kernel, ``"flash2"`` (FlashAttention-2, PyTorch's
+  scaled-dot-product attention) or ``"hopper"`` (a kernel using Hopper's asynchronous
+  tensor-core instructions: FlashAttention-3 or cuDNN's fused attention through Transformer
+  Engine); on an A100 both are FlashAttention-2
+  (:data:`solutions.performance_flops.ATTENTION_KERNEL_FRACTION`).
+* ``elementwise``: how the element-wise work between GEMMs is run, which sets its passes
+  over HBM (:data:`solutions.performance_flops.ELEMENTWISE_PASSES`): ``"eager"``, one
+  PyTorch kernel per operation (FSDP, DeepSpeed ZeRO-3 and torchtitan without
+  ``torch.compile``); ``"megatron"``, Megatron-LM's hand-fused bias + GeLU and scale + mask
+  + softmax kernels (Narayanan et al. 2021, §4.2); ``"fused"``, Transformer Engine's fused
+  LayerNorm/RMSNorm + GEMM, bias + dropout + residual and SwiGLU kernels (Megatron-Core).
 """
 
 from __future__ import annotations
@@ -68,13 +77,20 @@ class Stack:
     tp_comm_overlap: bool = False
     param_gather_overlap: bool = False
     gather_hidden_fraction: float = 1.0
-    pipeline_p2p_overlap: bool = True
-    fused_elementwise: bool = True
+    pipeline_scatter_gather: bool = True
+    attention_kernel: str = "flash2"
+    elementwise: str = "fused"
     source: str = ""
 
     def __post_init__(self) -> None:
         positive("grad_reduce_bytes", self.grad_reduce_bytes)
         positive("grad_accum_bytes", self.grad_accum_bytes)
+        if self.elementwise not in ("eager", "megatron", "fused"):
+            raise ValueError("elementwise must be 'eager', 'megatron' or 'fused', "
+                             f"got {self.elementwise!r}")
+        if self.attention_kernel not in ("flash2", "hopper"):
+            raise ValueError("attention_kernel must be 'flash2' or 'hopper', "
+                             f"got {self.attention_kernel!r}")
         if not 0.0 <= self.gather_hidden_fraction <= 1.0:
             raise ValueError("gather_hidden_fraction is a share in [0, 1], "
                              f"got {self.gather_hidden_fraction}")
@@ -83,56 +99,60 @@ class Stack:
 MEGATRON_2021 = Stack(
     "Megatron-LM 2021 (no SP, unfused attention)", sequence_parallel=False,
     fused_attention=False, overlap_dp=True, grad_reduce_bytes=2.0, grad_accum_bytes=4.0,
-    fused_elementwise=False,
+    elementwise="megatron",
     source="Narayanan et al. 2021 (arXiv:2104.04473), §4: TP all-reduces on the critical "
            "path, non-blocking pipeline send/recv, fused bias+GeLU and scale+mask+softmax "
            "kernels (§4.2), PyTorch DDP gradient all-reduce overlapped with the backward; "
            "FP32 main gradients (megatron/model/distributed.py).")
 MEGATRON_2022 = Stack(
     "Megatron-LM 2022 (selective recompute + SP)", sequence_parallel=True,
-    fused_attention=False, overlap_dp=True,
+    fused_attention=False, overlap_dp=True, elementwise="megatron",
     source="Korthikanti et al. 2022 (arXiv:2205.05198), §4.2.2 sequence parallelism "
            "(reduce-scatter + all-gather instead of all-reduce), §5 selective activation "
            "recomputation of the attention core; TP communication still exposed.")
 MEGATRON_CORE_2024 = Stack(
     "Megatron-Core 2024 (TP comm overlap, overlapped grad reduce and param gather)",
     sequence_parallel=True, fused_attention=True, overlap_dp=True, tp_comm_overlap=True,
-    param_gather_overlap=True,
+    param_gather_overlap=True, attention_kernel="hopper",
     source="Megatron-LM megatron/training/arguments.py: --tp-comm-overlap (TP "
            "collectives split and overlapped with GEMMs via Transformer Engine), "
            "--overlap-grad-reduce, --overlap-param-gather with --use-distributed-optimizer "
-           "(ZeRO-1: reduce-scatter grads, all-gather params), --use-flash-attn; "
+           "(ZeRO-1: reduce-scatter grads, all-gather params); Transformer Engine's fused "
+           "kernels (cuDNN fused attention, LayerNorm/RMSNorm, bias-GeLU/SwiGLU); "
            "interleaving asserts layers divisible by the chunks.")
 DEEPSPEED_ZERO3 = Stack(
     "DeepSpeed ZeRO-3", sequence_parallel=False, fused_attention=True, overlap_dp=True,
-    gather_hidden_fraction=ZERO3_GATHER_HIDDEN,
+    gather_hidden_fraction=ZERO3_GATHER_HIDDEN, elementwise="eager",
     source="Rajbhandari et al. 2020 (ZeRO, arXiv:1910.02054) §7 (P_os+g+p: 1.5x the DP "
            "volume: all-gather forward, all-gather backward, reduce-scatter), ZeRO-Infinity "
            "(arXiv:2104.07857) §6.2 prefetch from a recorded trace.")
 DEEPSPEED_PIPELINE = Stack(
     "DeepSpeed pipeline engine (Megatron-DeepSpeed)", sequence_parallel=False,
-    fused_attention=False, overlap_dp=False, pipeline_p2p_overlap=False,
-    fused_elementwise=False,
+    fused_attention=False, overlap_dp=False, pipeline_scatter_gather=False,
+    elementwise="megatron",
     source="Smith et al. 2022 (MT-NLG, arXiv:2201.11990), §3: Megatron TP inside "
-           "DeepSpeed's 1F1B pipeline engine (deepspeed/runtime/pipe/engine.py: blocking "
-           "SendActivation/RecvGrad instructions), no interleaving; ZeRO-1 gradient "
+           "DeepSpeed's 1F1B pipeline engine (deepspeed/runtime/pipe/engine.py: "
+           "SendActivation/RecvGrad of the whole activation from every TP rank), no "
+           "interleaving; ZeRO-1 gradient "
            "all-reduce after the last micro-batch (engine.py _exec_reduce_grads).")
 FSDP = Stack(
     "PyTorch FSDP (FULL_SHARD)", sequence_parallel=False, fused_attention=True,
-    overlap_dp=True,
+    overlap_dp=True, elementwise="eager",
     source="Zhao et al. 2023 (PyTorch FSDP, arXiv:2304.11277) §3.2 FULL_SHARD (gather "
            "before forward and backward, reshard after each), §3.3 backward/forward "
-           "prefetch overlapping the next unit's all-gather with compute.")
+           "prefetch overlapping the next unit's all-gather with compute; the model runs in "
+           "PyTorch eager mode, one kernel per element-wise operation.")
 FSDP2 = Stack(
     "FSDP2 / torchtitan", sequence_parallel=True, fused_attention=True, overlap_dp=True,
+    elementwise="eager",
     source="torchtitan (Liang et al. 2024, arXiv:2410.06511) §2.1: per-parameter DTensor "
            "FSDP2 with implicit prefetch, reshard_after_forward=True by default, SP with "
-           "TP (async TP optional).")
+           "TP (async TP optional); eager mode unless torch.compile is turned on.")
 LLAMA3 = Stack(
     "Llama 3 (FSDP without reshard after forward, FP32 reduce-scatter)",
     sequence_parallel=True, fused_attention=True, overlap_dp=True, grad_reduce_bytes=4.0,
     reshard_after_forward=False, grad_accum_bytes=4.0, uneven_chunks=True,
-    interleave_m_below_p=True,
+    interleave_m_below_p=True, attention_kernel="hopper",
     source="Dubey et al. 2024 (arXiv:2407.21783) §3.3.2: FSDP shards optimizer state and "
            "gradients but not the model weights after forward (no re-gather in backward), "
            "gradients accumulated and reduce-scattered in FP32, modified interleaved "
