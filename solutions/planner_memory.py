@@ -1,37 +1,3 @@
-"""5D-parallelism planner, part 1: the configuration and the memory one GPU needs.
-
-A configuration splits ``n_gpus = tp x cp x pp x dp`` ways (the Llama 3 order, innermost
-first). Expert parallelism does not add GPUs: the ``ep`` ranks that share out the routed
-experts are carved out of the data-parallel group, so ``ep`` must divide ``dp`` (as in
-DeepSeek-V3: 2,048 H800s = PP 16 x DP 128, with EP 64 inside DP).
-
-Memory per GPU = weights + gradients + optimizer state (ZeRO stage over the data-parallel
-group, :mod:`solutions.zero`) + stashed activations. Conventions, all stated so that a hand
-calculation can reproduce every number:
-
-* Parameters per GPU: the stage's layers (:func:`solutions.llama3.layers_per_stage`) divided
-  by ``tp``; the first stage adds the embedding and the last the output head (``V x d / tp``
-  each). MoE: a GPU holds ``E / ep`` routed experts of each of its MoE layers (experts also
-  split ``tp`` ways, Megatron-Core's default expert-TP = TP); attention, router and shared
-  experts count as dense weights.
-* ZeRO shards dense weights over ``dp x cp`` GPUs (context-parallel ranks hold the same
-  weights and take part in the gradient reduction, as Megatron-Core's DP-with-CP group does)
-  and expert weights over ``dp x cp / ep``.
-* Activations (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
-  Transformer Models", arXiv:2205.05198, §4, Table 2), 16-bit, per layer and micro-batch,
-  with tensor + sequence parallelism over ``t`` GPUs, ``s`` the full sequence, ``s_l = s/cp``
-  the local chunk, ``b`` the micro-batch, ``h`` = d_model and ``a`` the heads:
-  ``"none"``: ``s_l b h (34 + 5 a s / h) / t``; ``"selective"`` (attention core recomputed):
-  ``34 s_l b h / t``; ``"full"`` (only each layer's input kept): ``2 s_l b h / t`` (Table 2
-  lists ``2 s b h`` without sequence parallelism; with it the stored input is split t ways).
-  The coefficients 34 and 5 were derived for a GPT layer (4h GeLU MLP, multi-head attention);
-  for GQA/SwiGLU layers they are an approximation. Output logits are not counted.
-* In flight: with 1F1B, stage i stashes ``min(p - i, m)`` micro-batches (Narayanan et al.
-  2021, §2.2.1); the interleaved schedule (``virtual_stages = v > 1``) makes the first stage
-  hold ``1 + (p - 1)/(p v)`` times the 1F1B amount (Korthikanti et al. 2022, §4.2.3), which
-  this module applies to every stage as an upper bound.
-"""
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -41,11 +7,14 @@ from solutions.layout import RECOMPUTE_MODES as RECOMPUTE_MODES  # re-exported
 from solutions.layout import ParallelConfig as ParallelConfig  # re-exported
 from solutions.layout import Recompute as Recompute  # re-exported
 from solutions.layout import StageParams as StageParams  # re-exported
-from solutions.layout import layers_per_stage, stage_params_of
+from solutions.layout import chunk_layers, layers_per_stage, stage_params_of
 from solutions.layout import stage_layer_kinds as stage_layer_kinds  # re-exported
-from solutions.pipeline import in_flight_microbatches
+from solutions.stack import MODERN, Stack
 
 BYTES_16BIT = 2
+#: Gathered ZeRO-3 units a resharding implementation holds at once: the layer being computed
+#: and the one being prefetched (Zhao et al. 2023, §3.3.2-3.3.3).
+GATHERED_UNITS = 2
 
 
 @dataclass(frozen=True)
@@ -81,45 +50,167 @@ def stage_params(arch: models.Architecture, cfg: ParallelConfig, stage: int) -> 
     return stage_params_of(arch, cfg.pp, cfg.tp, cfg.ep, stage)
 
 
-def activation_bytes_per_layer(arch: models.Architecture, cfg: ParallelConfig) -> float:
-    """Stashed activation bytes of one layer for one micro-batch (Korthikanti Table 2)."""
-    s, s_local = cfg.seq_len, cfg.seq_len / cfg.cp
-    sbh = s_local * cfg.micro_batch * arch.d_model
+@dataclass(frozen=True)
+class ActivationTerms:
+    """One layer's stored activations per micro-batch, in units of ``s_l b h`` bytes:
+    ``outside`` the TP region, ``inside`` it, and the attention ``core``."""
+
+    outside: float
+    inside: float
+    core: float
+
+
+def has_dropout(arch: models.Architecture) -> bool:
+    """The course's convention: GPT-style models with biased linear layers trained with
+    dropout 0.1 (GPT-3; Megatron-LM's default, Narayanan et al. 2021); the bias-free ones
+    without (Llama 3, Nemotron-4, DeepSeek-V3, PaLM §5)."""
+    return arch.linear_biases
+
+
+def _mlp_terms(arch: models.Architecture, moe_layer: bool) -> float:
+    """MLP hidden activations in ``s b h`` units: GeLU 4f/h, SwiGLU 6f/h (module doc)."""
+    per_width = 4.0 if arch.ffn == "gelu" else 6.0
+    if moe_layer and arch.moe is not None:
+        copies = arch.moe.experts_per_token + arch.moe.n_shared_experts
+        return copies * per_width * arch.moe.expert_d_ffn / arch.d_model
+    return per_width * arch.d_ffn / arch.d_model
+
+
+def activation_terms(arch: models.Architecture, seq_len: int, fused_attention: bool,
+                     moe_layer: bool = False) -> ActivationTerms:
+    """The recount of Korthikanti et al.'s Table 2 for this layer (see the module doc)."""
+    dropout = has_dropout(arch)
+    group = arch.n_kv_heads / arch.n_heads
+    width = arch.n_heads * arch.head_dim / arch.d_model  # 1 unless heads x head_dim != h
+    outside = 8.0 + (2.0 if dropout else 0.0)
+    inside = 2 * width + 4 * group * width + 2 * width + _mlp_terms(arch, moe_layer)
+    a_over_h = arch.n_heads / arch.d_model
+    if fused_attention:
+        core = 4 * a_over_h  # FP32 log-sum-exp per row and head, linear in s
+    else:
+        core = (5.0 if dropout else 2.0) * a_over_h * seq_len
+    return ActivationTerms(outside=outside, inside=inside, core=core)
+
+
+def activation_bytes_per_layer(arch: models.Architecture, cfg: ParallelConfig,
+                               stack: Stack = MODERN, moe_layer: bool = False) -> float:
+    """Stashed activation bytes of one layer for one micro-batch (module doc)."""
+    sbh = cfg.seq_len / cfg.cp * cfg.micro_batch * arch.d_model
+    t = cfg.tp
+    outside_split = t if stack.sequence_parallel else 1
     if cfg.activation_recompute == "full":
-        return BYTES_16BIT * sbh / cfg.tp
-    if cfg.activation_recompute == "selective":
-        return 34 * sbh / cfg.tp
-    return sbh * (34 + 5 * arch.n_heads * s / arch.d_model) / cfg.tp
+        return BYTES_16BIT * sbh / outside_split
+    terms = activation_terms(arch, cfg.seq_len, stack.fused_attention, moe_layer)
+    kept = terms.outside / outside_split + terms.inside / t
+    if cfg.activation_recompute == "none" or stack.fused_attention:
+        kept += terms.core / t
+    return kept * sbh
+
+
+def warmup_chunks(pp: int, m: int, v: int, stage: int) -> int:
+    """Chunk forwards before the first backward on ``stage``: ``2 (p - i - 1) + (v - 1) N``
+    with N = p (N = m when m < p), capped at m v (Megatron-LM's interleaved schedule)."""
+    group = pp if m >= pp else m
+    warm = (pp - stage - 1) * (2 if v > 1 else 1) + (v - 1) * group
+    return min(warm, m * v)
+
+
+def in_flight_layers(arch: models.Architecture, cfg: ParallelConfig, stage: int) -> float:
+    """Layer-micro-batches whose activations ``stage`` holds at its peak: chunk forwards in
+    flight, ``min(w + 1, m v)``, times the stage's average layers per chunk."""
+    v = cfg.virtual_stages
+    chunks = min(warmup_chunks(cfg.pp, cfg.grad_accum, v, stage) + 1, cfg.grad_accum * v)
+    layers = sum(chunk_layers(arch.n_layers, cfg.pp, v)[stage])
+    return chunks * layers / v
 
 
 def in_flight(cfg: ParallelConfig, stage: int) -> float:
-    """Micro-batches whose activations ``stage`` holds at peak (1F1B, interleaving factor)."""
-    count = float(in_flight_microbatches(cfg.pp, cfg.grad_accum, "1f1b", stage))
-    if cfg.virtual_stages > 1 and cfg.pp > 1:
-        count *= 1 + (cfg.pp - 1) / (cfg.pp * cfg.virtual_stages)
-    return count
+    """Micro-batches (whole-stage equivalents) ``stage`` holds at its peak."""
+    v = cfg.virtual_stages
+    return min(warmup_chunks(cfg.pp, cfg.grad_accum, v, stage) + 1, cfg.grad_accum * v) / v
 
 
-def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int) -> MemoryBreakdown:
+def stage_activation_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
+                           stack: Stack = MODERN) -> float:
+    """Peak stashed activations of one GPU of ``stage``: in-flight layers x bytes each, plus
+    (full recomputation) the one layer rebuilt during the backward."""
+    dense_layers, moe_layers = stage_layer_kinds(arch, cfg.pp)[stage]
+    layers = dense_layers + moe_layers
+    if layers == 0:
+        return 0.0
+    share = in_flight_layers(arch, cfg, stage) / layers
+    total = share * dense_layers * activation_bytes_per_layer(arch, cfg, stack)
+    if moe_layers:
+        total += share * moe_layers * activation_bytes_per_layer(arch, cfg, stack, True)
+    if cfg.activation_recompute == "full":
+        rebuilt = ParallelConfig(**{**cfg.__dict__, "activation_recompute": "selective"})
+        total += activation_bytes_per_layer(arch, rebuilt, stack, moe_layers > 0)
+    return total
+
+
+def state_bytes_per_param(zero_stage: int, n: int, stack: Stack) -> zero.ModelStateBytes:
+    """Weights, gradients and optimizer bytes per parameter under this sharding (module doc
+    table); ``n`` the data-parallel ranks that share the parameter."""
+    g = stack.grad_accum_bytes
+    k = zero.ADAM_OPTIMIZER_BYTES
+    w = zero.WEIGHT_BYTES
+    if zero_stage <= 1:
+        return zero.ModelStateBytes(w, g, k / n if zero_stage == 1 else k)
+    if zero_stage == 2:
+        return zero.ModelStateBytes(w, g / n, k / n)
+    gathered = 0.0 if stack.reshard_after_forward else w
+    return zero.ModelStateBytes(gathered + w / n, g / n, k / n)
+
+
+def grad_reductions_per_step(cfg: ParallelConfig) -> int:
+    """Gradient reductions over the data-parallel group per step: one for ZeRO stages 0-1
+    (the whole local gradient is accumulated first), one per micro-batch for stages 2-3
+    (each micro-batch's gradient is reduce-scattered into the local shard)."""
+    return 1 if cfg.zero_stage <= 1 else cfg.grad_accum
+
+
+def gathers_per_step(cfg: ParallelConfig, stack: Stack = MODERN) -> int:
+    """ZeRO-3 parameter all-gathers of a layer per step: two per micro-batch (forward and
+    backward) when resharded after the forward, two per step when the gathered weights stay
+    resident (Llama 3); none below stage 3."""
+    if cfg.zero_stage < 3:
+        return 0
+    return 2 if not stack.reshard_after_forward else 2 * cfg.grad_accum
+
+
+def gathered_layers_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int) -> float:
+    """16-bit weights of the :data:`GATHERED_UNITS` largest layers of ``stage`` on one GPU:
+    what a resharding ZeRO-3/FSDP holds gathered at once."""
+    dense_layers, moe_layers = stage_layer_kinds(arch, cfg.pp)[stage]
+    sizes: list[float] = [float(models.dense_layer_params(arch))] * dense_layers
+    if arch.moe is not None and moe_layers:
+        routed = arch.moe.n_routed_experts * models.expert_params(arch)
+        sizes += [models.moe_layer_params(arch) - routed + routed / cfg.ep] * moe_layers
+    largest = sorted(sizes, reverse=True)[:GATHERED_UNITS]
+    return sum(largest) / cfg.tp * zero.WEIGHT_BYTES
+
+
+def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int,
+                 stack: Stack = MODERN) -> MemoryBreakdown:
     """Weights, gradients, optimizer state and activations of one GPU of ``stage``."""
     params = stage_params(arch, cfg, stage)
     n_dense = cfg.dp * cfg.cp
-    dense = zero.model_state_breakdown(cfg.zero_stage, n_dense)
-    # Expert weights are replicated over dp*cp/ep GPUs only; ep must divide dp (validator).
-    expert = zero.model_state_breakdown(cfg.zero_stage, max(1, n_dense // cfg.ep))
-    layers = layers_per_stage(arch.n_layers, cfg.pp)[stage]
-    acts = layers * in_flight(cfg, stage) * activation_bytes_per_layer(arch, cfg)
+    dense = state_bytes_per_param(cfg.zero_stage, n_dense, stack)
+    expert = state_bytes_per_param(cfg.zero_stage, max(1, n_dense // cfg.ep), stack)
+    weights = params.dense * dense.weights + params.expert * expert.weights
+    if cfg.zero_stage == 3 and stack.reshard_after_forward:
+        weights += gathered_layers_bytes(arch, cfg, stage)
     return MemoryBreakdown(
-        stage=stage,
-        weights_bytes=params.dense * dense.weights + params.expert * expert.weights,
+        stage=stage, weights_bytes=weights,
         gradients_bytes=params.dense * dense.gradients + params.expert * expert.gradients,
         optimizer_bytes=params.dense * dense.optimizer + params.expert * expert.optimizer,
-        activations_bytes=acts,
+        activations_bytes=stage_activation_bytes(arch, cfg, stage, stack),
     )
 
 
-def memory_per_gpu(arch: models.Architecture, cfg: ParallelConfig) -> MemoryBreakdown:
+def memory_per_gpu(arch: models.Architecture, cfg: ParallelConfig,
+                   stack: Stack = MODERN) -> MemoryBreakdown:
     """The largest per-GPU memory over all pipeline stages (the one that must fit)."""
     layers_per_stage(arch.n_layers, cfg.pp)  # raises if pp exceeds the layer count
-    return max((stage_memory(arch, cfg, i) for i in range(cfg.pp)),
+    return max((stage_memory(arch, cfg, i, stack) for i in range(cfg.pp)),
                key=lambda m: m.total_bytes)
