@@ -28,7 +28,7 @@ LAYOUT_KEYS = {"tp", "pp", "dp", "cp", "ep", "zero_stage", "micro_batch", "grad_
                "seq_len", "recompute", "virtual_stages", "global_batch"}
 CLUSTER_KEYS = {"gpus_per_node", "nic_gbit_per_gpu", "nics_per_node", "notes"}
 MOE_KEYS = {"n_experts", "top_k", "expert_d_ffn", "n_shared_experts", "n_dense_layers"}
-ARCH_FIELDS = set(models.Architecture.__dataclass_fields__) - {"moe", "mla", "source"}
+ARCH_FIELDS = set(models.Architecture.__dataclass_fields__) - {"moe", "source"}
 STACKS = {"megatron-lm-2021", "megatron-lm-2022", "megatron-core-2024", "deepspeed-zero3",
           "deepspeed-pipeline", "fsdp", "fsdp2", "llama3"}
 METRICS = {"mfu", "hfu", "tflops_per_gpu_model", "tflops_per_gpu_narayanan",
@@ -50,8 +50,9 @@ def architecture(run: dict[str, Any]) -> models.Architecture:
                          experts_per_token=spec.pop("top_k"),
                          expert_d_ffn=spec.pop("expert_d_ffn"),
                          n_dense_layers=spec.pop("n_dense_layers", 0))
+    mla = models.MLA(**spec.pop("mla")) if "mla" in spec else None
     spec.pop("seq_len", None)
-    return models.Architecture(moe=moe, **spec)
+    return models.Architecture(moe=moe, mla=mla, **spec)
 
 
 def tokens_per_step(run: dict[str, Any]) -> int:
@@ -227,8 +228,9 @@ def test_degrees_multiply_to_the_gpus(run: dict[str, Any]) -> None:
         assert lay["pp"] > 1
 
 
-UNEVEN_STAGES_OK = {"llama3", "deepspeed-pipeline"}  # stages sized by hand (Llama 3 §3.3.2)
-# or by DeepSpeed's partition method (BLOOM's embedding-aware split)
+# Stages sized by hand (Llama 3 §3.3.2), by DeepSpeed's partition method (BLOOM's
+# embedding-aware split) or by torch.distributed.pipelining's layers-per-stage rule (AutoModel).
+UNEVEN_STAGES_OK = {"llama3", "deepspeed-pipeline", "fsdp2"}
 
 
 @pytest.mark.parametrize("run", RUNS, ids=run_ids)
