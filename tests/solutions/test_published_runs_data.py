@@ -141,6 +141,14 @@ def test_split_is_about_one_third_fit_and_held_out_keeps_whole_sources() -> None
     assert held_stacks - {r["stack"] for r in fit}, "a stack the fit never sees"
 
 
+def test_families_kept_out_of_the_fit() -> None:
+    """MoE runs, FSDP2 and the DeepSpeed pipeline engine are judged only, never fitted."""
+    fit = [r for r in RUNS if r["split"] == "fit"]
+    assert not [r["id"] for r in fit if "n_experts" in r["model"]]
+    assert not [r["id"] for r in fit if r["stack"] in ("fsdp2", "deepspeed-pipeline")]
+    assert any("n_experts" in r["model"] for r in RUNS)
+
+
 # -- every run -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("run", RUNS, ids=run_ids)
