@@ -46,9 +46,13 @@ from solutions.llama3 import layers_per_stage
 from solutions.performance_comm import LayerComm, Links, layer_comm_s
 from solutions.planner_memory import ParallelConfig, stage_layer_kinds, stage_params
 from solutions.planner_validate import DEFAULT_BUDGET_GB, validate
+from solutions.stack import DEEPSPEED_ZERO3 as DEEPSPEED_ZERO3_STACK
+from solutions.stack import FSDP as FSDP_STACK
+from solutions.stack import FSDP2 as FSDP2_STACK
 from solutions.stack import LLAMA3, MEGATRON_2021, MODERN, Stack
 
-__all__ = ["BREAKDOWN_KEYS", "LLAMA3", "MEGATRON_2021", "MODERN", "Stack", "StepEstimate",
+__all__ = ["BREAKDOWN_KEYS", "DEEPSPEED_ZERO3_STACK", "FSDP2_STACK", "FSDP_STACK", "LLAMA3",
+           "MEGATRON_2021", "MODERN", "Links", "Stack", "StepEstimate",
            "breakdown_s", "check_inputs", "estimate", "pipeline_costs_s",
            "step_time_from_costs", "summarise"]
 
@@ -288,18 +292,18 @@ def estimate(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
     """Predicted step time, throughput, MFU and breakdown of ``cfg`` training ``arch``.
 
     The global batch is ``dp x micro_batch x grad_accum`` sequences of ``cfg.seq_len``.
-    ``cluster`` defaults to :func:`solutions.hardware.default_cluster` of ``gpu``. Raises
-    ValueError listing every problem :func:`solutions.planner_validate.validate` finds
-    (the memory check is skipped when ``memory_budget_gb`` is None).
+    ``cluster`` defaults to :func:`solutions.hardware.default_cluster` of ``gpu``; ``stack``
+    (:mod:`solutions.stack`) to Megatron-Core 2024. Raises ValueError listing every problem
+    :func:`solutions.planner_validate.validate` finds for that stack (the memory check is
+    skipped when ``memory_budget_gb`` is None).
     """
     check_inputs(arch, gpu, cfg)
     if memory_budget_gb is not None:
         positive("memory_budget_gb", memory_budget_gb)
+    given = cluster
     cluster = cluster or hardware.default_cluster(gpu)
-    problems = validate(arch, cfg, None, cluster.gpus_per_node,
-                        DEFAULT_BUDGET_GB if memory_budget_gb is None else memory_budget_gb)
-    if memory_budget_gb is None:
-        problems = [p for p in problems if not p.startswith("Needs ")]
+    problems = validate(arch, cfg, None, cluster.gpus_per_node, memory_budget_gb, None, stack,
+                        gpu, given)
     if problems:
         raise ValueError("invalid layout: " + " ".join(problems))
     return summarise(arch, cfg, gpu, breakdown_s(arch, cfg, gpu, cluster, stack))

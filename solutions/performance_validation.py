@@ -114,6 +114,8 @@ def _architecture(fields: dict[str, Any]) -> models.Architecture:
     moe = {_MOE_KEYS[k]: v for k, v in fields.items() if k in _MOE_KEYS}
     if moe:
         plain["moe"] = models.MoE(**{"n_shared_experts": 0, **moe})
+    if isinstance(plain.get("mla"), dict):
+        plain["mla"] = models.MLA(**plain["mla"])
     return models.Architecture(**plain)
 
 

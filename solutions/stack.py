@@ -144,10 +144,12 @@ FSDP = Stack(
            "PyTorch eager mode, one kernel per element-wise operation.")
 FSDP2 = Stack(
     "FSDP2 / torchtitan", sequence_parallel=True, fused_attention=True, overlap_dp=True,
-    elementwise="eager",
+    elementwise="eager", uneven_chunks=True,
     source="torchtitan (Liang et al. 2024, arXiv:2410.06511) §2.1: per-parameter DTensor "
            "FSDP2 with implicit prefetch, reshard_after_forward=True by default, SP with "
-           "TP (async TP optional); eager mode unless torch.compile is turned on.")
+           "TP (async TP optional); eager mode unless torch.compile is turned on; pipeline "
+           "stages cut at user-given module names (pipeline_parallel_split_points), so "
+           "stages and chunks may hold different layer counts.")
 LLAMA3 = Stack(
     "Llama 3 (FSDP without reshard after forward, FP32 reduce-scatter)",
     sequence_parallel=True, fused_attention=True, overlap_dp=True, grad_reduce_bytes=4.0,

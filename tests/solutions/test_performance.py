@@ -223,3 +223,65 @@ def test_wrong_argument_types_are_named() -> None:
         planner.recommend(m.LLAMA3_405B, 16384, 2048, 8192.5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="cfg must be"):
         perf.estimate(m.LLAMA3_405B, {"tp": 8}, hw.H100_SXM)  # type: ignore[arg-type]
+
+
+# -- the error classes of published runs, as physics -----------------------------------------
+
+def test_a_group_spanning_whole_nodes_uses_the_nodes_network() -> None:
+    # NCCL: one ring per port; k members of a group per node drive k of its ports
+    c = hw.SELENE_A100  # 8 x 25 GB/s HDR per node, NVLink 300 GB/s
+    assert c.group_gb_per_s(True, 1) == pytest.approx(25 * c.collective_efficiency)
+    assert c.group_gb_per_s(True, 8) == pytest.approx(200 * c.collective_efficiency)
+    assert c.group_gb_per_s(False, 8) == pytest.approx(300 * c.collective_efficiency)
+    fat = replace(c, inter_node_gb_per_s=50.0)  # 8 x 400 Gb/s: capped by NVLink
+    assert fat.group_gb_per_s(True, 8) == pytest.approx(300 * c.collective_efficiency)
+
+
+def test_small_messages_reach_less_bus_bandwidth() -> None:
+    # alpha-beta: S bytes per rank reach B / (1 + n alpha B / S), the NCCL-tests curve
+    cfg = ParallelConfig(tp=1, pp=1, dp=64, zero_stage=3)
+    links = perf.Links(SELENE, cfg)
+    b = links.dp_gb_per_s * 1e9
+    alpha = SELENE.latency_s(True)
+    for size in (1e6, 1e8, 1e10):
+        t = links.dp_reduce_scatter_s(size / 2, 64, 2)
+        busbw = size * 63 / 64 / t
+        assert busbw == pytest.approx(b / (1 + 64 * alpha * b / size), rel=1e-9)
+
+
+def test_tp_comm_overlap_hides_tp_under_the_gemms() -> None:
+    cfg = ParallelConfig(tp=8, pp=1, dp=1, micro_batch=1, grad_accum=8, seq_len=4096,
+                         activation_recompute="none", zero_stage=1)
+    exposed = _estimate(m.LLAMA3_70B, cfg, hw.LLAMA3_H100,
+                        replace(perf.MODERN, tp_comm_overlap=False)).breakdown["tp"]
+    hidden = _estimate(m.LLAMA3_70B, cfg, hw.LLAMA3_H100, perf.MODERN).breakdown["tp"]
+    # the GEMMs take longer than the TP collectives, so only the interference is left
+    assert hidden == pytest.approx(perf.OVERLAP_INTERFERENCE * exposed)
+
+
+def test_full_shard_gathers_every_micro_batch_llama3_once_per_step() -> None:
+    cfg = ParallelConfig(tp=8, pp=1, dp=64, micro_batch=1, grad_accum=4, seq_len=8192,
+                         activation_recompute="full", zero_stage=3)
+    more = replace(cfg, grad_accum=8)
+    fsdp = [_estimate(m.LLAMA3_70B, c, hw.LLAMA3_H100, perf.FSDP2_STACK)
+            for c in (cfg, more)]
+    llama = [_estimate(m.LLAMA3_70B, c, hw.LLAMA3_H100, perf.LLAMA3) for c in (cfg, more)]
+    assert fsdp[1].breakdown["fsdp_gather"] == pytest.approx(2 * fsdp[0].breakdown["fsdp_gather"])
+    assert llama[1].breakdown["fsdp_gather"] == pytest.approx(llama[0].breakdown["fsdp_gather"])
+    assert llama[0].breakdown["fsdp_gather"] < fsdp[0].breakdown["fsdp_gather"]
+
+
+def test_deepspeed_zero3_exposes_half_its_gathers_when_compute_is_long() -> None:
+    # 1 GPU per node (TP 8 fills it), long micro-batches: FSDP hides the gathers, DeepSpeed
+    # ZeRO-3 waits on about half of them
+    cfg = ParallelConfig(tp=8, pp=1, dp=16, micro_batch=8, grad_accum=1, seq_len=4096,
+                         activation_recompute="full", zero_stage=3)
+    fsdp = _estimate(m.LLAMA3_70B, cfg, SELENE, replace(perf.FSDP2_STACK, sequence_parallel=False))
+    ds = _estimate(m.LLAMA3_70B, cfg, SELENE, perf.DEEPSPEED_ZERO3_STACK)
+    links = perf.Links(SELENE, cfg)
+    params = 80 * (2 * 8192**2 + 2 * 8192 * 1024 + 3 * 8192 * 28672) / 8
+    gather = links.dp_reduce_scatter_s(params, 16, 2)
+    # forward: one gather, backward: one gather (the reduce-scatter is dp_exposed)
+    assert ds.breakdown["fsdp_gather"] == pytest.approx(
+        2 * 0.5 * gather * (1 + perf.OVERLAP_INTERFERENCE), rel=0.05)
+    assert fsdp.breakdown["fsdp_gather"] < 0.3 * ds.breakdown["fsdp_gather"]
