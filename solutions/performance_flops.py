@@ -83,7 +83,7 @@ ATTENTION_KERNEL_FRACTION: dict[tuple[str, str], float] = {
     ("flash2", "H800"): 335.0 / 989.0, ("hopper", "H800"): 550.0 / 989.0}
 #: Reads + writes of each activation byte by element-wise kernels over forward and backward
 #: of one layer, by ``Stack.elementwise`` (fitted).
-ELEMENTWISE_PASSES: dict[str, float] = {"eager": 24.0, "megatron": 8.0, "fused": 1.0}
+ELEMENTWISE_PASSES: dict[str, float] = {"eager": 12.0, "megatron": 8.0, "fused": 1.0}
 BYTES_16BIT = 2
 
 
