@@ -222,6 +222,10 @@ def test_gpu_exists_and_cluster_is_consistent(run: dict[str, Any]) -> None:
     cl = run["cluster"]
     assert cl["gpus_per_node"] == GPU_BY_NAME[run["gpu"]].gpus_per_node
     assert cl["nic_gbit_per_gpu"] > 0 and cl["nics_per_node"] >= 1
+    # one GPU's share of the node's ports: between Omni-Path's 4 x 100 Gb/s on 8 GPUs and
+    # one 400 Gb/s port per GPU (every cluster here)
+    share = cl["nic_gbit_per_gpu"] * cl["nics_per_node"] / cl["gpus_per_node"]
+    assert 50 <= share <= 400
 
 
 @pytest.mark.parametrize("run", RUNS, ids=run_ids)
