@@ -63,7 +63,7 @@ OPTIMIZER_BYTES_PER_PARAM = 30.0
 #: NCCL kernels occupy SMs and HBM bandwidth while a GEMM runs (Megatron-Core's TP overlap
 #: reserves SMs for communication, ``--tp-comm-overlap-cfg``; Jangda et al. 2022, CoCoNet,
 #: §2 measure the contention). Fitted on the fitting third of the validation set.
-OVERLAP_INTERFERENCE = 0.1
+OVERLAP_INTERFERENCE = 0.4
 BREAKDOWN_KEYS: tuple[str, ...] = ("compute", "recompute", "tp", "cp", "ep", "pp_bubble",
                                    "pp_send", "dp_exposed", "fsdp_gather", "optimizer")
 
@@ -271,7 +271,7 @@ def step_time_from_costs(work_s: float, send_s: float, pp: int, m: int, v: int,
 def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
                 cluster: hardware.Cluster, stack: Stack = MODERN) -> dict[str, float]:
     """Seconds per step per named cost (see the module docstring); no validation."""
-    links = Links(cluster, cfg)
+    links = Links(cluster, cfg, stack.pp_outermost)
     stage, st = _busiest_stage(arch, cfg, gpu, stack, links)
     m, p, v = cfg.grad_accum, cfg.pp, cfg.virtual_stages
     send = links.pp_send_s(arch, stack.pipeline_scatter_gather)

@@ -13,10 +13,14 @@ node; a group that crosses nodes with ``k`` of its members on each node drives `
 node's network ports (NCCL builds one ring per port and moves the rest over NVLink), so
 FSDP/ZeRO-3 over all GPUs at TP = 1 gets the node's whole network and TP = 8 one port.
 
-Which link a group uses follows Llama 3's rank order ``[TP, CP, PP, DP]``, innermost first
-(Dubey et al. 2024, §3.3.2): a group whose members are ``stride`` ranks apart and that spans
-more GPUs than a node crosses the network. TP (stride 1) stays on NVLink when ``tp`` fits a
-node; CP has stride ``tp``; PP neighbours are ``tp x cp`` apart; DP and EP span the rest.
+Which link a group uses follows the stack's rank order, innermost first: Megatron-LM's
+``tp-cp-ep-dp-pp`` (``megatron/core/parallel_state.py``, ``initialize_model_parallel``'s
+``order``; DeepSpeed's ``PipeModelDataParallelTopology`` and torchtitan's device mesh also
+put the pipeline outermost), or Llama 3's ``[TP, CP, PP, DP]`` (Dubey et al. 2024, §3.3.2),
+``Stack.pp_outermost``. A group whose members are ``stride`` ranks apart and that spans more
+GPUs than a node crosses the network. TP (stride 1) stays on NVLink when ``tp`` fits a
+node; CP has stride ``tp``; DP and EP stride ``tp x cp`` (x ``pp`` in Llama 3's order); PP
+neighbours are ``tp x cp x dp`` apart (``tp x cp`` in Llama 3's order).
 """
 
 from __future__ import annotations
@@ -46,17 +50,22 @@ class LayerComm:
 class Links:
     """The bandwidth and latency each parallel group of ``cfg`` sees on ``cluster``."""
 
-    def __init__(self, cluster: hardware.Cluster, cfg: ParallelConfig) -> None:
+    def __init__(self, cluster: hardware.Cluster, cfg: ParallelConfig,
+                 pp_outermost: bool = True) -> None:
         self.cluster, self.cfg = cluster, cfg
         node = cluster.gpus_per_node
+        inner = cfg.tp * cfg.cp
+        dp_stride = inner if pp_outermost else inner * cfg.pp
+        pp_stride = inner * cfg.dp if pp_outermost else inner
         self.tp_crosses = cfg.tp > node
-        self.cp_crosses = cfg.tp * cfg.cp > node
-        self.pp_crosses = cfg.tp * cfg.cp >= node  # the next stage starts on another node
-        dp_stride = cfg.tp * cfg.cp * cfg.pp
+        self.cp_crosses = inner > node
+        self.pp_crosses = pp_stride >= node  # the next stage starts on another node
         self.dp_crosses = dp_stride * cfg.dp > node
-        dp_per_node = max(1, min(cfg.dp, node // dp_stride))  # members on one node
+        self.ep_crosses = dp_stride * cfg.ep > node
+        self.dp_per_node = max(1, min(cfg.dp, node // dp_stride))  # members on one node
+        self.ep_per_node = max(1, min(cfg.ep, node // dp_stride))
         cp_per_node = max(1, min(cfg.cp, node // cfg.tp))
-        self.dp_gb_per_s = cluster.group_gb_per_s(self.dp_crosses, dp_per_node)
+        self.dp_gb_per_s = cluster.group_gb_per_s(self.dp_crosses, self.dp_per_node)
         self.cp_gb_per_s = cluster.group_gb_per_s(self.cp_crosses, cp_per_node)
 
     def _bandwidth(self, crosses: bool, gb_per_s: float | None) -> float:
@@ -122,11 +131,20 @@ def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
                                                     links.cp_crosses, links.cp_gb_per_s)
     ep = 0.0
     if arch.moe is not None and cfg.ep > 1 and moe_layers:
-        c = links.cluster
         tokens = cfg.micro_batch * cfg.seq_len / cfg.cp / cfg.tp
         sent = tokens * arch.moe.experts_per_token * arch.d_model * BYTES_16BIT
-        sent *= (cfg.ep - 1) / cfg.ep
-        one = (cfg.ep - 1) * c.latency_s(links.dp_crosses) + sent / (
-            c.link_gb_per_s(links.dp_crosses) * 1e9)
-        ep = (2 * passes + 2) * moe_layers * one
+        ep = (2 * passes + 2) * moe_layers * all_to_all_s(links, sent)
     return LayerComm(tp=tp, cp=cp, ep=ep)
+
+
+def all_to_all_s(links: Links, sent_bytes: float) -> float:
+    """One EP all-to-all in which every GPU sends ``(ep - 1)/ep`` of ``sent_bytes`` to its
+    peers, all at once: the share for peers on the same node over NVLink, the rest over the
+    GPU's own port, the slower of the two (one latency: the peers are sent to
+    concurrently, as NCCL's grouped send/recv and DeepEP do)."""
+    c, ep, k = links.cluster, links.cfg.ep, links.ep_per_node
+    off_node = sent_bytes * (ep - k) / ep
+    on_node = sent_bytes * (k - 1) / ep
+    network = off_node / (c.link_gb_per_s(True) * 1e9)
+    nvlink = on_node / (c.link_gb_per_s(False) * 1e9)
+    return c.latency_s(links.ep_crosses) + max(network, nvlink)

@@ -68,7 +68,7 @@ SM_COUNT: dict[str, int] = {"A100": 108, "H100": 132, "H800": 132}
 GEMM_TILE_M, GEMM_TILE_N = 128, 128
 #: Share of the microbenchmark rate a training step sustains, by GPU family (fitted, see
 #: above; H800 shares H100's).
-SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.89, "H100": 0.86, "H800": 0.86}
+SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.90, "H100": 0.90, "H800": 0.90}
 #: Fraction of the dense peak a fused (flash) attention kernel reaches over forward +
 #: backward, causal, head dimension 128, long sequences, FLOPs of the causal half counted,
 #: by (kernel, GPU family). FlashAttention-2 (Dao 2023, arXiv:2307.08691, §4.1, Figs. 4-7):

@@ -33,6 +33,10 @@ Fields (booleans say whether the software does it):
   prefetch from a trace of the previous step and stalls on about half of its gathers
   (Rajbhandari et al. 2021, ZeRO-Infinity §6.2 overlap-centric design; measured here as the
   0.5 of ``ZERO3_GATHER_HIDDEN``).
+* ``pp_outermost``: the rank order puts the pipeline outermost (Megatron-LM's default
+  ``tp-cp-ep-dp-pp``, DeepSpeed's and torchtitan's topologies), so DP groups are packed
+  inside nodes and pipeline neighbours sit on other nodes; Llama 3 orders ``[TP, CP, PP,
+  DP]`` (§3.3.2), so a pipeline's stages share nodes and DP groups spread over them.
 * ``pipeline_scatter_gather``: each TP rank sends only its ``1/t`` slice of the activation
   to the next stage and the slices are all-gathered over NVLink there (Narayanan et al.
   2021, §4.1 "scatter/gather optimization"); without it (DeepSpeed's pipeline engine,
@@ -78,6 +82,7 @@ class Stack:
     param_gather_overlap: bool = False
     gather_hidden_fraction: float = 1.0
     pipeline_scatter_gather: bool = True
+    pp_outermost: bool = True
     attention_kernel: str = "flash2"
     elementwise: str = "fused"
     source: str = ""
@@ -154,12 +159,12 @@ LLAMA3 = Stack(
     "Llama 3 (FSDP without reshard after forward, FP32 reduce-scatter)",
     sequence_parallel=True, fused_attention=True, overlap_dp=True, grad_reduce_bytes=4.0,
     reshard_after_forward=False, grad_accum_bytes=4.0, uneven_chunks=True,
-    interleave_m_below_p=True, attention_kernel="hopper",
+    interleave_m_below_p=True, attention_kernel="hopper", pp_outermost=False,
     source="Dubey et al. 2024 (arXiv:2407.21783) §3.3.2: FSDP shards optimizer state and "
            "gradients but not the model weights after forward (no re-gather in backward), "
            "gradients accumulated and reduce-scattered in FP32, modified interleaved "
            "schedule allowing fewer micro-batches than stages, one fewer layer on the "
-           "first and last stages; §3.3.4 overlap of communication and compute.")
+           "first and last stages; rank order [TP, CP, PP, DP].")
 #: The default of :func:`solutions.performance.estimate`: the current Megatron-Core family.
 MODERN = MEGATRON_CORE_2024
 
