@@ -276,12 +276,18 @@ def test_deepspeed_zero3_exposes_half_its_gathers_when_compute_is_long() -> None
     # ZeRO-3 waits on about half of them
     cfg = ParallelConfig(tp=8, pp=1, dp=16, micro_batch=8, grad_accum=1, seq_len=4096,
                          activation_recompute="full", zero_stage=3)
-    fsdp = _estimate(m.LLAMA3_70B, cfg, SELENE, replace(perf.FSDP2_STACK, sequence_parallel=False))
+    fsdp = _estimate(m.LLAMA3_70B, cfg, SELENE,
+                     replace(perf.FSDP2_STACK, sequence_parallel=False))
     ds = _estimate(m.LLAMA3_70B, cfg, SELENE, perf.DEEPSPEED_ZERO3_STACK)
     links = perf.Links(SELENE, cfg)
     params = 80 * (2 * 8192**2 + 2 * 8192 * 1024 + 3 * 8192 * 28672) / 8
     gather = links.dp_reduce_scatter_s(params, 16, 2)
-    # forward: one gather, backward: one gather (the reduce-scatter is dp_exposed)
-    assert ds.breakdown["fsdp_gather"] == pytest.approx(
-        2 * 0.5 * gather * (1 + perf.OVERLAP_INTERFERENCE), rel=0.05)
-    assert fsdp.breakdown["fsdp_gather"] < 0.3 * ds.breakdown["fsdp_gather"]
+    # forward: one gather, backward: one gather (the reduce-scatter is dp_exposed); half of
+    # each waits, the half that hides costs the interference; FSDP hides all (one of 80
+    # layer buckets sticks out)
+    i = perf.OVERLAP_INTERFERENCE
+    assert ds.breakdown["fsdp_gather"] == pytest.approx(2 * gather * (0.5 + 0.5 * i),
+                                                        rel=0.05)
+    last = gather / 80
+    assert fsdp.breakdown["fsdp_gather"] == pytest.approx(2 * (last + i * (gather - last)),
+                                                          rel=0.05)
