@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/validate_performance.py          # summary and per source
     .venv/bin/python benchmarks/validate_performance.py --runs   # and every run
     .venv/bin/python benchmarks/validate_performance.py --fit    # and repeat the fit
+    .venv/bin/python benchmarks/validate_performance.py --write-doc  # refresh the page
 
 Reads ``solutions/data/published_runs.json``, predicts each run in its source's convention
 and prints, for the rows the constants were fitted on and for the held-out rest separately:
@@ -11,19 +12,33 @@ every run at one constant share of peak (the best such constant on the fit rows)
 model's error per source. ``--fit`` repeats the fit of :mod:`solutions.performance_fit` on
 the fit rows and prints it beside the constants in use. The block between the markers of
 ``docs/validation.md`` is this script's ``--runs`` output
-(``tests/solutions/test_performance_validation.py`` checks it).
+(``tests/solutions/test_performance_validation.py`` checks it); ``--write-doc`` rewrites
+that block after the data file or the model changes.
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from solutions import performance_fit
 from solutions.performance_validation import PUBLISHED_RUNS, validation_table_markdown
 
+DOC = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
+START, END = "<!-- validation-table:start -->", "<!-- validation-table:end -->"
+
+
+def write_doc(table: str) -> None:
+    """Replace the block between the markers of docs/validation.md with ``table``."""
+    text = DOC.read_text(encoding="utf-8")
+    head, rest = text.split(START, 1)
+    DOC.write_text(f"{head}{START}\n{table}\n{END}{rest.split(END, 1)[1]}", encoding="utf-8")
+
 
 def main(argv: list[str]) -> None:
     text = validation_table_markdown(PUBLISHED_RUNS)
+    if "--write-doc" in argv:
+        write_doc(text)
     if "--runs" not in argv:
         text = text[text.index("| Part |"):]
     print(text)
