@@ -154,7 +154,7 @@ def test_9_10_memory_rule_binds_in_every_variant() -> None:
 def test_9_10_explanation_lists_exactly_the_passing_layouts() -> None:
     record = ex("9.10")
     for seed in (None, *range(12)):
-        params = record.params if seed is None else record.draw(seed)
+        params = dict(record.params) if seed is None else record.draw(seed)
         text = record.render_explanation(params)
         for tp in (1, 2, 4, 8):
             for pp in (4, 8, 16, 32, 64):

@@ -19,7 +19,7 @@ from solutions import planner as pl
 from solutions import planner_memory as pm
 from solutions import planner_search as ps
 from solutions.planner_comm import comm_per_step, comm_time_s
-from solutions.planner_memory import ParallelConfig, memory_per_gpu, stage_memory
+from solutions.planner_memory import ParallelConfig, Recompute, memory_per_gpu, stage_memory
 from solutions.stack import LLAMA3, MEGATRON_2021, MEGATRON_2022, Stack
 
 # Table 4, 16,384 GPUs: TP 8, CP 1, PP 16, DP 128, 16 sequences of 8192 per DP group.
@@ -109,7 +109,7 @@ def test_recompute_modes_follow_the_attention_kernel() -> None:
     # unfused none (8 + 23.75 + 128) / 8 sbh = 2,680,225,792; selective 31.75 / 8 sbh =
     # 532,676,608; fused none = fused selective (8 + 23.75 + 0.03125) / 8 sbh = 533,200,896
     sbh = 8192 * 16384
-    def per_layer(mode: str, stack: Stack) -> float:
+    def per_layer(mode: Recompute, stack: Stack) -> float:
         cfg = ParallelConfig(tp=8, pp=16, dp=128, grad_accum=16, activation_recompute=mode)
         return pm.activation_bytes_per_layer(m.LLAMA3_405B, cfg, stack)
     assert per_layer("none", MEGATRON_2022) == pytest.approx(159.75 / 8 * sbh)

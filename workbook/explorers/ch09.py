@@ -244,8 +244,8 @@ def comparisons(mfu: float = 0.41, n_gpus: int = l3.N_GPUS, tp: int = l3.TP, pp:
                    "7 + 8 x 14 + 7", "§3.3.2"),
         Comparison("Parameters", n_params, 405e9, f"{n_params / 1e9:,.2f}B", "405B",
                    "Table 3"),
-        Comparison("Tokens per step", tokens_step, 16 * 2**20, f"{tokens_step / 2**20:g}M",
-                   "16M", t4),
+        Comparison("Tokens per step", tokens_step, 2048 * 8192, f"{tokens_step / 1e6:,.2f}M",
+                   "16M (2,048 sequences of 8,192)", t4),
         Comparison("Training FLOPs, 6 N D", flops, 3.8e25, f"{flops:.3g}", "3.8e25", "§1"),
     ]
     for tflops, paper_mfu, label in ((430, 0.43, "8,192 GPUs"), (400, 0.41, "16,384 GPUs"),

@@ -74,7 +74,8 @@ EX_9_1 = Exercise(
            "DP = N / (TP x CP x PP)."),
     explanation=("DP = {n_gpus:,} / ({tp} x {cp} x {pp}) = {expected}. The printed numbers are "
                  "Llama 3 405B's at 8K context (Table 4); for the 128K-context phase CP = 16 "
-                 "and DP drops to 8."),
+                 "and DP drops to 8 (the table prints DP = 4, which does not multiply out: "
+                 "8 is what 16,384 GPUs and 16M tokens per step require)."),
     misconceptions=(
         Misconception(lambda p: p["n_gpus"] / p["tp"],
                       "That only divides by TP; each replica also spans PP (and CP) GPUs."),
