@@ -147,8 +147,24 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     if stack.tp_comm_overlap:  # chunks of the TP collectives run under the GEMMs they feed
         gemm = matmul * flops_s * (3 + (cfg.activation_recompute == "full"))
         tp = max(0.0, tp - gemm) + OVERLAP_INTERFERENCE * min(tp, gemm)
-    return _Stage(compute=3 * forward, recompute=recompute, backward=2 * forward + recompute,
-                  forward=forward, comm=comm, layers=layers, tp_exposed=tp)
+    accumulate = _grad_accumulation_s(arch, cfg, gpu, stack, stage)
+    return _Stage(compute=3 * forward + accumulate, recompute=recompute,
+                  backward=2 * forward + recompute + accumulate, forward=forward, comm=comm,
+                  layers=layers, tp_exposed=tp)
+
+
+def _grad_accumulation_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
+                         stack: Stack, stage: int) -> float:
+    """Seconds per micro-batch of a separate gradient-accumulation pass: the 16-bit gradient
+    read and the ``grad_accum_bytes`` accumulator read and written, for every parameter
+    the GPU holds unsharded (none when the GEMM accumulates, ``fused_grad_accumulation``,
+    when there is one micro-batch, or when ZeRO-3 reshards and reduces every micro-batch)."""
+    if (stack.fused_grad_accumulation or cfg.grad_accum == 1
+            or (cfg.zero_stage == 3 and stack.reshard_after_forward)):
+        return 0.0
+    params = stage_params(arch, cfg, stage)
+    local = params.dense + params.expert
+    return pf.hbm_seconds(gpu, local * (pf.BYTES_16BIT + 2 * stack.grad_accum_bytes))
 
 
 def _per_mb_s(st: _Stage) -> float:
@@ -275,6 +291,7 @@ def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     stage, st = _busiest_stage(arch, cfg, gpu, stack, links)
     m, p, v = cfg.grad_accum, cfg.pp, cfg.virtual_stages
     send = links.pp_send_s(arch, stack.pipeline_scatter_gather)
+    send *= 2 if stack.pipeline_blocking_p2p else 1
     bubble, sends = pipeline_costs_s(_per_mb_s(st), send, p, m, v, stack.interleave_m_below_p)
     dp, gathers = _dp_seconds(arch, cfg, stack, links, stage, st)
     return {

@@ -33,6 +33,15 @@ Fields (booleans say whether the software does it):
   prefetch from a trace of the previous step and stalls on about half of its gathers
   (Rajbhandari et al. 2021, ZeRO-Infinity §6.2 overlap-centric design; measured here as the
   0.5 of ``ZERO3_GATHER_HIDDEN``).
+* ``fused_grad_accumulation``: each micro-batch's weight gradients are accumulated by the
+  weight-gradient GEMM itself (Megatron-LM ``--gradient-accumulation-fusion``, into FP32
+  ``main_grad``); otherwise a separate pass reads the 16-bit gradient and reads and writes
+  the ``grad_accum_bytes`` accumulator every micro-batch (DeepSpeed's engines, PyTorch
+  DDP/FSDP without resharding).
+* ``pipeline_blocking_p2p``: the pipeline's sends and receives are blocking instructions
+  between compute instructions (DeepSpeed's ``PipelineEngine``: ``RecvActivation``,
+  ``SendActivation``, ``RecvGrad``, ``SendGrad``), so a stage pays its receives as well as
+  its sends; Megatron posts them as non-blocking pairs (Narayanan et al. 2021, §4.1).
 * ``pp_outermost``: the rank order puts the pipeline outermost (Megatron-LM's default
   ``tp-cp-ep-dp-pp``, DeepSpeed's and torchtitan's topologies), so DP groups are packed
   inside nodes and pipeline neighbours sit on other nodes; Llama 3 orders ``[TP, CP, PP,
@@ -83,6 +92,8 @@ class Stack:
     gather_hidden_fraction: float = 1.0
     pipeline_scatter_gather: bool = True
     pp_outermost: bool = True
+    fused_grad_accumulation: bool = True
+    pipeline_blocking_p2p: bool = False
     attention_kernel: str = "flash2"
     elementwise: str = "fused"
     source: str = ""
@@ -128,12 +139,14 @@ MEGATRON_CORE_2024 = Stack(
 DEEPSPEED_ZERO3 = Stack(
     "DeepSpeed ZeRO-3", sequence_parallel=False, fused_attention=True, overlap_dp=True,
     gather_hidden_fraction=ZERO3_GATHER_HIDDEN, elementwise="eager",
+    fused_grad_accumulation=False,
     source="Rajbhandari et al. 2020 (ZeRO, arXiv:1910.02054) §7 (P_os+g+p: 1.5x the DP "
            "volume: all-gather forward, all-gather backward, reduce-scatter), ZeRO-Infinity "
            "(arXiv:2104.07857) §6.2 prefetch from a recorded trace.")
 DEEPSPEED_PIPELINE = Stack(
     "DeepSpeed pipeline engine (Megatron-DeepSpeed)", sequence_parallel=False,
     fused_attention=False, overlap_dp=False, pipeline_scatter_gather=False,
+    pipeline_blocking_p2p=True, fused_grad_accumulation=False,
     elementwise="megatron",
     source="Smith et al. 2022 (MT-NLG, arXiv:2201.11990), §3: Megatron TP inside "
            "DeepSpeed's 1F1B pipeline engine (deepspeed/runtime/pipe/engine.py: "
@@ -142,14 +155,14 @@ DEEPSPEED_PIPELINE = Stack(
            "all-reduce after the last micro-batch (engine.py _exec_reduce_grads).")
 FSDP = Stack(
     "PyTorch FSDP (FULL_SHARD)", sequence_parallel=False, fused_attention=True,
-    overlap_dp=True, elementwise="eager",
+    overlap_dp=True, elementwise="eager", fused_grad_accumulation=False,
     source="Zhao et al. 2023 (PyTorch FSDP, arXiv:2304.11277) §3.2 FULL_SHARD (gather "
            "before forward and backward, reshard after each), §3.3 backward/forward "
            "prefetch overlapping the next unit's all-gather with compute; the model runs in "
            "PyTorch eager mode, one kernel per element-wise operation.")
 FSDP2 = Stack(
     "FSDP2 / torchtitan", sequence_parallel=True, fused_attention=True, overlap_dp=True,
-    elementwise="eager", uneven_chunks=True,
+    elementwise="eager", uneven_chunks=True, fused_grad_accumulation=False,
     source="torchtitan (Liang et al. 2024, arXiv:2410.06511) §2.1: per-parameter DTensor "
            "FSDP2 with implicit prefetch, reshard_after_forward=True by default, SP with "
            "TP (async TP optional); eager mode unless torch.compile is turned on; pipeline "
