@@ -46,13 +46,14 @@ from solutions.llama3 import layers_per_stage
 from solutions.performance_comm import LayerComm, Links, layer_comm_s
 from solutions.planner_memory import ParallelConfig, stage_layer_kinds, stage_params
 from solutions.planner_validate import DEFAULT_BUDGET_GB, validate
+from solutions.stack import DEEPSPEED_PIPELINE as DEEPSPEED_PIPELINE_STACK
 from solutions.stack import DEEPSPEED_ZERO3 as DEEPSPEED_ZERO3_STACK
 from solutions.stack import FSDP as FSDP_STACK
 from solutions.stack import FSDP2 as FSDP2_STACK
 from solutions.stack import LLAMA3, MEGATRON_2021, MODERN, Stack
 
-__all__ = ["BREAKDOWN_KEYS", "DEEPSPEED_ZERO3_STACK", "FSDP2_STACK", "FSDP_STACK", "LLAMA3",
-           "MEGATRON_2021", "MODERN", "Links", "Stack", "StepEstimate",
+__all__ = ["BREAKDOWN_KEYS", "DEEPSPEED_PIPELINE_STACK", "DEEPSPEED_ZERO3_STACK", "FSDP2_STACK",
+           "FSDP_STACK", "LLAMA3", "MEGATRON_2021", "MODERN", "Links", "Stack", "StepEstimate",
            "breakdown_s", "check_inputs", "estimate", "pipeline_costs_s",
            "step_time_from_costs", "summarise"]
 

@@ -291,3 +291,28 @@ def test_deepspeed_zero3_exposes_half_its_gathers_when_compute_is_long() -> None
     last = gather / 80
     assert fsdp.breakdown["fsdp_gather"] == pytest.approx(2 * (last + i * (gather - last)),
                                                           rel=0.05)
+
+
+def test_gradient_accumulation_pass_when_the_gemm_does_not_accumulate() -> None:
+    # 1.7B GPT, DP 8 in one node, 4 micro-batches: a separate pass per micro-batch reads the
+    # 16-bit gradient and reads and writes the FP32 accumulator, 2 + 2 x 4 bytes per weight
+    arch = gpt(1.7, n_layers=24, d_model=2304, n_heads=24)
+    cfg = ParallelConfig(tp=1, pp=1, dp=8, micro_batch=4, grad_accum=4, seq_len=2048,
+                         activation_recompute="none", zero_stage=1)
+    fused = _estimate(arch, cfg, SELENE, perf.MODERN)
+    eager = _estimate(arch, cfg, SELENE, replace(perf.MODERN, fused_grad_accumulation=False))
+    h = 2304
+    params = 24 * (12 * h * h + 13 * h) + 51200 * h + 2048 * h + 2 * h
+    by_hand = 4 * params * (2 + 2 * 4) / 2.039e12
+    assert eager.breakdown["compute"] - fused.breakdown["compute"] == pytest.approx(by_hand,
+                                                                                    rel=1e-4)
+
+
+def test_deepspeed_pipeline_sends_whole_activations_and_blocks() -> None:
+    # TP 8, PP 8: each TP rank sends the whole b s h activation (no scatter/gather) and a
+    # stage pays its receives too: 8 x 2 = 16 times Megatron's sends
+    cfg = ParallelConfig(tp=8, pp=8, dp=24, micro_batch=2, grad_accum=48, seq_len=2048,
+                         activation_recompute="full", zero_stage=1)
+    megatron = _estimate(GPT_145B, cfg, NO_NETWORK_LATENCY, perf.MEGATRON_2021)
+    deepspeed = _estimate(GPT_145B, cfg, NO_NETWORK_LATENCY, perf.DEEPSPEED_PIPELINE_STACK)
+    assert deepspeed.breakdown["pp_send"] == pytest.approx(16 * megatron.breakdown["pp_send"])
