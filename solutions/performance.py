@@ -305,7 +305,7 @@ def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
 
 
 def estimate(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
-             cluster: hardware.Cluster | None = None, stack: Stack = MODERN,
+             cluster: hardware.Cluster | None = None, stack: Stack | None = None,
              memory_budget_gb: float | None = DEFAULT_BUDGET_GB) -> StepEstimate:
     """Predicted step time, throughput, MFU and breakdown of ``cfg`` training ``arch``.
 
@@ -316,6 +316,10 @@ def estimate(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
     skipped when ``memory_budget_gb`` is None).
     """
     check_inputs(arch, gpu, cfg)
+    stack = MODERN if stack is None else stack
+    if not isinstance(stack, Stack):
+        raise ValueError(f"stack must be a solutions.stack.Stack (e.g. solutions.stack.LLAMA3), "
+                         f"got {type(stack).__name__}")
     if memory_budget_gb is not None:
         positive("memory_budget_gb", memory_budget_gb)
     given = cluster

@@ -316,3 +316,12 @@ def test_deepspeed_pipeline_sends_whole_activations_and_blocks() -> None:
     megatron = _estimate(GPT_145B, cfg, NO_NETWORK_LATENCY, perf.MEGATRON_2021)
     deepspeed = _estimate(GPT_145B, cfg, NO_NETWORK_LATENCY, perf.DEEPSPEED_PIPELINE_STACK)
     assert deepspeed.breakdown["pp_send"] == pytest.approx(16 * megatron.breakdown["pp_send"])
+
+
+def test_stack_none_is_the_default_and_a_wrong_stack_is_named() -> None:
+    cfg = ParallelConfig(tp=8, pp=16, dp=128, micro_batch=1, grad_accum=16, seq_len=8192,
+                         zero_stage=1, activation_recompute="full", virtual_stages=2)
+    assert perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM, stack=None) == perf.estimate(
+        m.LLAMA3_405B, cfg, hw.H100_SXM, stack=perf.MODERN)
+    with pytest.raises(ValueError, match="stack must be"):
+        perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM, stack="llama3")  # type: ignore[arg-type]
