@@ -1,37 +1,44 @@
 """Step-time model, part 2: how long one optimizer step of a layout takes, and why.
 
 :func:`estimate` composes the chapters' formulas into the time of one step on the busiest
-GPU (the pipeline stage with the most work), split into named costs that add up to it:
+GPU (the pipeline stage with the most work) for a training ``stack``
+(:mod:`solutions.stack`), split into named costs that add up to it:
 
 * ``compute``: forward + backward of ``m`` micro-batches (:mod:`solutions.performance_flops`:
-  matmuls at the efficiency of their per-GPU shape, element-wise kernels at HBM speed);
+  matmuls at the efficiency of their per-GPU shape, fused attention at its kernel's rate,
+  element-wise kernels at HBM speed), plus a gradient-accumulation pass per micro-batch
+  where the stack's GEMMs do not accumulate;
 * ``recompute``: the extra forward work of ``"selective"`` or ``"full"`` recomputation;
 * ``tp``: per layer and micro-batch, 2 all-reduces forward (again when recomputed) and 2
   backward of the ``[b s/cp, h]`` activation over the TP group (Shoeybi et al. 2019, §3;
   with sequence parallelism a reduce-scatter + all-gather of the same volume, Korthikanti
-  et al. 2022, §4.2.2), ring alpha-beta time at NVLink speed, on the critical path;
+  et al. 2022, §4.2.2), ring alpha-beta time at NVLink speed, on the critical path; with
+  ``tp_comm_overlap`` only what the GEMMs cannot cover plus the interference
+  (:data:`OVERLAP_INTERFERENCE`);
 * ``cp``: Llama 3's all-gather of K and V (and reduce-scatter of their gradients) over the
   CP group, every layer, "exposed in the critical path" (Dubey et al. 2024, §3.3.2);
 * ``ep``: MoE dispatch and combine all-to-alls, forward(s) and backward;
 * ``pp_bubble``: ``(p - 1)/(v m)`` of the per-micro-batch stage time (Narayanan et al.
-  2021, §2.2), which includes its TP/CP/EP communication;
+  2021, §2.2), which includes its TP/CP/EP communication (:func:`pipeline_costs_s`);
 * ``pp_send``: each model chunk's activation forward and gradient backward to the next
-  stage, ``b s h / (t cp)`` 16-bit values per GPU (scatter/gather, Narayanan §4.1), over the
-  network when the stage's GPUs fill a node; ``(m v + p - 1)`` sends on the critical path,
-  so interleaving (v > 1) pays v times as many;
-* ``dp_exposed``: the gradient reduction (ZeRO stages 0-2: reduce-scatter + all-gather of
-  the stage's parameters over ``dp x cp`` ranks, Rajbhandari et al. 2020, §7) minus what hides
-  behind the last micro-batch's backward pass, bucket by layer (chapter 4's model,
+  stage, ``b s h / (t cp)`` 16-bit values per GPU (scatter/gather, Narayanan §4.1; the whole
+  activation, and receives as well as sends, in DeepSpeed's engine), over the network when
+  the next stage is on another node; ``(m v + p - 1)`` sends on the critical path (this
+  course's count), so interleaving (v > 1) pays v times as many;
+* ``dp_exposed``: the gradient reduction (all-reduce or reduce-scatter, plus the
+  distributed optimizer's all-gather, over ``dp x cp`` ranks at the group's hierarchical
+  bandwidth) minus what hides under compute, bucket by layer (chapter 4's model,
   :func:`solutions.overlap.exposed_comm_ms`);
-* ``fsdp_gather``: ZeRO-3/FSDP's parameter all-gathers (one hidden behind the first forward,
-  one behind the last backward, the part that does not hide);
+* ``fsdp_gather``: ZeRO-3/FSDP's parameter all-gathers that do not hide: every micro-batch
+  twice when the stack reshards after forward (FSDP FULL_SHARD, DeepSpeed ZeRO-3, which
+  hides only half of them), once per step when it does not (Llama 3);
 * ``optimizer``: Adam's update, memory-bound, over the parameters each GPU owns.
 
 Everything is in seconds per step. ``model_tflops_per_gpu`` counts 6N-style matmul FLOPs
 plus causal attention (half the score matrix, as Megatron-LM counts it today), without
 recomputation; ``hardware_tflops_per_gpu`` adds the
 recomputation (Megatron-LM's "achieved teraFLOP/s"). MFU and HFU divide them by the dense
-BF16 peak.
+BF16 peak. How well this predicts published runs: ``docs/validation.md``.
 """
 
 from __future__ import annotations
