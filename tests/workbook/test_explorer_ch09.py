@@ -295,3 +295,58 @@ def test_mfu_scaling_keeps_the_layout_and_grows_dp() -> None:
     assert dict((n, mfu) for n, mfu, _ in rows)[16384] == pytest.approx(here.mfu)
     fig = ch09.mfu_scaling_figure(PAPER)
     assert len(fig.axes[0].lines) == 2  # the curve and this layout's marker
+
+
+# -- the chapter's account agrees with the measurements it quotes ---------------------------
+
+def _validation_rows() -> dict[str, list[str]]:
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "validation.md").read_text("utf-8")
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 4:
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def _chapter() -> str:
+    from pathlib import Path
+
+    path = Path(__file__).parents[2] / "workbook" / "chapters" / "ch09_capstone_llama3_405b.md"
+    return path.read_text("utf-8")
+
+
+def test_chapter_quotes_the_held_out_errors_of_docs_validation() -> None:
+    rows, text = _validation_rows(), " ".join(_chapter().split())
+    fit, held = rows["Model, fit rows"], rows["Model, held-out rows"]
+    base = next(v for k, v in rows.items() if k.startswith("Constant") and "held-out" in k)
+    assert f"chosen on {fit[0]} of {int(fit[0]) + int(held[0])} published runs" in text
+    assert f"on the {held[0]} others" in text
+    assert f"median error is {held[1]} and {held[2]} fall within 15%" in text
+    assert f"against {base[1]} and {base[2]} for a constant share of peak" in text
+    for run, words in (("llama3-t4-16384gpu-s8192", "8K: {}"),
+                       ("llama3-t4-8192gpu-s8192", "{} (8,192 GPUs)"),
+                       ("llama3-t4-16384gpu-s131072", "{} (128K context)")):
+        assert words.format(rows[run][4]) in text, run
+
+
+def test_chapter_tells_one_account_of_llama3() -> None:
+    text = " ".join(_chapter().split())
+    for stale in ("full activation recomputation and two model chunks",
+                  "interleaving cannot help", "without saying which count it uses",
+                  "median error of about 2%", "§5.1), plus"):
+        assert stale not in text
+    for fact in ("without activation checkpointing", "do not reshard after forward",
+                 "$v = 8$", "m \\ge p", "Table 4 prints DP = 4", "micro-batches of one sequence "
+                 "are assumed"):
+        assert fact in text, fact
+
+
+def test_recommendation_puts_the_paper_first_on_its_own_software() -> None:
+    table = ch09.recommendation("llama3", top=3)
+    assert table.rows[0][1].startswith("TP8 CP1 PP16 DP128 v8 b1 m16 none ZeRO-3")
+    other = ch09.recommendation("megatron-core-2024", top=2)
+    assert not other.rows[0][1].startswith("TP8 CP1 PP16 DP128 v8 b1 m16 none ZeRO-3")
+    assert "saves" in other.rows[0][4]   # the breakdown says why it beats the paper's layout
