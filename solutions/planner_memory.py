@@ -1,3 +1,98 @@
+"""5D-parallelism planner, part 1: the memory one GPU needs for a layout.
+
+A configuration (:class:`solutions.layout.ParallelConfig`) splits ``n_gpus = tp x cp x pp x
+dp`` ways (the Llama 3 order, innermost first); :func:`solutions.layout.resolve` places the
+layers. Expert parallelism does not add GPUs: the ``ep`` ranks that share out the routed
+experts are carved out of the data-parallel group.
+
+Memory per GPU = weights + gradients + optimizer state + stashed activations, for the
+training software ``stack`` (:class:`solutions.stack.Stack`) the run used; decimal bytes.
+
+**Model state** (Psi = the parameters one GPU of the stage holds, :mod:`solutions.layout`;
+n = ``dp x cp``, or ``dp x cp / ep`` for routed experts; mixed-precision Adam keeps K = 12
+bytes of FP32 master weights, momentum and variance, ZeRO §3.1). ``g`` is the stack's
+``grad_accum_bytes`` (4: gradients accumulated across micro-batches in FP32, Megatron's
+``main_grad`` buffer, Llama 3 §3.3.2 "Numerical stability").
+
+=================================  =========  ===========  ==========
+sharding                           weights    gradients    optimizer
+=================================  =========  ===========  ==========
+ZeRO-0 (DDP)                       2 Psi      g Psi        K Psi
+ZeRO-1 (Megatron distributed opt.) 2 Psi      g Psi        K Psi / n
+ZeRO-2                             2 Psi      g Psi / n    K Psi / n
+ZeRO-3 / FSDP, resharded           2 Psi / n  g Psi / n    K Psi / n
+ZeRO-3, no reshard after forward   2 Psi      g Psi / n    K Psi / n
+   (Llama 3's FSDP)                + 2 Psi/n  + g Psi_c
+=================================  =========  ===========  ==========
+
+Stages 0-1 accumulate the whole local gradient and reduce it once per step (Megatron's
+``main_grad``, DDP ``no_sync``); stage 2 and a resharding stage 3 reduce-scatter each
+micro-batch's gradient into the local shard (DeepSpeed ZeRO-2/3; PyTorch FSDP without
+``no_sync``), which is what keeps ``g Psi / n``. Llama 3 "shards optimizer states and
+gradients, but for model shards we do not reshard after forward computation" (§3.3.2): at
+rest its weights are ZeRO-3 shards, but in a 1F1B or interleaved pipeline some micro-batch is
+always between its forward and its backward, so the stage's gathered BF16 weights stay
+resident for the whole step (2 Psi, beside the 2 Psi / n shard; PyTorch
+``ShardingStrategy.SHARD_GRAD_OP`` / FSDP2 ``reshard_after_forward=False``). That is the
+memory side of the step-time model gathering them only twice per step
+(:func:`gathers_per_step`). Its gradients are accumulated in FP32 over the micro-batches and
+reduce-scattered in FP32 once per step per model chunk (:func:`grad_reductions_per_step`):
+with m <= p, or Llama 3's breadth-first rounds, every micro-batch's backward of one chunk
+runs before the next chunk's begins, so a chunk's gradient is reduce-scattered as soon as it
+is complete and only the chunk in progress is held whole, ``g Psi_c`` with ``Psi_c`` the
+largest chunk's parameters (the whole stage when v = 1). Accumulating the whole stage's
+gradient instead would add ``g Psi`` = 12.8 GB on Llama 3's middle stage, and the paper's
+8K run would not fit; reducing every micro-batch's gradient would move m times the traffic.
+A resharding ZeRO-3 also holds the gathered weights of the unit being computed and the one
+being prefetched (two layers, :data:`GATHERED_UNITS`). Transient buffers (a layer's 16-bit
+gradient as it is produced, communication buckets) are not counted.
+
+**Activations** per layer and micro-batch, in bytes, following Korthikanti et al. 2022
+("Reducing Activation Recomputation in Large Transformer Models", arXiv:2205.05198, §4.1,
+Table 2), whose GPT layer stores ``s b h (34 + 5 a s / h)``. Notation: ``s_l = s / cp`` the
+local sequence, ``b`` the micro-batch, ``h`` = d_model, ``a`` the query heads, ``g_kv =
+n_kv / a`` (GQA), ``f`` the FFN width, ``t`` = TP; 16-bit values are 2 bytes, dropout masks 1.
+Recounted term by term for any layer (:func:`activation_terms`), in units of ``s_l b h``:
+
+* outside the TP region (split ``t`` ways only with sequence parallelism): the two norm
+  inputs (2 + 2), the two norm outputs that feed the QKV and first MLP GEMMs (2 + 2), and
+  with dropout the two residual-dropout masks (1 + 1): **10** with dropout (GPT), **8** without
+  (Llama 3, DeepSeek-V3 and PaLM train without dropout; :func:`has_dropout`);
+* inside the TP region (split ``t`` ways): Q (2), K and V (2 g_kv each), the attention output
+  that feeds the output projection (2); the MLP's hidden activations: GeLU keeps its input and
+  output (2 f/h + 2 f/h = **16** at f = 4h), SwiGLU keeps the gate and up projections (4 f/h,
+  which Megatron-Core's fused ``bias_swiglu`` stores and recomputes SiLU from) and their
+  product, the input of the down projection (2 f/h): **6 f / h**;
+* the attention core: unfused attention stores the softmax output (2 a s / h), its dropout
+  mask (a s / h) and the dropout output (2 a s / h), Korthikanti's **5 a s / h** (without
+  dropout only the softmax output, 2 a s / h). A fused kernel (FlashAttention, Dao et al.
+  2022, §3.1) keeps only the FP32 log-sum-exp per row and head, ``4 a s_l b`` bytes: **4 a /
+  h**, no s^2 term.
+
+GPT (g_kv = 1, f = 4h, dropout): 10 + 2 + 4 + 2 + 16 = **34**, plus 5as/h unfused:
+Korthikanti's figure. Llama 3 405B (g_kv = 1/16, f = 3.25 h, no dropout, fused):
+8 + 2 + 0.25 + 2 + 19.5 + 0.03 = **31.78**, so a layer at s = 8,192, b = 1, t = 8 stores
+31.78 x 8,192 x 16,384 / 8 = 0.533 GB. Recomputation (Korthikanti §5):
+
+* ``"none"``: everything above;
+* ``"selective"``: the attention core is recomputed, so the s^2 term goes; with a fused
+  kernel this equals ``"none"`` (the kernel already recomputes the scores in its backward);
+* ``"full"``: each layer keeps only its input, ``2 s_l b h`` (/ t with sequence
+  parallelism), and during the backward one layer at a time is rebuilt in full (the
+  ``"selective"`` amount of one layer, counted once).
+
+MoE layers store the MLP term for each of the ``k`` routed copies of a token and each
+shared expert, at the expert width. Output logits are not counted.
+
+**In flight** (:func:`in_flight_layers`): a stage holds the activations of every chunk
+forward it has run whose backward has not yet run. Megatron-LM's schedules run ``w`` warm-up
+chunk forwards and then alternate, so the peak is ``min(w + 1, m v)`` chunk forwards with
+``w = 2 (p - i - 1) + (v - 1) N`` on stage i (``forward_backward_pipelining_with_interleaving``,
+N = ``microbatch_group_size_per_vp_stage``, p by default, m when m < p); v = 1 gives 1F1B's
+``min(p - i, m)`` (Narayanan et al. 2021, §2.2.1), and large m gives Korthikanti's first-stage
+factor ``1 + (p - 1)/(p v)`` (§4.2.3). Each chunk forward holds the average chunk's layers.
+"""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -148,6 +243,19 @@ def stage_activation_bytes(arch: models.Architecture, cfg: ParallelConfig, stage
     return total
 
 
+def chunk_accumulator_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
+                            stack: Stack) -> float:
+    """Llama 3's FSDP: the FP32 gradient of the largest chunk of ``stage`` while its
+    micro-batches' backward passes accumulate into it (module doc); 0 otherwise."""
+    if cfg.zero_stage < 3 or stack.reshard_after_forward:
+        return 0.0
+    layers = layers_per_stage(arch.n_layers, cfg.pp)[stage]
+    if layers == 0:
+        return 0.0
+    largest = max(chunk_layers(arch.n_layers, cfg.pp, cfg.virtual_stages)[stage])
+    return stage_params(arch, cfg, stage).total * largest / layers * stack.grad_accum_bytes
+
+
 def state_bytes_per_param(zero_stage: int, n: int, stack: Stack) -> zero.ModelStateBytes:
     """Weights, gradients and optimizer bytes per parameter under this sharding (module doc
     table); ``n`` the data-parallel ranks that share the parameter."""
@@ -162,20 +270,23 @@ def state_bytes_per_param(zero_stage: int, n: int, stack: Stack) -> zero.ModelSt
     return zero.ModelStateBytes(gathered + w / n, g / n, k / n)
 
 
-def grad_reductions_per_step(cfg: ParallelConfig) -> int:
-    """Gradient reductions over the data-parallel group per step: one for ZeRO stages 0-1
-    (the whole local gradient is accumulated first), one per micro-batch for stages 2-3
-    (each micro-batch's gradient is reduce-scattered into the local shard)."""
-    return 1 if cfg.zero_stage <= 1 else cfg.grad_accum
+def grad_reductions_per_step(cfg: ParallelConfig, stack: Stack = MODERN) -> int:
+    """Reductions of each gradient over the data-parallel group per step: one for ZeRO
+    stages 0-1 (the local gradient is accumulated first) and for Llama 3's FSDP (each
+    chunk's FP32 gradient once, when its last micro-batch is done); one per micro-batch for
+    stage 2 and a resharding stage 3 (each micro-batch's gradient into the shard)."""
+    if cfg.zero_stage <= 1 or (cfg.zero_stage == 3 and not stack.reshard_after_forward):
+        return 1
+    return cfg.grad_accum
 
 
 def gathers_per_step(cfg: ParallelConfig, stack: Stack = MODERN) -> int:
     """ZeRO-3 parameter all-gathers of a layer per step: two per micro-batch (forward and
-    backward) when resharded after the forward, two per step when the gathered weights stay
-    resident (Llama 3); none below stage 3."""
+    backward) when resharded after the forward, one per step when the gathered weights stay
+    resident until the optimizer updates the shards (Llama 3); none below stage 3."""
     if cfg.zero_stage < 3:
         return 0
-    return 2 if not stack.reshard_after_forward else 2 * cfg.grad_accum
+    return 1 if not stack.reshard_after_forward else 2 * cfg.grad_accum
 
 
 def gathered_layers_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int) -> float:
@@ -202,7 +313,8 @@ def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int,
         weights += gathered_layers_bytes(arch, cfg, stage)
     return MemoryBreakdown(
         stage=stage, weights_bytes=weights,
-        gradients_bytes=params.dense * dense.gradients + params.expert * expert.gradients,
+        gradients_bytes=(params.dense * dense.gradients + params.expert * expert.gradients
+                         + chunk_accumulator_bytes(arch, cfg, stage, stack)),
         optimizer_bytes=params.dense * dense.optimizer + params.expert * expert.optimizer,
         activations_bytes=stage_activation_bytes(arch, cfg, stage, stack),
     )

@@ -100,8 +100,11 @@ def test_9_10_reference_is_the_papers_layout() -> None:
 
 
 def test_9_10_another_right_answer() -> None:
-    # PP 32: at most 4 layers per stage; DP 64 -> m = 32; bubble 31 / 64 = 48.4 % < 50 %
-    assert _failures({"tp": 8, "pp": 32, "dp": 64}) == []
+    # with v = 4: PP 32 holds at most 4 layers per stage (4 slots: v = 4 fits); DP 64 -> m = 32;
+    # bubble 31 / (32 x 4) = 24.2 % < 50 %; with v = 8 its 4 slots cannot make 8 chunks
+    params = dict(ex("9.10").params, v=4)
+    assert _failures({"tp": 8, "pp": 32, "dp": 64}, params) == []
+    assert _failures({"tp": 8, "pp": 32, "dp": 64}) == ["layers per stage"]
 
 
 @pytest.mark.parametrize(("answer", "broken"), [
@@ -126,12 +129,16 @@ def test_9_10_a_non_layout_fails_every_rule() -> None:
 
 
 def test_9_10_memory_rule() -> None:
-    # Llama 3's FSDP, no recomputation: the paper's layout needs 75.1 GB on stage 1
-    # (6.43 GB gathered weights + shards, 68.25 GB of activations: 128 one-layer chunk
-    # forwards of 0.533 GB), so a 70 GB budget rejects it and 80 GB accepts it
+    # Llama 3's FSDP, no recomputation, v = 8: model state 6.43 GB (gathered weights + shard)
+    # + 0.10 + 1.59 GB (FP32 gradient shard and the one-layer chunk in progress) + 0.30 GB Adam,
+    # and 68.25 GB of activations (all 16 x 8 layer passes in flight): 76.7 GB, so a 70 GB
+    # budget rejects it; with v = 2 the chunk in progress holds 4 layers (6.38 GB): 81.4 GB
     params = dict(ex("9.10").params, memory_budget_gb=70)
     assert _failures({"tp": 8, "pp": 16, "dp": 128}, params) == ["memory fits"]
     assert _failures({"tp": 8, "pp": 16, "dp": 128}) == []
+    # the bubble with v = 2 is 15/32 = 46.9 % < 50 %: only memory fails
+    assert _failures({"tp": 8, "pp": 16, "dp": 128}, dict(ex("9.10").params, v=2)) == [
+        "memory fits"]
 
 
 def test_9_10_memory_rule_binds_in_every_variant() -> None:

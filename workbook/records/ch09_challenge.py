@@ -136,10 +136,10 @@ def _with_words_9_10(p: dict[str, Any]) -> dict[str, Any]:
 
 #: Variants that admit at least one layout: (GPUs, batch, v, GPU name, memory budget in GB).
 #: An H200 holds 141 GB of HBM3e (NVIDIA H200 datasheet); it is priced like an H100 here.
-_SCENARIOS_9_10 = ((16384, 2048, 2, "H100", 80), (16384, 2048, 4, "H100", 80),
-                   (16384, 2048, 8, "H100", 80), (8192, 1024, 2, "H100", 80),
-                   (8192, 1024, 8, "H100", 80), (8192, 2048, 4, "H200", 141),
-                   (16384, 4096, 2, "H200", 141), (16384, 4096, 8, "H200", 141))
+_SCENARIOS_9_10 = ((16384, 2048, 8, "H100", 80), (16384, 2048, 4, "H100", 80),
+                   (16384, 2048, 2, "H100", 80), (8192, 1024, 8, "H100", 80),
+                   (8192, 1024, 4, "H100", 80), (8192, 2048, 4, "H200", 141),
+                   (16384, 4096, 8, "H200", 141), (8192, 4096, 2, "H200", 141))
 
 
 def _vary_9_10(rng: random.Random) -> dict[str, Any]:
@@ -163,7 +163,9 @@ EX_9_10 = Exercise(
            "Llama 3's FSDP, which shards optimizer state and gradients but does not reshard "
            "the weights after the forward pass, so a stage's BF16 weights (2 bytes per "
            "parameter) stay gathered for the whole step beside their 2-byte shard, FP32 "
-           "gradients (4 bytes) and Adam state (12 bytes) sharded over DP; the stage's layers "
+           "gradients (4 bytes) and Adam state (12 bytes) sharded over DP, plus the FP32 "
+           "gradient of the one chunk whose micro-batches are being accumulated (a stage's "
+           "layers / v); the stage's layers "
            "(3.188B parameters each, split over TP) plus the embedding or output head "
            "(128,256 x 16,384 / TP) on the end stages. Activations as the paper trained, "
            "without recomputation and with flash attention: 31.8 x s x h / TP bytes per layer "
@@ -172,7 +174,7 @@ EX_9_10 = Exercise(
            "such as dict(tp=..., pp=..., dp=...)."),
     params=_with_words_9_10(dict(
         n_gpus=16384, gpus_per_node=8, n_layers=126, max_layers_per_stage=8,
-        global_batch_seqs=2048, seq_len=8192, v=2, max_bubble_pct=50, gpu="H100",
+        global_batch_seqs=2048, seq_len=8192, v=8, max_bubble_pct=50, gpu="H100",
         memory_budget_gb=80)),
     vary=_vary_9_10,
     answer_kind=Constraints(fields=("tp", "pp", "dp"), rules=DESIGN_RULES),
