@@ -146,8 +146,12 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     forward = layer_fwd + logits * flops_s
     if cfg.activation_recompute == "full":
         recompute = layer_fwd
-    elif cfg.activation_recompute == "selective":
+    elif cfg.activation_recompute == "selective" and stack.selective_recompute == "attention":
         recompute = layers * attn * attn_s
+    elif cfg.activation_recompute == "selective":  # every second matmul, all element-wise ops
+        alternate = (dense_layers * 2 * pf.alternate_matmul_params_per_token(arch, False)
+                     + moe_layers * 2 * pf.alternate_matmul_params_per_token(arch, True))
+        recompute = alternate * flops_s + elementwise / 3
     else:
         recompute = 0.0
     comm = layer_comm_s(arch, cfg, links, stack.sequence_parallel, dense_layers, moe_layers)

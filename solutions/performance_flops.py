@@ -68,7 +68,7 @@ SM_COUNT: dict[str, int] = {"A100": 108, "H100": 132, "H800": 132}
 GEMM_TILE_M, GEMM_TILE_N = 128, 128
 #: Share of the microbenchmark rate a training step sustains, by GPU family (fitted, see
 #: above; H800 shares H100's).
-SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.90, "H100": 0.90, "H800": 0.90}
+SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.90, "H100": 0.91, "H800": 0.91}
 #: Fraction of the dense peak a fused (flash) attention kernel reaches over forward +
 #: backward, causal, head dimension 128, long sequences, FLOPs of the causal half counted,
 #: by (kernel, GPU family). FlashAttention-2 (Dao 2023, arXiv:2307.08691, §4.1, Figs. 4-7):
@@ -76,11 +76,21 @@ SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.90, "H100": 0.90, "H800": 0.90
 #: Hopper-specific instructions. FlashAttention-3 (Shah et al. 2024, arXiv:2407.08608,
 #: abstract and §4.1): forward up to 740 TFLOP/s, backward 1.5-1.75x FlashAttention-2's
 #: (about 500); the backward does 2.5x the forward's FLOPs, so forward + backward
-#: ``3.5 / (1/740 + 2.5/500)`` = 550 TFLOP/s.
+#: ``3.5 / (1/740 + 2.5/500)`` = 550 TFLOP/s. The Triton port of FlashAttention-1
+#: (``flash_attn/flash_attn_triton.py``, 2022: "Overall Triton forward + backward is slightly
+#: slower than CUDA forward + backward" of FlashAttention-1): FlashAttention-1 reaches
+#: "25-40% of the theoretical maximum FLOPs/s" of an A100 and FlashAttention-2 is "1.3-2.5x
+#: faster than FlashAttention in Triton" (Dao 2023, abstract and §4.1), so 100 TFLOP/s on an
+#: A100 (32 % of peak, 1.9x below FlashAttention-2) and the same 1.9x below FlashAttention-2
+#: on Hopper (the kernel uses no Hopper instructions), 176 TFLOP/s.
+TRITON_FA_SLOWDOWN = 190.0 / 100.0
 ATTENTION_KERNEL_FRACTION: dict[tuple[str, str], float] = {
     ("flash2", "A100"): 190.0 / 312.0, ("hopper", "A100"): 190.0 / 312.0,
     ("flash2", "H100"): 335.0 / 989.0, ("hopper", "H100"): 550.0 / 989.0,
-    ("flash2", "H800"): 335.0 / 989.0, ("hopper", "H800"): 550.0 / 989.0}
+    ("flash2", "H800"): 335.0 / 989.0, ("hopper", "H800"): 550.0 / 989.0,
+    ("triton", "A100"): 100.0 / 312.0,
+    ("triton", "H100"): 335.0 / TRITON_FA_SLOWDOWN / 989.0,
+    ("triton", "H800"): 335.0 / TRITON_FA_SLOWDOWN / 989.0}
 #: Reads + writes of each activation byte by element-wise kernels over forward and backward
 #: of one layer, by ``Stack.elementwise`` (fitted).
 ELEMENTWISE_PASSES: dict[str, float] = {"eager": 12.0, "megatron": 8.0, "fused": 1.0}
@@ -97,6 +107,28 @@ def matmul_params_per_token(arch: models.Architecture, moe_layer: bool) -> float
     moe = arch.moe
     experts = (moe.experts_per_token + moe.n_shared_experts) * models.expert_params(arch)
     return attention + moe.n_routed_experts * arch.d_model + experts
+
+
+def alternate_matmul_params_per_token(arch: models.Architecture, moe_layer: bool) -> float:
+    """Weights of every second matmul of one layer in execution order, the ones torchtitan's
+    per-op selective checkpointing recomputes (``Stack.selective_recompute =
+    "alternate_matmuls"``): Q, K, V, output projection, then the FFN's gate, up and down
+    (SwiGLU, torchtitan's ``w1``, ``w3``, ``w2``) or up and down (GeLU); the 2nd, 4th and
+    6th are K, the output projection and one ``h x d_ffn`` FFN matrix (``w3``; a GeLU FFN's
+    down projection). A MoE layer's routed and shared experts count as their FFN (the router
+    is left out); multi-head latent attention's projections count as one block, half of it
+    recomputed."""
+    if arch.mla is not None:
+        attention = models.attention_params(arch) / 2
+    else:
+        d, kv = arch.d_model, arch.n_kv_heads * arch.head_dim
+        attention = d * kv + arch.n_heads * arch.head_dim * d
+    if moe_layer and arch.moe is not None:
+        moe = arch.moe
+        d_ffn, n = moe.expert_d_ffn, moe.experts_per_token + moe.n_shared_experts
+    else:
+        d_ffn, n = arch.d_ffn, 1
+    return attention + n * arch.d_model * d_ffn
 
 
 def attention_flops_per_token(arch: models.Architecture, seq_len: int,

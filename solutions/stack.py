@@ -52,10 +52,17 @@ Fields (booleans say whether the software does it):
   ``deepspeed/runtime/pipe/engine.py`` SendActivation) every TP rank sends the whole
   activation over its own port, ``t`` times the bytes.
 * ``attention_kernel``: the fused attention kernel, ``"flash2"`` (FlashAttention-2, PyTorch's
-  scaled-dot-product attention) or ``"hopper"`` (a kernel using Hopper's asynchronous
+  scaled-dot-product attention), ``"hopper"`` (a kernel using Hopper's asynchronous
   tensor-core instructions: FlashAttention-3 or cuDNN's fused attention through Transformer
-  Engine); on an A100 both are FlashAttention-2
-  (:data:`solutions.performance_flops.ATTENTION_KERNEL_FRACTION`).
+  Engine; on an A100 it is FlashAttention-2) or ``"triton"`` (the 2022 Triton port of
+  FlashAttention-1, ``flash_attn/flash_attn_triton.py``, which MosaicML's llm-foundry runs
+  as ``attn_impl: triton``) (:data:`solutions.performance_flops.ATTENTION_KERNEL_FRACTION`).
+* ``selective_recompute``: what ``"selective"`` recomputation recomputes. ``"attention"``:
+  the attention core (Korthikanti et al. 2022, §5; Megatron-LM). ``"alternate_matmuls"``:
+  torchtitan's per-op policy (``selective_ac_option = 'op'``,
+  ``torchtitan/parallelisms/parallelize_llama.py``, April 2024: "Saves output of all compute
+  ops, except every second mm"): every second matmul of a layer and every element-wise
+  operation are recomputed, the attention kernel's output is kept.
 * ``elementwise``: how the element-wise work between GEMMs is run, which sets its passes
   over HBM (:data:`solutions.performance_flops.ELEMENTWISE_PASSES`): ``"eager"``, one
   PyTorch kernel per operation (FSDP, DeepSpeed ZeRO-3 and torchtitan without
@@ -95,6 +102,7 @@ class Stack:
     fused_grad_accumulation: bool = True
     pipeline_blocking_p2p: bool = False
     attention_kernel: str = "flash2"
+    selective_recompute: str = "attention"
     elementwise: str = "fused"
     source: str = ""
 
@@ -104,9 +112,12 @@ class Stack:
         if self.elementwise not in ("eager", "megatron", "fused"):
             raise ValueError("elementwise must be 'eager', 'megatron' or 'fused', "
                              f"got {self.elementwise!r}")
-        if self.attention_kernel not in ("flash2", "hopper"):
-            raise ValueError("attention_kernel must be 'flash2' or 'hopper', "
+        if self.attention_kernel not in ("flash2", "hopper", "triton"):
+            raise ValueError("attention_kernel must be 'flash2', 'hopper' or 'triton', "
                              f"got {self.attention_kernel!r}")
+        if self.selective_recompute not in ("attention", "alternate_matmuls"):
+            raise ValueError("selective_recompute must be 'attention' or 'alternate_matmuls', "
+                             f"got {self.selective_recompute!r}")
         if not 0.0 <= self.gather_hidden_fraction <= 1.0:
             raise ValueError("gather_hidden_fraction is a share in [0, 1], "
                              f"got {self.gather_hidden_fraction}")
