@@ -167,5 +167,5 @@ def plan(arch: models.Architecture, cfg: ParallelConfig, n_gpus: int | None = No
     problems = [text for _, text in found]
     buildable = not any(reason in ("stages", "chunks") for reason, _ in found)
     return Plan(cfg, tuple(problems), memory_per_gpu(arch, cfg, stack),
-                comm_per_step(arch, cfg, stack.grad_reduce_bytes),
+                comm_per_step(arch, cfg, stack.grad_reduce_bytes, stack),
                 bubble(cfg, arch) if buildable else bubble(cfg))

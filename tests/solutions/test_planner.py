@@ -343,3 +343,20 @@ def test_tied_embeddings_are_held_once_without_pipelining() -> None:
     layers = 96 * m.dense_layer_params(m.GPT3_175B)
     assert one == layers + table + 2048 * 12288
     assert two == 48 * m.dense_layer_params(m.GPT3_175B) + table
+
+
+def test_dp_traffic_follows_the_sharding_the_memory_model_assumes() -> None:
+    # stage 1 of the paper's layout: 3,187,703,808 params per GPU, ring factor 127/128
+    f_psi = 3_187_703_808 * 127 / 128
+    llama = replace(PAPER, zero_stage=3, virtual_stages=8, activation_recompute="none")
+    # Llama 3's FSDP: one gather of BF16 weights (2 B) and one FP32 reduce-scatter (4 B)
+    assert comm_per_step(m.LLAMA3_405B, llama, 4.0, LLAMA3).dp_bytes == pytest.approx(
+        f_psi * 6)
+    # a resharding ZeRO-3: 16 reduce-scatters (2 B) and 32 gathers (2 B): 96 bytes a parameter
+    assert comm_per_step(m.LLAMA3_405B, llama, 2.0, MEGATRON_2022).dp_bytes == pytest.approx(
+        f_psi * (16 * 2 + 32 * 2))
+    # ZeRO-0: one all-reduce, 2 x 2 B; ZeRO-2: 16 reduce-scatters + one gather
+    assert comm_per_step(m.LLAMA3_405B, replace(PAPER, zero_stage=0)).dp_bytes == (
+        pytest.approx(f_psi * 4))
+    assert comm_per_step(m.LLAMA3_405B, replace(PAPER, zero_stage=2)).dp_bytes == (
+        pytest.approx(f_psi * (16 * 2 + 2)))

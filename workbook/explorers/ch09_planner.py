@@ -133,7 +133,7 @@ def plan_numbers(s: PlannerSettings) -> dict[str, Any]:
     }
     try:
         memory = memory_per_gpu(s.arch, cfg, s.software)
-        comm = comm_per_step(s.arch, cfg, s.software.grad_reduce_bytes)
+        comm = comm_per_step(s.arch, cfg, s.software.grad_reduce_bytes, s.software)
     except ValueError:
         return numbers
     tp_link = (gpu.nvlink_per_direction_gb_per_s if cfg.tp <= gpu.gpus_per_node
