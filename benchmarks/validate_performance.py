@@ -9,7 +9,9 @@ Reads ``solutions/data/published_runs.json``, predicts each run in its source's 
 and prints, for the rows the constants were fitted on and for the held-out rest separately:
 the median |error|, the share within 15 % and the worst run, beside a baseline that predicts
 every run at one constant share of peak (the best such constant on the fit rows), then the
-model's error per source. ``--fit`` repeats the fit of :mod:`solutions.performance_fit` on
+model's error per source. It also cross-validates by source: for each source the constants
+are fitted on every run of the other sources and that source's runs are predicted with
+them (``performance_validation.leave_one_source_out``; about ten fits, under a minute). ``--fit`` repeats the fit of :mod:`solutions.performance_fit` on
 the fit rows and prints it beside the constants in use. The block between the markers of
 ``docs/validation.md`` is this script's ``--runs`` output
 (``tests/solutions/test_performance_validation.py`` checks it); ``--write-doc`` rewrites

@@ -117,3 +117,23 @@ def test_docs_table_is_what_the_model_predicts_now() -> None:
     start = text.index("<!-- validation-table:start -->") + len("<!-- validation-table:start -->")
     end = text.index("<!-- validation-table:end -->")
     assert text[start:end].strip() == pv.validation_table_markdown().strip()
+
+
+def test_leave_one_source_out_never_fits_on_the_source_it_predicts() -> None:
+    # two small sources: each one's errors must be those of the constants fitted on the
+    # other one alone (a second, independent path: fit by hand, then predict)
+    from dataclasses import replace
+    a = [r for r in RUNS if r.source_id == "flash-attention-training"]
+    b = [r for r in RUNS if r.source_id == "torchtitan-2024"]
+    cv = pv.leave_one_source_out(a + b)
+    before = fit.current()
+    for own, other in ((a, b), (b, a)):
+        constants = fit.fit([replace(r, fitted=True) for r in other])
+        assert cv.constants[own[0].source_id] == constants
+        with fit.constants_set(constants):
+            for run in own:
+                assert cv.errors[run.label] == pytest.approx(run.error())
+    assert fit.current() == before  # the module's constants are restored
+    assert cv.overall.n == len(a) + len(b)
+    with pytest.raises(ValueError, match="two sources"):
+        pv.leave_one_source_out(a)
