@@ -11,8 +11,9 @@ the median |error|, the share within 15 % and the worst run, beside a baseline t
 every run at one constant share of peak (the best such constant on the fit rows), then the
 model's error per source. It also cross-validates by source: for each source the constants
 are fitted on every run of the other sources and that source's runs are predicted with
-them (``performance_validation.leave_one_source_out``; about ten fits, under a minute). ``--fit`` repeats the fit of :mod:`solutions.performance_fit` on
-the fit rows and prints it beside the constants in use. The block between the markers of
+them (``performance_validation.leave_one_source_out``; about ten fits, under a minute).
+``--fit`` repeats the fit of :mod:`solutions.performance_fit` on the fit rows and prints
+it beside the constants in use. The block between the markers of
 ``docs/validation.md`` is this script's ``--runs`` output
 (``tests/solutions/test_performance_validation.py`` checks it); ``--write-doc`` rewrites
 that block after the data file or the model changes.
