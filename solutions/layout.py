@@ -1,14 +1,18 @@
 """A parallel layout, resolved once: stages, chunks, what each GPU holds, which groups
-cross nodes. The memory model (:mod:`solutions.planner_memory`), the traffic and step-time
-models and the validator (:mod:`solutions.planner_validate`) all read a :class:`Layout`,
-so they cannot disagree about where a layer lives.
+cross nodes. The memory model (:mod:`solutions.planner_memory`), the traffic model
+(:mod:`solutions.planner_comm`), the step-time model and the validator
+(:mod:`solutions.planner_validate`) take stages, chunk sizes and per-GPU parameters from
+this module (:func:`resolve` gathers them into one :class:`Layout`), so they cannot
+disagree about where a layer lives.
 
 * :class:`ParallelConfig` is the layout as chosen (degrees, micro-batching, sharding,
   recomputation); :func:`resolve` turns it into a :class:`Layout` for one architecture.
-* Ranks are ordered [TP, CP, PP, DP], innermost (fastest network) first, as in Llama 3
-  (Dubey et al. 2024, §3.3.2) and Megatron-LM: TP groups are consecutive ranks, CP groups
-  have stride ``tp``, PP groups stride ``tp x cp``, DP groups stride ``tp x cp x pp``; the
-  ``ep`` ranks that share out routed experts are carved out of the DP group.
+* Ranks are ordered innermost (fastest network) first, by default [TP, CP, PP, DP] as in
+  Llama 3 (Dubey et al. 2024, §3.3.2): TP groups are consecutive ranks, CP groups have
+  stride ``tp``, PP groups stride ``tp x cp``, DP groups stride ``tp x cp x pp``; the ``ep``
+  ranks that share out routed experts are carved out of the DP group. Megatron-LM's default
+  puts the pipeline outermost (``order=("tp", "cp", "dp", "pp")``,
+  ``megatron/core/parallel_state.py``).
 * Stages: :func:`layers_per_stage` spreads ``n_layers`` as evenly as possible, extras to the
   middle stages first (the end stages also hold the embedding and the output head).
 * Chunks (interleaved schedule, ``virtual_stages = v``): a stage holds ``v`` model chunks;
@@ -237,20 +241,30 @@ class Layout:
         return stage_layer_kinds(self.arch, self.cfg.pp)[stage]
 
 
-def resolve(arch: models.Architecture, cfg: ParallelConfig, gpus_per_node: int = 8) -> Layout:
-    """Resolve ``cfg`` for ``arch``; ValueError when PP exceeds the layers or v exceeds the
-    slots of some stage (no chunk layout exists at all)."""
+LLAMA3_ORDER: tuple[str, ...] = ("tp", "cp", "pp", "dp")
+
+
+def resolve(arch: models.Architecture, cfg: ParallelConfig, gpus_per_node: int = 8,
+            order: tuple[str, ...] = LLAMA3_ORDER) -> Layout:
+    """Resolve ``cfg`` for ``arch`` with ranks in ``order`` (innermost first); ValueError
+    when PP exceeds the layers, v exceeds the slots of some stage (no chunk layout exists
+    at all) or ``order`` is not a permutation of tp, cp, pp, dp."""
     g = positive_int("gpus_per_node", gpus_per_node)
+    if sorted(order) != sorted(LLAMA3_ORDER):
+        raise ValueError(f"order must list tp, cp, pp and dp once each, got {order!r}")
     v = cfg.virtual_stages
     if v > min(stage_slots(arch.n_layers, cfg.pp)):
         raise ValueError(f"virtual_stages={v} chunks do not fit a stage of "
                          f"{min(layers_per_stage(arch.n_layers, cfg.pp))} layers")
-    tp, cp, pp = cfg.tp, cfg.cp, cfg.pp
-    groups = {"tp": group(tp, 1, g), "cp": group(cp, tp, g), "pp": group(pp, tp * cp, g),
-              "dp": group(cfg.dp, tp * cp * pp, g), "ep": group(cfg.ep, tp * cp * pp, g)}
+    sizes = {"tp": cfg.tp, "cp": cfg.cp, "pp": cfg.pp, "dp": cfg.dp}
+    groups, stride = {}, 1
+    for dim in order:
+        groups[dim] = group(sizes[dim], stride, g)
+        stride *= sizes[dim]
+    groups["ep"] = group(cfg.ep, groups["dp"].stride, g)
     return Layout(arch=arch, cfg=cfg, gpus_per_node=g,
-                  stage_layers=layers_per_stage(arch.n_layers, pp),
-                  chunk_layers=chunk_layers(arch.n_layers, pp, v), groups=groups)
+                  stage_layers=layers_per_stage(arch.n_layers, cfg.pp),
+                  chunk_layers=chunk_layers(arch.n_layers, cfg.pp, v), groups=groups)
 
 
 def pipeline_bubble_over_compute(pp: int, m: int, v: float) -> float:

@@ -314,3 +314,33 @@ def test_9_11_notes_give_both_flop_counts() -> None:
     palm = 400e12 / (6 * 405e9 + 12 * 126 * 128 * 128 * 8192)
     assert round(palm) == 152
     assert "164.6" in ex("9.11").notes and "152" in ex("9.11").notes
+
+
+def _texts(record: Exercise, params: dict) -> list[str]:
+    from autograder.template import fill
+
+    texts = [record.render_prompt(params), record.render_explanation(params)]
+    texts += [fill(h, params) for h in record.hints]
+    texts += [fill(record.notes, params)] if record.notes else []
+    texts += [feedback for _, feedback in record.wrong_answers(params)]
+    return texts
+
+
+@pytest.mark.parametrize("record", list(RECORDS.values()), ids=lambda r: r.id)
+def test_every_ch09_text_is_finished_and_true_for_50_seeds(record: Exercise) -> None:
+    import re
+
+    for seed in (None, *SEEDS):
+        params = dict(record.params) if seed is None else record.draw(seed)
+        text = " ".join(_texts(record, params))
+        assert not re.search(r"\{[A-Za-z_]\w*\}", text), (record.id, seed)
+        assert not re.search(r"\b(?:nan|None|inf)\b", text), (record.id, seed)
+        # sentences that depend on a condition must hold for these numbers
+        if "is not whole" in text or "does not divide" in text:
+            assert params["n_layers"] % params["pp"], (record.id, params)
+        if record.id == "9.10":
+            assert f"{params['gpu']}s" in record.render_prompt(params)
+            ref = record.expected(params)
+            assert f"TP {ref['tp']}, PP {ref['pp']}, DP {ref['dp']}" in text
+            m_ = params["global_batch_seqs"] // ref["dp"]
+            assert f"{m_} micro-batches per pipeline" in text
