@@ -34,13 +34,14 @@ rest its weights are ZeRO-3 shards, but in a 1F1B or interleaved pipeline some m
 always between its forward and its backward, so the stage's gathered BF16 weights stay
 resident for the whole step (2 Psi, beside the 2 Psi / n shard; PyTorch
 ``ShardingStrategy.SHARD_GRAD_OP`` / FSDP2 ``reshard_after_forward=False``). That is the
-memory side of the step-time model gathering them only twice per step
-(:func:`gathers_per_step`). Its gradients are accumulated in FP32 over the micro-batches and
-reduce-scattered in FP32 once per step per model chunk (:func:`grad_reductions_per_step`):
-with m <= p, or Llama 3's breadth-first rounds, every micro-batch's backward of one chunk
+memory side of the step-time model gathering them once per step, not twice per
+micro-batch (:func:`gathers_per_step`). Its gradients are accumulated in FP32 over the
+micro-batches and reduce-scattered in FP32 once per step per model chunk
+(:func:`grad_reductions_per_step`): with m <= p every micro-batch's backward of one chunk
 runs before the next chunk's begins, so a chunk's gradient is reduce-scattered as soon as it
 is complete and only the chunk in progress is held whole, ``g Psi_c`` with ``Psi_c`` the
-largest chunk's parameters (the whole stage when v = 1). Accumulating the whole stage's
+largest chunk's parameters (the whole stage when v = 1, or when m > p: then the backward of
+each chunk recurs in every group of p micro-batches). Accumulating the whole stage's
 gradient instead would add ``g Psi`` = 12.8 GB on Llama 3's middle stage, and the paper's
 8K run would not fit; reducing every micro-batch's gradient would move m times the traffic.
 A resharding ZeRO-3 also holds the gathered weights of the unit being computed and the one
@@ -246,13 +247,17 @@ def stage_activation_bytes(arch: models.Architecture, cfg: ParallelConfig, stage
 def chunk_accumulator_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
                             stack: Stack) -> float:
     """Llama 3's FSDP: the FP32 gradient of the largest chunk of ``stage`` while its
-    micro-batches' backward passes accumulate into it (module doc); 0 otherwise."""
+    micro-batches' backward passes accumulate into it (module doc); 0 otherwise. With more
+    micro-batches than one group of N = p (m > p), every chunk's accumulation spans the
+    groups, so the whole stage's gradient is held."""
     if cfg.zero_stage < 3 or stack.reshard_after_forward:
         return 0.0
     layers = layers_per_stage(arch.n_layers, cfg.pp)[stage]
     if layers == 0:
         return 0.0
     largest = max(chunk_layers(arch.n_layers, cfg.pp, cfg.virtual_stages)[stage])
+    if cfg.grad_accum > cfg.pp:
+        largest = layers
     return stage_params(arch, cfg, stage).total * largest / layers * stack.grad_accum_bytes
 
 

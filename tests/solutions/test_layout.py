@@ -164,6 +164,10 @@ MISFITS = {
     "dgxc-nemotron4-340b-128gpu": "DP = 2 leaves 6 bytes of Adam state per parameter on each "
     "GPU; with FP32 main gradients the stage needs about 97 GB (85 GB with BF16 gradient "
     "reduction, which the recipe may use but does not state)",
+    "llama3-t4-8192gpu-s8192": "m = 32 = 2p micro-batches without recomputation: Megatron's "
+    "groups of p keep every chunk's FP32 gradient across both groups (95 GB), a breadth-first "
+    "order keeps both groups' activations; the paper's 8K run without checkpointing is the "
+    "16,384-GPU layout (m = p), and v and recomputation here are the data file's assumptions",
 }
 
 
