@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from autograder.exercise import Exercise
-from autograder.kinds import Constraints, Ordering
+from autograder.kinds import Constraints, Function, Ordering
 from solutions import hardware as hw
 from solutions import models as m
 from solutions import performance as perf
@@ -262,6 +262,7 @@ def test_9_11_tests_only_throughputs_a_real_run_could_reach() -> None:
     record = ex("9.11")
     rng = random.Random(0)
     for _ in range(200):
+        assert isinstance(record.answer_kind, Function)
         n_params, tokens_per_s, peak = record.answer_kind.cases(rng)
         mfu = 6 * n_params * tokens_per_s / (peak * 1e12)  # by hand, PaLM App. B
         assert 0.15 <= mfu <= 0.60
