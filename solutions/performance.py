@@ -154,7 +154,8 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
         recompute = alternate * flops_s + elementwise / 3
     else:
         recompute = 0.0
-    comm = layer_comm_s(arch, cfg, links, stack.sequence_parallel, dense_layers, moe_layers)
+    comm = layer_comm_s(arch, cfg, links, stack.sequence_parallel, dense_layers, moe_layers,
+                        stack.ep_node_dedup)
     tp = comm.tp
     if stack.tp_comm_overlap:  # chunks of the TP collectives run under the GEMMs they feed
         gemm = matmul * flops_s * (3 + (cfg.activation_recompute == "full"))

@@ -109,14 +109,17 @@ class Links:
 
 
 def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
-                 sequence_parallel: bool, dense_layers: int, moe_layers: int) -> LayerComm:
+                 sequence_parallel: bool, dense_layers: int, moe_layers: int,
+                 ep_node_dedup: bool = False) -> LayerComm:
     """TP, CP and EP seconds for one micro-batch through ``dense + moe`` layers.
 
     TP: ``2 x forward passes + 2`` all-reduces per layer of the ``[b s/cp, h]`` activation
     (with sequence parallelism, reduce-scatter + all-gather pairs of the same volume).
     CP: an all-gather of the local K and V per forward pass and a reduce-scatter of their
     gradients, per layer. EP: dispatch + combine all-to-alls per forward and backward, each
-    sending ``(ep - 1)/ep`` of ``b s k h / (cp t)`` values, one latency per peer.
+    sending ``(ep - 1)/ep`` of ``b s k h / (cp t)`` values, one latency per peer; with
+    ``ep_node_dedup`` (DeepEP) a token crosses the network once per node it goes to
+    (:func:`dedup_network_bytes`).
     """
     layers = dense_layers + moe_layers
     passes = forward_passes(cfg)
@@ -133,8 +136,44 @@ def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
     if arch.moe is not None and cfg.ep > 1 and moe_layers:
         tokens = cfg.micro_batch * cfg.seq_len / cfg.cp / cfg.tp
         sent = tokens * arch.moe.experts_per_token * arch.d_model * BYTES_16BIT
-        ep = (2 * passes + 2) * moe_layers * all_to_all_s(links, sent)
+        one = (dedup_all_to_all_s(links, arch.moe, tokens * arch.d_model * BYTES_16BIT, sent)
+               if ep_node_dedup and links.ep_crosses else all_to_all_s(links, sent))
+        ep = (2 * passes + 2) * moe_layers * one
     return LayerComm(tp=tp, cp=cp, ep=ep)
+
+
+#: Share of the network port's line rate DeepEP's internode dispatch and combine reach: 43-58
+#: GB/s "bottleneck bandwidth (RDMA)" at EP 16-64 on CX7 400 Gb/s ports (~50 GB/s) (DeepEP
+#: ``docs/legacy.md``, "Normal kernels with NVLink and RDMA forwarding"): the line rate.
+DEEPEP_NETWORK_EFFICIENCY = 1.0
+
+
+def nodes_reached(n_nodes: int, n_experts: int, k: int) -> float:
+    """Expected number of distinct nodes the ``k`` experts of one token sit on, the experts
+    chosen uniformly without replacement among ``n_experts`` spread evenly over ``n_nodes``
+    (balanced routing): ``n (1 - C(E - E/n, k) / C(E, k))``."""
+    per_node = n_experts / n_nodes
+    miss = 1.0
+    for i in range(k):  # C(E - E/n, k) / C(E, k) as a running product
+        miss *= max(0.0, (n_experts - per_node - i) / (n_experts - i))
+    return n_nodes * (1.0 - miss)
+
+
+def dedup_all_to_all_s(links: Links, moe: models.MoE, token_bytes: float,
+                       sent_bytes: float) -> float:
+    """One EP all-to-all as DeepEP runs it across nodes (DeepSeek-V3 report, §3.2.2: each
+    token "is first transmitted via IB to the GPUs with the same in-node index on its target
+    nodes" and then "instantly forwarded via NVLink"): over the network ``token_bytes`` per
+    token per remote node it reaches (:func:`nodes_reached` minus its own node's share), at
+    :data:`DEEPEP_NETWORK_EFFICIENCY` of the port; over NVLink the forwarding, every
+    expert copy that is not on the sending GPU; the slower of the two plus one latency."""
+    c, cfg = links.cluster, links.cfg
+    n_nodes = max(1, cfg.ep // links.ep_per_node)
+    reached = nodes_reached(n_nodes, moe.n_routed_experts, moe.experts_per_token)
+    remote = reached * (n_nodes - 1) / n_nodes
+    network = token_bytes * remote / (c.inter_node_gb_per_s * DEEPEP_NETWORK_EFFICIENCY * 1e9)
+    nvlink = sent_bytes * (cfg.ep - 1) / cfg.ep / (c.link_gb_per_s(False) * 1e9)
+    return c.latency_s(True) + max(network, nvlink)
 
 
 def all_to_all_s(links: Links, sent_bytes: float) -> float:

@@ -63,6 +63,10 @@ Fields (booleans say whether the software does it):
   ``torchtitan/parallelisms/parallelize_llama.py``, April 2024: "Saves output of all compute
   ops, except every second mm"): every second matmul of a layer and every element-wise
   operation are recomputed, the attention kernel's output is kept.
+* ``ep_node_dedup``: expert-parallel dispatch and combine send a token across the network
+  once per destination node and forward it to that node's experts over NVLink (DeepEP;
+  DeepSeek-V3 report, arXiv:2412.19437, §3.2.2), instead of once per expert
+  (:func:`solutions.performance_comm.dedup_all_to_all_s`).
 * ``elementwise``: how the element-wise work between GEMMs is run, which sets its passes
   over HBM (:data:`solutions.performance_flops.ELEMENTWISE_PASSES`): ``"eager"``, one
   PyTorch kernel per operation (FSDP, DeepSpeed ZeRO-3 and torchtitan without
@@ -103,6 +107,7 @@ class Stack:
     pipeline_blocking_p2p: bool = False
     attention_kernel: str = "flash2"
     selective_recompute: str = "attention"
+    ep_node_dedup: bool = False
     elementwise: str = "fused"
     source: str = ""
 

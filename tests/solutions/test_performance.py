@@ -325,3 +325,28 @@ def test_stack_none_is_the_default_and_a_wrong_stack_is_named() -> None:
         m.LLAMA3_405B, cfg, hw.H100_SXM, stack=perf.MODERN)
     with pytest.raises(ValueError, match="stack must be"):
         perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM, stack="llama3")  # type: ignore[arg-type]
+
+
+def test_nodes_a_token_reaches_by_counting_subsets() -> None:
+    # second method: P(a node holds none of the k experts) = C(E - E/n, k) / C(E, k)
+    from math import comb
+
+    from solutions.performance_comm import nodes_reached
+    for n, e, k in ((8, 256, 8), (4, 64, 6), (2, 16, 2), (1, 8, 2)):
+        miss = comb(e - e // n, k) / comb(e, k)
+        assert nodes_reached(n, e, k) == pytest.approx(n * (1 - miss))
+    assert nodes_reached(8, 256, 1) == pytest.approx(1.0)  # one expert: one node
+
+
+def test_deepep_sends_a_token_once_per_node_not_once_per_expert() -> None:
+    from solutions import stack as st
+    arch = m.DEEPSEEK_V3
+    cfg = ParallelConfig(tp=1, pp=1, dp=64, ep=64, zero_stage=1, micro_batch=1,
+                         grad_accum=1, seq_len=4096, activation_recompute="none")
+    plain = perf.breakdown_s(arch, cfg, hw.H100_SXM, hw.LLAMA3_H100, st.MODERN)["ep"]
+    dedup = perf.breakdown_s(arch, cfg, hw.H100_SXM, hw.LLAMA3_H100,
+                             replace(st.MODERN, ep_node_dedup=True))["ep"]
+    # EP 64 = 8 nodes; a token's 8 of 256 experts reach 8 (1 - (224 choose 8)/(256 choose 8))
+    # = 5.3 nodes, 4.6 of them remote, against 8 x 56/64 = 7 remote copies without dedup;
+    # DeepEP also runs at the port's line rate instead of NCCL's 0.8 of it
+    assert dedup / plain == pytest.approx(4.6 / 7 * 0.8, rel=0.03)
