@@ -67,14 +67,16 @@ class Search:
         return head + "".join(r._repr_html_() for r in self.best)
 
 
-def _chunk_choices(arch: models.Architecture, pp: int, stack: Stack) -> tuple[int, ...]:
-    """The v the stack can build on ``pp`` stages: v dividing every stage's layer slots
-    (any v up to the fewest slots when the stack accepts uneven chunks); 1 without PP."""
+def _chunk_choices(arch: models.Architecture, pp: int) -> tuple[int, ...]:
+    """The v every stack can build on ``pp`` stages: v dividing every stage's layer slots
+    (:func:`solutions.layout.stage_slots`); 1 without PP. Uneven chunks, which some stacks
+    accept (:func:`solutions.planner_validate.validate` allows them there), are not
+    searched: their fill and drain are paced by the largest chunk, which the step-time
+    model's bubble (p - 1)/(m v) does not charge."""
     if pp == 1:
         return (1,)
     slots = stage_slots(arch.n_layers, pp)
-    return tuple(v for v in VIRTUAL_CHOICES if v <= min(slots)
-                 and (stack.uneven_chunks or all(s % v == 0 for s in slots)))
+    return tuple(v for v in VIRTUAL_CHOICES if v <= min(slots) and all(s % v == 0 for s in slots))
 
 
 def _grid(arch: models.Architecture, n_gpus: int, batch: int, seq_len: int,
@@ -82,7 +84,7 @@ def _grid(arch: models.Architecture, n_gpus: int, batch: int, seq_len: int,
           recompute_modes: tuple[str, ...] = RECOMPUTE_MODES,
           stack: Stack = MODERN) -> Iterator[ParallelConfig]:
     """Every layout whose degrees multiply out, whose batch splits into micro-batches and
-    whose chunks the stack can build (v as :func:`_chunk_choices`; m >= p when
+    whose chunks can be built (even chunks, :func:`_chunk_choices`; m >= p when
     interleaving, unless the stack's schedule accepts fewer)."""
     modes = sorted(recompute_modes, key=_RECOMPUTE_MEMORY_RANK.__getitem__)  # least memory first
     for tp, cp in itertools.product(TP_CHOICES, CP_CHOICES):
@@ -93,7 +95,7 @@ def _grid(arch: models.Architecture, n_gpus: int, batch: int, seq_len: int,
                 continue
             dp = n_gpus // (tp * cp * pp)
             for micro, v, zero, recompute in itertools.product(
-                    MICRO_BATCH_CHOICES, _chunk_choices(arch, pp, stack), zero_stages, modes):
+                    MICRO_BATCH_CHOICES, _chunk_choices(arch, pp), zero_stages, modes):
                 if batch % (dp * micro):
                     continue
                 if v > 1 and batch // (dp * micro) < pp and not stack.interleave_m_below_p:
