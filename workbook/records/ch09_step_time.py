@@ -254,6 +254,15 @@ STEP_RULES = (
 )
 
 
+def _with_fastest(p: dict[str, Any]) -> dict[str, Any]:
+    """``p`` with the fastest layout's description, for the explanation."""
+    best = _fastest(p["model"], p["n_gpus"], p["global_batch_seqs"], p["seq_len"])
+    c = best.config
+    return dict(p, fastest=(f"TP {c.tp}, CP {c.cp}, PP {c.pp}, DP {c.dp}, v = "
+                            f"{c.virtual_stages}, micro-batch {c.micro_batch} "
+                            f"({best.estimate.step_time_s:.2f} s per step)"))
+
+
 def _reference_9_13(p: Mapping[str, Any]) -> dict[str, int]:
     """The fastest layout the model finds: the largest margin any answer can have."""
     c = _fastest(p["model"], p["n_gpus"], p["global_batch_seqs"], p["seq_len"]).config
@@ -271,12 +280,12 @@ EX_9_13 = Exercise(
     notes=("The model is `solutions.performance.estimate` on the Llama 3 cluster preset; the "
            "planner explorer above predicts any layout you try. A slow layout's feedback "
            "names its largest cost after compute."),
-    params=dict(model="llama3-70b", model_name="Llama 3 70B", n_gpus=512,
-                global_batch_seqs=512, seq_len=8192, margin_pct=10),
-    vary=lambda rng: dict(model="llama3-70b", model_name="Llama 3 70B",
-                          n_gpus=rng.choice([256, 512, 1024]),
-                          global_batch_seqs=rng.choice([512, 1024]), seq_len=8192,
-                          margin_pct=rng.choice([5, 10])),
+    params=_with_fastest(dict(model="llama3-70b", model_name="Llama 3 70B", n_gpus=512,
+                              global_batch_seqs=512, seq_len=8192, margin_pct=10)),
+    vary=lambda rng: _with_fastest(dict(model="llama3-70b", model_name="Llama 3 70B",
+                                        n_gpus=rng.choice([256, 512, 1024]),
+                                        global_batch_seqs=rng.choice([512, 1024]),
+                                        seq_len=8192, margin_pct=rng.choice([5, 10]))),
     answer_kind=Constraints(fields=FIELDS, rules=STEP_RULES),
     reference=_reference_9_13,
     hints=("Keep TP inside a node; 80 layers must split over PP stages.",
@@ -284,7 +293,7 @@ EX_9_13 = Exercise(
            "chunks; TP all-reduces grow with TP.",
            "Try a few layouts in the planner and read each breakdown."),
     explanation=("The fastest layout the step-time model finds for these numbers is "
-                 "{expected}; any layout that builds, fits and comes within {margin_pct}% of "
+                 "{fastest}; any layout that builds, fits and comes within {margin_pct}% of "
                  "its step passes. Only chunk counts v that divide every stage's layers build "
                  "(Megatron-LM asserts it). Too much TP pays all-reduces on every layer; too "
                  "few micro-batches per pipeline pay the bubble."),
