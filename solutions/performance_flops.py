@@ -74,9 +74,11 @@ SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.90, "H100": 0.91, "H800": 0.91
 #: by (kernel, GPU family). FlashAttention-2 (Dao 2023, arXiv:2307.08691, §4.1, Figs. 4-7):
 #: about 190 TFLOP/s of A100's 312 and "up to 335 TFLOPs/s" of H100's 989 without
 #: Hopper-specific instructions. FlashAttention-3 (Shah et al. 2024, arXiv:2407.08608,
-#: abstract and §4.1): forward up to 740 TFLOP/s, backward 1.5-1.75x FlashAttention-2's
-#: (about 500); the backward does 2.5x the forward's FLOPs, so forward + backward
-#: ``3.5 / (1/740 + 2.5/500)`` = 550 TFLOP/s. The Triton port of FlashAttention-1
+#: abstract and §4.1): forward "up to 740 TFLOPs/s" (head dimension 256), backward
+#: 1.5-1.75x FlashAttention-2's (about 500); at head dimension 128 the forward measures 614
+#: TFLOP/s at 8K tokens (pytorch/benchmark PR #2391, ``flash_v3`` for 2 x 16 heads x 8,192
+#: x 128); the backward does 2.5x the forward's FLOPs, so forward + backward
+#: ``3.5 / (1/614 + 2.5/500)`` = 528 TFLOP/s. The Triton port of FlashAttention-1
 #: (``flash_attn/flash_attn_triton.py``, 2022: "Overall Triton forward + backward is slightly
 #: slower than CUDA forward + backward" of FlashAttention-1): FlashAttention-1 reaches
 #: "25-40% of the theoretical maximum FLOPs/s" of an A100 and FlashAttention-2 is "1.3-2.5x
@@ -84,10 +86,11 @@ SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.90, "H100": 0.91, "H800": 0.91
 #: A100 (32 % of peak, 1.9x below FlashAttention-2) and the same 1.9x below FlashAttention-2
 #: on Hopper (the kernel uses no Hopper instructions), 176 TFLOP/s.
 TRITON_FA_SLOWDOWN = 190.0 / 100.0
+HOPPER_FA_TFLOPS = 3.5 / (1 / 614.0 + 2.5 / 500.0)
 ATTENTION_KERNEL_FRACTION: dict[tuple[str, str], float] = {
     ("flash2", "A100"): 190.0 / 312.0, ("hopper", "A100"): 190.0 / 312.0,
-    ("flash2", "H100"): 335.0 / 989.0, ("hopper", "H100"): 550.0 / 989.0,
-    ("flash2", "H800"): 335.0 / 989.0, ("hopper", "H800"): 550.0 / 989.0,
+    ("flash2", "H100"): 335.0 / 989.0, ("hopper", "H100"): HOPPER_FA_TFLOPS / 989.0,
+    ("flash2", "H800"): 335.0 / 989.0, ("hopper", "H800"): HOPPER_FA_TFLOPS / 989.0,
     ("triton", "A100"): 100.0 / 312.0,
     ("triton", "H100"): 335.0 / TRITON_FA_SLOWDOWN / 989.0,
     ("triton", "H800"): 335.0 / TRITON_FA_SLOWDOWN / 989.0}

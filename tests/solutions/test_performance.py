@@ -63,7 +63,9 @@ def test_one_gpu_step_is_compute_by_hand() -> None:
     sustained = pf.SUSTAINED_FRACTION["H100"]
     f = sustained * 792.1 / 989.0 * waves / (waves + 0.5)  # MAMF ceiling, no tile waste
     eff = f / (1 + f * (989.4e12 / 3.35e12) / ai)
-    attention_eff = sustained * 550 / 989  # FlashAttention-3-class kernel (Stack "hopper")
+    # FlashAttention-3-class kernel (Stack "hopper"): forward 614, backward 500 TFLOP/s,
+    # the backward 2.5x the forward's FLOPs
+    attention_eff = sustained * 3.5 / (1 / 614 + 2.5 / 500) / 989
     layer_w = 4 * 4096**2 + 3 * 4096 * 11008
     matmul_fwd = 4096 * (32 * 2 * layer_w + 2 * 32000 * 4096)
     attention_fwd = 4096 * 32 * 2 * 4096 * 4096  # 4 s h per token, causal half
