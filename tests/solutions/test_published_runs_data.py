@@ -296,3 +296,23 @@ def test_reported_number_is_physically_possible(run: dict[str, Any]) -> None:
     """The work the number implies (6 N per token, attention left out) is between 10 % and
     100 % of the GPU's dense BF16 peak: catches a wrong GPU, unit or model shape."""
     assert 0.10 < implied_6n_utilisation(run) < 1.0
+
+
+#: stack_options keys that describe a run without changing the model
+DESCRIPTIVE_OPTIONS = {"data_parallel"}
+#: options whose value a row must justify from its source in its assumptions
+KERNEL_OPTIONS = {"attention_kernel", "selective_recompute", "elementwise", "ep_node_dedup"}
+
+
+@pytest.mark.parametrize("run", [r for r in RUNS if "stack_options" in r], ids=run_ids)
+def test_stack_options_are_stack_fields_and_kernel_choices_are_justified(
+        run: dict[str, Any]) -> None:
+    from solutions.stack import Stack
+    options = run["stack_options"]
+    unknown = set(options) - set(Stack.__dataclass_fields__) - DESCRIPTIVE_OPTIONS
+    assert not unknown, f"{run['id']}: {unknown} are neither Stack fields nor descriptive"
+    for key in KERNEL_OPTIONS & set(options):
+        value = options[key]
+        named = key if isinstance(value, bool) else str(value)
+        assert named in run["assumptions"], (
+            f"{run['id']}: stack option {key}={value!r} is not explained in assumptions")
