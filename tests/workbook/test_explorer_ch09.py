@@ -331,10 +331,14 @@ def test_chapter_quotes_the_held_out_errors_of_docs_validation() -> None:
     assert f"on the {held[0]} others" in text
     assert f"median error is {held[1]} and {held[2]} fall within 15%" in text
     assert f"against {base[1]} and {base[2]} for a constant share of peak" in text
-    for run, words in (("llama3-t4-16384gpu-s8192", "8K: {}"),
-                       ("llama3-t4-8192gpu-s8192", "{} (8,192 GPUs)"),
-                       ("llama3-t4-16384gpu-s131072", "{} (128K context)")):
+    llama = ("llama3-t4-16384gpu-s8192", "llama3-t4-8192gpu-s8192",
+             "llama3-t4-16384gpu-s131072")
+    for run, words in zip(llama, ("8K: {}", "{} (8,192 GPUs)", "{} (128K context)"),
+                          strict=True):
         assert words.format(rows[run][4]) in text, run
+    # the same rows predicted with constants fitted on the other sources only
+    left_out = [rows[run][6] for run in llama]
+    assert "the three are {}, {} and {}".format(*left_out) in text
 
 
 def test_chapter_tells_one_account_of_llama3() -> None:
