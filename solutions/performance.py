@@ -139,7 +139,8 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     elementwise = pf.hbm_seconds(gpu, passes * layers
                                  * pf.elementwise_bytes_per_layer(
                                      arch, cfg, stack.sequence_parallel, stack.fused_attention))
-    attn_s = tokens / (gpu.peak_flops * (pf.attention_efficiency(gpu, stack.attention_kernel)
+    attn_s = tokens / (gpu.peak_flops * (pf.attention_efficiency(gpu, stack.attention_kernel,
+                                                                   cfg.seq_len)
                                          if stack.fused_attention
                                          else eff))
     layer_fwd = matmul * flops_s + layers * attn * attn_s + elementwise / 3

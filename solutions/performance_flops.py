@@ -68,7 +68,7 @@ SM_COUNT: dict[str, int] = {"A100": 108, "H100": 132, "H800": 132}
 GEMM_TILE_M, GEMM_TILE_N = 128, 128
 #: Share of the microbenchmark rate a training step sustains, by GPU family (fitted, see
 #: above; H800 shares H100's).
-SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.90, "H100": 0.91, "H800": 0.91}
+SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.91, "H100": 0.91, "H800": 0.91}
 #: Fraction of the dense peak a fused (flash) attention kernel reaches over forward +
 #: backward, causal, head dimension 128, long sequences, FLOPs of the causal half counted,
 #: by (kernel, GPU family). FlashAttention-2 (Dao 2023, arXiv:2307.08691, §4.1, Figs. 4-7):
@@ -76,9 +76,10 @@ SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.90, "H100": 0.91, "H800": 0.91
 #: Hopper-specific instructions. FlashAttention-3 (Shah et al. 2024, arXiv:2407.08608,
 #: abstract and §4.1): forward "up to 740 TFLOPs/s" (head dimension 256), backward
 #: 1.5-1.75x FlashAttention-2's (about 500); at head dimension 128 the forward measures 614
-#: TFLOP/s at 8K tokens (pytorch/benchmark PR #2391, ``flash_v3`` for 2 x 16 heads x 8,192
-#: x 128); the backward does 2.5x the forward's FLOPs, so forward + backward
-#: ``3.5 / (1/614 + 2.5/500)`` = 528 TFLOP/s. The Triton port of FlashAttention-1
+#: TFLOP/s at 8K tokens and 621 at 16K (pytorch/benchmark PR #2391, ``flash_v3``), 630 in
+#: the long-sequence limit of :data:`ATTENTION_HALF_RATE_TOKENS`'s curve; the backward does
+#: 2.5x the forward's FLOPs, so forward + backward ``3.5 / (1/630 + 2.5/500)`` = 532
+#: TFLOP/s. The Triton port of FlashAttention-1
 #: (``flash_attn/flash_attn_triton.py``, 2022: "Overall Triton forward + backward is slightly
 #: slower than CUDA forward + backward" of FlashAttention-1): FlashAttention-1 reaches
 #: "25-40% of the theoretical maximum FLOPs/s" of an A100 and FlashAttention-2 is "1.3-2.5x
@@ -86,7 +87,7 @@ SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.90, "H100": 0.91, "H800": 0.91
 #: A100 (32 % of peak, 1.9x below FlashAttention-2) and the same 1.9x below FlashAttention-2
 #: on Hopper (the kernel uses no Hopper instructions), 176 TFLOP/s.
 TRITON_FA_SLOWDOWN = 190.0 / 100.0
-HOPPER_FA_TFLOPS = 3.5 / (1 / 614.0 + 2.5 / 500.0)
+HOPPER_FA_TFLOPS = 3.5 / (1 / 630.0 + 2.5 / 500.0)
 ATTENTION_KERNEL_FRACTION: dict[tuple[str, str], float] = {
     ("flash2", "A100"): 190.0 / 312.0, ("hopper", "A100"): 190.0 / 312.0,
     ("flash2", "H100"): 335.0 / 989.0, ("hopper", "H100"): HOPPER_FA_TFLOPS / 989.0,
@@ -208,11 +209,24 @@ def matmul_efficiency(gpu: hardware.GPU, m: float, k: float, n: float) -> float:
     return f / (1.0 + f * ridge / gemm_intensity(m, k, n))
 
 
-def attention_efficiency(gpu: hardware.GPU, kernel: str = "flash2") -> float:
+#: Sequence length at which a fused attention kernel runs at half its long-sequence rate:
+#: the rate is ``R / (1 + ATTENTION_HALF_RATE_TOKENS / s)``, a fixed cost per (sequence,
+#: head) tile row (loading Q, the softmax rescaling and writing O, the partly masked
+#: diagonal block). Fitted by hand to FlashAttention-3's forward on an H100 at head
+#: dimension 128 (pytorch/benchmark PR #2391: 430, 517, 566, 590, 614, 621 TFLOP/s at
+#: 512 ... 16,384 tokens: ``R`` = 630 and 230 tokens give each within 2 %).
+ATTENTION_HALF_RATE_TOKENS = 230.0
+
+
+def attention_efficiency(gpu: hardware.GPU, kernel: str = "flash2",
+                         seq_len: float | None = None) -> float:
     """Fraction of the dense peak a fused attention ``kernel`` sustains in a training step:
-    ``SUSTAINED_FRACTION x ATTENTION_KERNEL_FRACTION`` of the GPU's family."""
+    ``SUSTAINED_FRACTION x ATTENTION_KERNEL_FRACTION`` of the GPU's family, at a sequence of
+    ``seq_len`` tokens times ``1 / (1 + ATTENTION_HALF_RATE_TOKENS / seq_len)`` (the
+    kernel tables' rates are at long sequences; None: that long-sequence rate)."""
     family = gpu_family(gpu)
-    return SUSTAINED_FRACTION[family] * ATTENTION_KERNEL_FRACTION[kernel, family]
+    rate = SUSTAINED_FRACTION[family] * ATTENTION_KERNEL_FRACTION[kernel, family]
+    return rate if seq_len is None else rate / (1.0 + ATTENTION_HALF_RATE_TOKENS / seq_len)
 
 
 def layer_gemm_shape(arch: models.Architecture, cfg: ParallelConfig) -> tuple[float, ...]:
