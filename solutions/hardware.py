@@ -122,6 +122,22 @@ A100_SXM_80GB = GPU(
     source="NVIDIA A100 80GB datasheet; A100 Architecture whitepaper (2020), Table 1",
 )
 
+# The 40 GB A100 SXM: the same tensor cores, five HBM2 stacks of 8 GB at 1,555 GB/s instead
+# of HBM2e at 2,039 GB/s (A100 datasheet, "A100 40GB SXM" column).
+A100_SXM_40GB = GPU(
+    name="A100 SXM4 40GB",
+    bf16_dense_tflops=312.0,
+    bf16_sparse_tflops=624.0,
+    fp8_dense_tflops=None,
+    memory_gib=40,
+    hbm_bandwidth_tb_per_s=1.555,
+    tdp_watts=400,
+    nvlink_total_gb_per_s=600,
+    gpus_per_node=8,
+    source="NVIDIA A100 Tensor Core GPU datasheet (A100 40GB SXM: 1,555 GB/s, 400 W); "
+           "A100 Architecture whitepaper (2020), Table 1",
+)
+
 # The export variant of H100 SXM: same tensor cores, NVLink cut to 400 GB/s in total
 # (DeepSeek-V3 technical report, §3.1, trains on it).
 H800_SXM = GPU(
@@ -137,7 +153,8 @@ H800_SXM = GPU(
     source="NVIDIA H800 SXM5 product brief; DeepSeek-V3 technical report (2024), §3.1",
 )
 
-GPUS: dict[str, GPU] = {"H100": H100_SXM, "A100": A100_SXM_80GB, "H800": H800_SXM}
+GPUS: dict[str, GPU] = {"H100": H100_SXM, "A100": A100_SXM_80GB, "H800": H800_SXM,
+                        "A100-40GB": A100_SXM_40GB}
 
 NVLINK_4 = Link("NVLink 4 (H100)", 450.0, "intra-node",
                 "H100 whitepaper: 18 links, 900 GB/s total bidirectional")
