@@ -1,68 +1,56 @@
-"""The step-time model against published training runs, and how its constants were fitted.
+"""How well the step-time model predicts published training runs, fitted and held out.
 
-    .venv/bin/python benchmarks/validate_performance.py          # the table of docs/validation.md
-    .venv/bin/python benchmarks/validate_performance.py --fit    # redo the fit of the constants
+    .venv/bin/python benchmarks/validate_performance.py          # summary and per source
+    .venv/bin/python benchmarks/validate_performance.py --runs   # and every run
+    .venv/bin/python benchmarks/validate_performance.py --fit    # and repeat the fit
+    .venv/bin/python benchmarks/validate_performance.py --write-doc  # refresh the page
 
-The table compares :func:`solutions.performance.estimate` with Megatron-LM 2021 Table 1 (all
-ten rows) and Llama 3 Table 4 (all three rows), each in the paper's own convention. ``--fit``
-repeats the grid search that chose ``MATMUL_PEAK_FRACTION["A100"]`` and
-``ELEMENTWISE_PASSES`` (on the Table 1 rows marked "used in fit") and the bisection that
-chose ``MATMUL_PEAK_FRACTION["H100"]`` (on the Table 4 row marked so), and prints what it
-finds; it does not change the constants.
+Reads ``solutions/data/published_runs.json``, predicts each run in its source's convention
+and prints, for the rows the constants were fitted on and for the held-out rest separately:
+the median |error|, the share within 15 % and the worst run, beside a baseline that predicts
+every run at one constant share of peak (the best such constant on the fit rows), then the
+model's error per source. It also cross-validates by source: for each source the constants
+are fitted on every run of the other sources and that source's runs are predicted with
+them (``performance_validation.leave_one_source_out``; about ten fits, under a minute).
+``--fit`` repeats the fit of :mod:`solutions.performance_fit` on the fit rows and prints
+it beside the constants in use. The block between the markers of
+``docs/validation.md`` is this script's ``--runs`` output
+(``tests/solutions/test_performance_validation.py`` checks it); ``--write-doc`` rewrites
+that block after the data file or the model changes.
 """
 
 from __future__ import annotations
 
-import statistics
 import sys
+from pathlib import Path
 
-from solutions import performance_flops as pf
+from solutions import performance_fit
 from solutions.performance_validation import PUBLISHED_RUNS, validation_table_markdown
 
-
-def fit_a100() -> tuple[float, float, float]:
-    """(fraction, passes, score): minimise median + worst/3 |error| on the fit rows."""
-    rows = [r for r in PUBLISHED_RUNS if r.metric != "mfu" and r.fitted]
-    saved = pf.MATMUL_PEAK_FRACTION["A100"], pf.ELEMENTWISE_PASSES
-    best = (0.0, 0.0, float("inf"))
-    try:
-        for f in [0.60 + 0.02 * i for i in range(16)]:
-            for passes in [2.0 * i for i in range(1, 11)]:
-                pf.MATMUL_PEAK_FRACTION["A100"], pf.ELEMENTWISE_PASSES = f, passes
-                errors = [abs(r.error()) for r in rows]
-                score = statistics.median(errors) + max(errors) / 3
-                if score < best[2]:
-                    best = (f, passes, score)
-    finally:
-        pf.MATMUL_PEAK_FRACTION["A100"], pf.ELEMENTWISE_PASSES = saved
-    return best
+DOC = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
+START, END = "<!-- validation-table:start -->", "<!-- validation-table:end -->"
 
 
-def fit_h100() -> float:
-    """The H100 fraction that makes the fit row's error zero (bisection)."""
-    (row,) = [r for r in PUBLISHED_RUNS if r.metric == "mfu" and r.fitted]
-    saved, lo, hi = pf.MATMUL_PEAK_FRACTION["H100"], 0.3, 1.0
-    try:
-        for _ in range(40):
-            pf.MATMUL_PEAK_FRACTION["H100"] = (lo + hi) / 2
-            lo, hi = (pf.MATMUL_PEAK_FRACTION["H100"], hi) if row.error() < 0 else (
-                lo, pf.MATMUL_PEAK_FRACTION["H100"])
-    finally:
-        pf.MATMUL_PEAK_FRACTION["H100"] = saved
-    return (lo + hi) / 2
+def write_doc(table: str) -> None:
+    """Replace the block between the markers of docs/validation.md with ``table``."""
+    text = DOC.read_text(encoding="utf-8")
+    head, rest = text.split(START, 1)
+    DOC.write_text(f"{head}{START}\n{table}\n{END}{rest.split(END, 1)[1]}", encoding="utf-8")
 
 
-def main(argv: list[str]) -> int:
-    print(validation_table_markdown())
+def main(argv: list[str]) -> None:
+    text = validation_table_markdown(PUBLISHED_RUNS)
+    if "--write-doc" in argv:
+        write_doc(text)
+    if "--runs" not in argv:
+        text = text[text.index("| Part |"):]
+    print(text)
     if "--fit" in argv:
-        f, passes, score = fit_a100()
-        print(f"\nA100 fit: MATMUL_PEAK_FRACTION={f:.2f}, ELEMENTWISE_PASSES={passes:g} "
-              f"(score {score:.3f}); in use: {pf.MATMUL_PEAK_FRACTION['A100']}, "
-              f"{pf.ELEMENTWISE_PASSES:g}")
-        print(f"H100 fit: MATMUL_PEAK_FRACTION={fit_h100():.3f}; in use: "
-              f"{pf.MATMUL_PEAK_FRACTION['H100']}")
-    return 0
+        fitted = performance_fit.fit(PUBLISHED_RUNS)
+        print("\nConstant | fitted now | in use")
+        for name, value in performance_fit.current().items():
+            print(f"{name} | {fitted[name]:g} | {value:g}")
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    main(sys.argv[1:])

@@ -122,6 +122,22 @@ A100_SXM_80GB = GPU(
     source="NVIDIA A100 80GB datasheet; A100 Architecture whitepaper (2020), Table 1",
 )
 
+# The 40 GB A100 SXM: the same tensor cores, five HBM2 stacks of 8 GB at 1,555 GB/s instead
+# of HBM2e at 2,039 GB/s (A100 datasheet, "A100 40GB SXM" column).
+A100_SXM_40GB = GPU(
+    name="A100 SXM4 40GB",
+    bf16_dense_tflops=312.0,
+    bf16_sparse_tflops=624.0,
+    fp8_dense_tflops=None,
+    memory_gib=40,
+    hbm_bandwidth_tb_per_s=1.555,
+    tdp_watts=400,
+    nvlink_total_gb_per_s=600,
+    gpus_per_node=8,
+    source="NVIDIA A100 Tensor Core GPU datasheet (A100 40GB SXM: 1,555 GB/s, 400 W); "
+           "A100 Architecture whitepaper (2020), Table 1",
+)
+
 # The export variant of H100 SXM: same tensor cores, NVLink cut to 400 GB/s in total
 # (DeepSeek-V3 technical report, §3.1, trains on it).
 H800_SXM = GPU(
@@ -137,7 +153,8 @@ H800_SXM = GPU(
     source="NVIDIA H800 SXM5 product brief; DeepSeek-V3 technical report (2024), §3.1",
 )
 
-GPUS: dict[str, GPU] = {"H100": H100_SXM, "A100": A100_SXM_80GB, "H800": H800_SXM}
+GPUS: dict[str, GPU] = {"H100": H100_SXM, "A100": A100_SXM_80GB, "H800": H800_SXM,
+                        "A100-40GB": A100_SXM_40GB}
 
 NVLINK_4 = Link("NVLink 4 (H100)", 450.0, "intra-node",
                 "H100 whitepaper: 18 links, 900 GB/s total bidirectional")
@@ -180,6 +197,8 @@ class Cluster:
     step of a ring collective (launch, synchronisation and wire time for a tiny message).
     ``collective_efficiency`` is the share of the line rate a large ring collective reaches
     (NCCL's bus bandwidth over the link's rate); the same factor is applied to both links.
+    ``inter_node_gb_per_s`` is each GPU's share of the node's network ports (a node with 4
+    x 100 Gb/s ports for 8 GPUs: 6.25 GB/s).
     """
 
     name: str
@@ -205,6 +224,26 @@ class Cluster:
         """Achievable per-direction bandwidth of one GPU's link: line rate x efficiency."""
         rate = self.inter_node_gb_per_s if crosses_nodes else self.nvlink_gb_per_s
         return rate * self.collective_efficiency
+
+    def node_network_gb_per_s(self) -> float:
+        """All of a node's network ports together, per direction, at line rate."""
+        return self.inter_node_gb_per_s * self.gpus_per_node
+
+    def group_gb_per_s(self, crosses_nodes: bool, members_per_node: int = 1) -> float:
+        """Achievable bus bandwidth (NCCL ``busbw``) of a collective whose group has
+        ``members_per_node`` GPUs on each node it spans.
+
+        Inside a node: NVLink. Across nodes NCCL runs one ring (channel) per network port
+        and moves data inside the node over NVLink, so a group with ``k`` GPUs per node
+        drives ``k`` of the node's ports: ``min(NVLink, k x port)`` times the efficiency
+        (NCCL doc/PERFORMANCE.md, bus bandwidth; the inter-node bottleneck of a ring is the
+        slowest link it crosses). One GPU per node (TP = 8 of 8) gets its own port only.
+        """
+        if not crosses_nodes:
+            return self.link_gb_per_s(False)
+        k = max(1, min(members_per_node, self.gpus_per_node))
+        network = self.node_network_gb_per_s() * k / self.gpus_per_node
+        return min(self.nvlink_gb_per_s, network) * self.collective_efficiency
 
     def latency_s(self, crosses_nodes: bool) -> float:
         """Alpha of one ring step, in seconds."""

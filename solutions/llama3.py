@@ -20,10 +20,10 @@ arXiv:2001.08361, §2.1 (2N per token forward, 4N backward; attention FLOPs igno
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 from solutions._checks import fraction, non_negative, positive, positive_int
 from solutions.collectives import ring_allreduce_gb_per_gpu
+from solutions.layout import layers_per_stage as layers_per_stage  # re-exported
 
 SECONDS_PER_DAY = 86_400
 PF_DAY_FLOPS = 1e15 * SECONDS_PER_DAY  # one petaFLOP/s sustained for a day: 8.64e19
@@ -56,27 +56,9 @@ def dp_degree(n_gpus: int, tp: int, pp: int, cp: int = 1) -> int:
     return n // group
 
 
-@lru_cache(maxsize=4096, typed=True)  # pure, and called for every layout a search judges
-def layers_per_stage(n_layers: int, pp: int) -> tuple[int, ...]:
-    """Layers on each pipeline stage, first to last, as even as possible.
-
-    ``n_layers = q pp + r``: r stages carry q + 1 layers and the rest q. The extra layers go
-    to the middle stages first, because the first stage also holds the embedding and the
-    last the output head and loss. Llama 3: 126 over 16 -> (7, 8 x 14, 7), exactly the
-    paper's "one layer fewer on the first and last stages" (§3.3.2).
-    """
-    n, p = positive_int("n_layers", n_layers), positive_int("pp", pp)
-    if p > n:
-        raise ValueError(f"pp={p} stages cannot each hold a layer of a {n}-layer model")
-    base, extra = divmod(n, p)
-    middle = list(range(1, p - 1))
-    order = middle + [i for i in (0, p - 1) if i not in middle]
-    heavy = set(order[:extra])
-    return tuple(base + (1 if i in heavy else 0) for i in range(p))
-
-
 def max_layers_per_stage(n_layers: int, pp: int) -> int:
-    """The heaviest stage's layer count, ``ceil(n_layers / pp)`` (Llama 3: 8)."""
+    """The heaviest stage's layer count, ``ceil(n_layers / pp)`` (Llama 3: 8);
+    :func:`solutions.layout.layers_per_stage` gives the split."""
     return max(layers_per_stage(n_layers, pp))
 
 

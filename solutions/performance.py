@@ -1,37 +1,44 @@
 """Step-time model, part 2: how long one optimizer step of a layout takes, and why.
 
 :func:`estimate` composes the chapters' formulas into the time of one step on the busiest
-GPU (the pipeline stage with the most work), split into named costs that add up to it:
+GPU (the pipeline stage with the most work) for a training ``stack``
+(:mod:`solutions.stack`), split into named costs that add up to it:
 
 * ``compute``: forward + backward of ``m`` micro-batches (:mod:`solutions.performance_flops`:
-  matmuls at the efficiency of their per-GPU shape, element-wise kernels at HBM speed);
+  matmuls at the efficiency of their per-GPU shape, fused attention at its kernel's rate,
+  element-wise kernels at HBM speed), plus a gradient-accumulation pass per micro-batch
+  where the stack's GEMMs do not accumulate;
 * ``recompute``: the extra forward work of ``"selective"`` or ``"full"`` recomputation;
 * ``tp``: per layer and micro-batch, 2 all-reduces forward (again when recomputed) and 2
   backward of the ``[b s/cp, h]`` activation over the TP group (Shoeybi et al. 2019, §3;
   with sequence parallelism a reduce-scatter + all-gather of the same volume, Korthikanti
-  et al. 2022, §4.2.2), ring alpha-beta time at NVLink speed, on the critical path;
+  et al. 2022, §4.2.2), ring alpha-beta time at NVLink speed, on the critical path; with
+  ``tp_comm_overlap`` only what the GEMMs cannot cover plus the interference
+  (:data:`OVERLAP_INTERFERENCE`);
 * ``cp``: Llama 3's all-gather of K and V (and reduce-scatter of their gradients) over the
   CP group, every layer, "exposed in the critical path" (Dubey et al. 2024, §3.3.2);
 * ``ep``: MoE dispatch and combine all-to-alls, forward(s) and backward;
 * ``pp_bubble``: ``(p - 1)/(v m)`` of the per-micro-batch stage time (Narayanan et al.
-  2021, §2.2), which includes its TP/CP/EP communication;
+  2021, §2.2), which includes its TP/CP/EP communication (:func:`pipeline_costs_s`);
 * ``pp_send``: each model chunk's activation forward and gradient backward to the next
-  stage, ``b s h / (t cp)`` 16-bit values per GPU (scatter/gather, Narayanan §4.1), over the
-  network when the stage's GPUs fill a node; ``(m v + p - 1)`` sends on the critical path,
-  so interleaving (v > 1) pays v times as many;
-* ``dp_exposed``: the gradient reduction (ZeRO stages 0-2: reduce-scatter + all-gather of
-  the stage's parameters over ``dp x cp`` ranks, Rajbhandari et al. 2020, §7) minus what hides
-  behind the last micro-batch's backward pass, bucket by layer (chapter 4's model,
+  stage, ``b s h / (t cp)`` 16-bit values per GPU (scatter/gather, Narayanan §4.1; the whole
+  activation, and receives as well as sends, in DeepSpeed's engine), over the network when
+  the next stage is on another node; ``(m v + p - 1)`` sends on the critical path (this
+  course's count), so interleaving (v > 1) pays v times as many;
+* ``dp_exposed``: the gradient reduction (all-reduce or reduce-scatter, plus the
+  distributed optimizer's all-gather, over ``dp x cp`` ranks at the group's hierarchical
+  bandwidth) minus what hides under compute, bucket by layer (chapter 4's model,
   :func:`solutions.overlap.exposed_comm_ms`);
-* ``fsdp_gather``: ZeRO-3/FSDP's parameter all-gathers (one hidden behind the first forward,
-  one behind the last backward, the part that does not hide);
+* ``fsdp_gather``: ZeRO-3/FSDP's parameter all-gathers that do not hide: every micro-batch
+  twice when the stack reshards after forward (FSDP FULL_SHARD, DeepSpeed ZeRO-3, which
+  hides only half of them), once per step when it does not (Llama 3);
 * ``optimizer``: Adam's update, memory-bound, over the parameters each GPU owns.
 
 Everything is in seconds per step. ``model_tflops_per_gpu`` counts 6N-style matmul FLOPs
 plus causal attention (half the score matrix, as Megatron-LM counts it today), without
 recomputation; ``hardware_tflops_per_gpu`` adds the
 recomputation (Megatron-LM's "achieved teraFLOP/s"). MFU and HFU divide them by the dense
-BF16 peak.
+BF16 peak. How well this predicts published runs: ``docs/validation.md``.
 """
 
 from __future__ import annotations
@@ -46,38 +53,27 @@ from solutions.llama3 import layers_per_stage
 from solutions.performance_comm import LayerComm, Links, layer_comm_s
 from solutions.planner_memory import ParallelConfig, stage_layer_kinds, stage_params
 from solutions.planner_validate import DEFAULT_BUDGET_GB, validate
+from solutions.stack import DEEPSPEED_PIPELINE as DEEPSPEED_PIPELINE_STACK
+from solutions.stack import DEEPSPEED_ZERO3 as DEEPSPEED_ZERO3_STACK
+from solutions.stack import FSDP as FSDP_STACK
+from solutions.stack import FSDP2 as FSDP2_STACK
+from solutions.stack import LLAMA3, MEGATRON_2021, MODERN, Stack
+
+__all__ = ["BREAKDOWN_KEYS", "DEEPSPEED_PIPELINE_STACK", "DEEPSPEED_ZERO3_STACK", "FSDP2_STACK",
+           "FSDP_STACK", "LLAMA3", "MEGATRON_2021", "MODERN", "Links", "Stack", "StepEstimate",
+           "breakdown_s", "check_inputs", "estimate", "pipeline_costs_s",
+           "step_time_from_costs", "summarise"]
 
 #: Bytes Adam touches per parameter it updates: FP32 master, momentum, variance read and
 #: written (24), the gradient read (4), the 16-bit weight written (2) (ZeRO §3.1 states).
 OPTIMIZER_BYTES_PER_PARAM = 30.0
+#: Share of overlapped communication time that still slows the computation it hides under:
+#: NCCL kernels occupy SMs and HBM bandwidth while a GEMM runs (Megatron-Core's TP overlap
+#: reserves SMs for communication, ``--tp-comm-overlap-cfg``; Jangda et al. 2022, CoCoNet,
+#: §2 measure the contention). Fitted on the fitting third of the validation set.
+OVERLAP_INTERFERENCE = 0.4
 BREAKDOWN_KEYS: tuple[str, ...] = ("compute", "recompute", "tp", "cp", "ep", "pp_bubble",
                                    "pp_send", "dp_exposed", "fsdp_gather", "optimizer")
-
-
-@dataclass(frozen=True)
-class Stack:
-    """Software choices that change the speed of a layout but not the layout itself.
-
-    ``fused_attention``: a flash-attention kernel keeps the score matrix on chip and skips
-    the masked half of a causal one (the FLOPs *counted* stay the full ``s x s``).
-    ``overlap_dp``: gradient reduction runs during the backward pass (PyTorch DDP, FSDP,
-    Megatron-Core); Megatron-LM's 2021 "local" DDP reduced after it.
-    ``grad_reduce_bytes``: bytes per gradient element in the reduce-scatter (Llama 3
-    reduce-scatters in FP32, §3.3.2).
-    """
-
-    name: str
-    sequence_parallel: bool = True
-    fused_attention: bool = True
-    overlap_dp: bool = True
-    grad_reduce_bytes: float = 2.0
-
-
-MODERN = Stack("Megatron-Core/FSDP (flash attention, SP, overlapped DP)")
-LLAMA3 = Stack("Llama 3 (flash attention, SP, FSDP, FP32 reduce-scatter)",
-               grad_reduce_bytes=4.0)
-MEGATRON_2021 = Stack("Megatron-LM 2021 (no SP, unfused attention)",
-                      sequence_parallel=False, fused_attention=False)
 
 
 @dataclass(frozen=True)
@@ -125,6 +121,7 @@ class _Stage:
     forward: float
     comm: LayerComm
     layers: int
+    tp_exposed: float
 
 
 def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
@@ -138,20 +135,55 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     layers = dense_layers + moe_layers
     logits = pf.logits_flops_per_token(arch) if stage == cfg.pp - 1 else 0.0
     flops_s = tokens / (gpu.peak_flops * eff)
-    elementwise = pf.hbm_seconds(gpu, pf.ELEMENTWISE_PASSES * layers
+    passes = pf.ELEMENTWISE_PASSES[stack.elementwise]
+    elementwise = pf.hbm_seconds(gpu, passes * layers
                                  * pf.elementwise_bytes_per_layer(
                                      arch, cfg, stack.sequence_parallel, stack.fused_attention))
-    layer_fwd = (matmul + layers * attn) * flops_s + elementwise / 3
+    attn_s = tokens / (gpu.peak_flops * (pf.attention_efficiency(gpu, stack.attention_kernel,
+                                                                   cfg.seq_len)
+                                         if stack.fused_attention
+                                         else eff))
+    layer_fwd = matmul * flops_s + layers * attn * attn_s + elementwise / 3
     forward = layer_fwd + logits * flops_s
     if cfg.activation_recompute == "full":
         recompute = layer_fwd
-    elif cfg.activation_recompute == "selective":
-        recompute = layers * attn * flops_s
+    elif cfg.activation_recompute == "selective" and stack.selective_recompute == "attention":
+        recompute = layers * attn * attn_s
+    elif cfg.activation_recompute == "selective":  # every second matmul, all element-wise ops
+        alternate = (dense_layers * 2 * pf.alternate_matmul_params_per_token(arch, False)
+                     + moe_layers * 2 * pf.alternate_matmul_params_per_token(arch, True))
+        recompute = alternate * flops_s + elementwise / 3
     else:
         recompute = 0.0
-    comm = layer_comm_s(arch, cfg, links, stack.sequence_parallel, dense_layers, moe_layers)
-    return _Stage(compute=3 * forward, recompute=recompute, backward=2 * forward + recompute,
-                  forward=forward, comm=comm, layers=layers)
+    comm = layer_comm_s(arch, cfg, links, stack.sequence_parallel, dense_layers, moe_layers,
+                        stack.ep_node_dedup)
+    tp = comm.tp
+    if stack.tp_comm_overlap:  # chunks of the TP collectives run under the GEMMs they feed
+        gemm = matmul * flops_s * (3 + (cfg.activation_recompute == "full"))
+        tp = max(0.0, tp - gemm) + OVERLAP_INTERFERENCE * min(tp, gemm)
+    accumulate = _grad_accumulation_s(arch, cfg, gpu, stack, stage)
+    return _Stage(compute=3 * forward + accumulate, recompute=recompute,
+                  backward=2 * forward + recompute + accumulate, forward=forward, comm=comm,
+                  layers=layers, tp_exposed=tp)
+
+
+def _grad_accumulation_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
+                         stack: Stack, stage: int) -> float:
+    """Seconds per micro-batch of a separate gradient-accumulation pass: the 16-bit gradient
+    read and the ``grad_accum_bytes`` accumulator read and written, for every parameter
+    the GPU holds unsharded (none when the GEMM accumulates, ``fused_grad_accumulation``,
+    when there is one micro-batch, or when ZeRO-3 reshards and reduces every micro-batch)."""
+    if (stack.fused_grad_accumulation or cfg.grad_accum == 1
+            or (cfg.zero_stage == 3 and stack.reshard_after_forward)):
+        return 0.0
+    params = stage_params(arch, cfg, stage)
+    local = params.dense + params.expert
+    return pf.hbm_seconds(gpu, local * (pf.BYTES_16BIT + 2 * stack.grad_accum_bytes))
+
+
+def _per_mb_s(st: _Stage) -> float:
+    """Seconds of one micro-batch on the stage: compute, recompute, exposed communication."""
+    return st.compute + st.recompute + st.tp_exposed + st.comm.cp + st.comm.ep
 
 
 def _busiest_stage(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
@@ -163,34 +195,65 @@ def _busiest_stage(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware
     first_of_kind = {kinds[i]: i for i in reversed(range(cfg.pp)) if counts[i] == max(counts)}
     candidates = sorted(set(first_of_kind.values()) | {cfg.pp - 1})
     times = {i: _stage_time(arch, cfg, gpu, stack, links, i) for i in candidates}
-    best = max(times, key=lambda i: times[i].compute + times[i].recompute + times[i].comm.total)
+    best = max(times, key=lambda i: _per_mb_s(times[i]))
     return best, times[best]
+
+
+def _hidden(comm_s: float, compute_s: float, buckets: int, hidden_share: float = 1.0,
+            ) -> float:
+    """Seconds ``comm_s`` of bucketed communication adds to ``compute_s`` it overlaps: the
+    bucket model of :func:`solutions.overlap.exposed_comm_ms` on the share that can hide,
+    the rest in full, plus :data:`OVERLAP_INTERFERENCE` of the time that did hide."""
+    if comm_s == 0:
+        return 0.0
+    hideable = comm_s * hidden_share
+    exposed = overlap.exposed_comm_ms(buckets, hideable / buckets, compute_s / buckets)
+    exposed = min(exposed, hideable)
+    return exposed + comm_s - hideable + OVERLAP_INTERFERENCE * (hideable - exposed)
 
 
 def _dp_seconds(arch: models.Architecture, cfg: ParallelConfig, stack: Stack, links: Links,
                 stage: int, st: _Stage) -> tuple[float, float]:
-    """(exposed gradient reduction, exposed ZeRO-3 gathers) in seconds per step."""
+    """(exposed gradient reduction, exposed ZeRO-3 gathers) in seconds per step.
+
+    ZeRO-0 (DDP): one all-reduce (reduce-scatter + all-gather) of the accumulated gradients
+    under the last micro-batch's backward (Li et al. 2020, §3.2.3), after it without
+    ``overlap_dp``. ZeRO-1/2 (distributed optimizer): the reduce-scatter the same way; the
+    parameter all-gather under the next forward with ``param_gather_overlap``, exposed
+    otherwise (Megatron-Core ``--overlap-param-gather``). ZeRO-3 resharding after forward
+    (FSDP FULL_SHARD, DeepSpeed ZeRO-3): every micro-batch gathers the weights for its
+    forward and again for its backward and reduce-scatters its gradients (Zhao et al. 2023,
+    §3.2-3.3; Rajbhandari et al. 2020, §7), layer by layer under that micro-batch's compute,
+    ``gather_hidden_fraction`` of it able to hide. ZeRO-3 without resharding (Llama 3): one
+    gather under the first forward, one reduce-scatter under the last backward.
+    """
     n = cfg.dp * cfg.cp
     if n == 1:
         return 0.0, 0.0
     params = stage_params(arch, cfg, stage)
     n_expert = max(1, n // cfg.ep)
-    reduce_s = (links.dp_reduce_scatter_s(params.dense, n, stack.grad_reduce_bytes)
-                + links.dp_reduce_scatter_s(params.expert, n_expert, stack.grad_reduce_bytes))
-    gather_s = (links.dp_reduce_scatter_s(params.dense, n, pf.BYTES_16BIT)
-                + links.dp_reduce_scatter_s(params.expert, n_expert, pf.BYTES_16BIT))
-    buckets = max(1, st.layers)
+
+    def collective(bytes_per_element: float) -> float:
+        return (links.dp_reduce_scatter_s(params.dense, n, bytes_per_element)
+                + links.dp_reduce_scatter_s(params.expert, n_expert, bytes_per_element))
+
+    reduce_s, gather_s = collective(stack.grad_reduce_bytes), collective(pf.BYTES_16BIT)
+    buckets, h = max(1, st.layers), stack.gather_hidden_fraction
+    if cfg.zero_stage == 3 and stack.reshard_after_forward:
+        fwd = _hidden(gather_s, st.forward, buckets, h)
+        bwd = _hidden(gather_s + reduce_s, st.backward, buckets, h)
+        grads = _hidden(reduce_s, st.backward, buckets, h)
+        return cfg.grad_accum * grads, cfg.grad_accum * max(0.0, fwd + bwd - grads)
     if not stack.overlap_dp:
-        zero3 = 2 * gather_s if cfg.zero_stage == 3 else 0.0
-        return reduce_s + (0.0 if cfg.zero_stage == 3 else gather_s), zero3
-    grads = reduce_s + (0.0 if cfg.zero_stage == 3 else gather_s)
-    dp = overlap.exposed_comm_ms(buckets, grads / buckets, st.backward / buckets)
-    if cfg.zero_stage != 3:
-        return dp, 0.0
-    fwd = overlap.exposed_comm_ms(buckets, gather_s / buckets, st.forward / buckets)
-    bwd = overlap.exposed_comm_ms(buckets, (gather_s + reduce_s) / buckets,
-                                  st.backward / buckets) - dp
-    return dp, fwd + max(0.0, bwd)
+        return reduce_s + (0.0 if cfg.zero_stage == 3 else gather_s), (
+            gather_s if cfg.zero_stage == 3 else 0.0)
+    grads = _hidden(reduce_s, st.backward, buckets)
+    if cfg.zero_stage == 3:
+        return grads, _hidden(gather_s, st.forward, buckets, h)
+    if cfg.zero_stage == 0 or stack.param_gather_overlap:
+        under = st.backward if cfg.zero_stage == 0 else st.forward
+        return grads + _hidden(gather_s, under, buckets), 0.0
+    return grads + gather_s, 0.0
 
 
 def _optimizer_seconds(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
@@ -202,23 +265,29 @@ def _optimizer_seconds(arch: models.Architecture, cfg: ParallelConfig, gpu: hard
 
 
 def pipeline_costs_s(work_s: float, send_s: float, pp: int, m: int, v: int = 1,
-                     ) -> tuple[float, float]:
+                     m_below_p: bool = False) -> tuple[float, float]:
     """(bubble, sends) in seconds per step for a pipeline of ``pp`` stages, ``m``
     micro-batches and ``v`` chunks per GPU, given the busiest stage's ``work_s`` per
     micro-batch and ``send_s`` per chunk (activation out + gradient back).
 
     Bubble ``(p - 1)/v x work`` (Narayanan et al. 2021, §2.2: (p-1)/(v m) of the compute);
-    sends ``(m v + p - 1) x send`` on the critical path, none when ``pp = 1``. Interleaving
-    needs at least ``pp`` micro-batches (ValueError otherwise).
+    sends ``(m v + p - 1) x send`` on the critical path (this course's count: every chunk's
+    send of the ``m`` micro-batches plus the fill), none when ``pp = 1``. Interleaving needs
+    at least ``pp`` micro-batches (ValueError otherwise) unless the schedule accepts fewer
+    (``m_below_p``, Llama 3's modified schedule, Dubey et al. 2024 §3.3.2): a breadth-first
+    interleaved order then leaves ``p - m`` chunk slots idle in each of its ``v - 1`` later
+    rounds, bubble ``((p - 1) + (v - 1)(p - m)) / v x work``
+    (:func:`solutions.pipeline.simulate` reproduces it).
     """
     non_negative("work_s", work_s)
     non_negative("send_s", send_s)
     p, m, v = positive_int("pp", pp), positive_int("m", m), positive_int("v", v)
-    if v > 1 and m < p:
+    if v > 1 and m < p and not m_below_p:
         raise ValueError(f"interleaving (v={v}) needs at least pp={p} micro-batches, got m={m}")
     if p == 1:
         return 0.0, 0.0
-    return (p - 1) / v * work_s, (m * v + p - 1) * send_s
+    idle = (p - 1) + (v - 1) * max(0, p - m)
+    return idle / v * work_s, (m * v + p - 1) * send_s
 
 
 def step_time_from_costs(work_s: float, send_s: float, pp: int, m: int, v: int,
@@ -232,15 +301,16 @@ def step_time_from_costs(work_s: float, send_s: float, pp: int, m: int, v: int,
 def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
                 cluster: hardware.Cluster, stack: Stack = MODERN) -> dict[str, float]:
     """Seconds per step per named cost (see the module docstring); no validation."""
-    links = Links(cluster, cfg)
+    links = Links(cluster, cfg, stack.pp_outermost)
     stage, st = _busiest_stage(arch, cfg, gpu, stack, links)
     m, p, v = cfg.grad_accum, cfg.pp, cfg.virtual_stages
-    per_mb = st.compute + st.recompute + st.comm.total
-    bubble, sends = pipeline_costs_s(per_mb, links.pp_send_s(arch), p, m, v)
+    send = links.pp_send_s(arch, stack.pipeline_scatter_gather)
+    send *= 2 if stack.pipeline_blocking_p2p else 1
+    bubble, sends = pipeline_costs_s(_per_mb_s(st), send, p, m, v, stack.interleave_m_below_p)
     dp, gathers = _dp_seconds(arch, cfg, stack, links, stage, st)
     return {
         "compute": m * st.compute, "recompute": m * st.recompute,
-        "tp": m * st.comm.tp, "cp": m * st.comm.cp, "ep": m * st.comm.ep,
+        "tp": m * st.tp_exposed, "cp": m * st.comm.cp, "ep": m * st.comm.ep,
         "pp_bubble": bubble, "pp_send": sends,
         "dp_exposed": dp, "fsdp_gather": gathers,
         "optimizer": _optimizer_seconds(arch, cfg, gpu, stage),
@@ -248,23 +318,27 @@ def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
 
 
 def estimate(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
-             cluster: hardware.Cluster | None = None, stack: Stack = MODERN,
+             cluster: hardware.Cluster | None = None, stack: Stack | None = None,
              memory_budget_gb: float | None = DEFAULT_BUDGET_GB) -> StepEstimate:
     """Predicted step time, throughput, MFU and breakdown of ``cfg`` training ``arch``.
 
     The global batch is ``dp x micro_batch x grad_accum`` sequences of ``cfg.seq_len``.
-    ``cluster`` defaults to :func:`solutions.hardware.default_cluster` of ``gpu``. Raises
-    ValueError listing every problem :func:`solutions.planner_validate.validate` finds
-    (the memory check is skipped when ``memory_budget_gb`` is None).
+    ``cluster`` defaults to :func:`solutions.hardware.default_cluster` of ``gpu``; ``stack``
+    (:mod:`solutions.stack`) to Megatron-Core 2024. Raises ValueError listing every problem
+    :func:`solutions.planner_validate.validate` finds for that stack (the memory check is
+    skipped when ``memory_budget_gb`` is None).
     """
     check_inputs(arch, gpu, cfg)
+    stack = MODERN if stack is None else stack
+    if not isinstance(stack, Stack):
+        raise ValueError(f"stack must be a solutions.stack.Stack (e.g. solutions.stack.LLAMA3), "
+                         f"got {type(stack).__name__}")
     if memory_budget_gb is not None:
         positive("memory_budget_gb", memory_budget_gb)
+    given = cluster
     cluster = cluster or hardware.default_cluster(gpu)
-    problems = validate(arch, cfg, None, cluster.gpus_per_node,
-                        DEFAULT_BUDGET_GB if memory_budget_gb is None else memory_budget_gb)
-    if memory_budget_gb is None:
-        problems = [p for p in problems if not p.startswith("Needs ")]
+    problems = validate(arch, cfg, None, cluster.gpus_per_node, memory_budget_gb, None, stack,
+                        gpu, given)
     if problems:
         raise ValueError("invalid layout: " + " ".join(problems))
     return summarise(arch, cfg, gpu, breakdown_s(arch, cfg, gpu, cluster, stack))

@@ -2,14 +2,25 @@
 
 Ring collectives over ``n`` GPUs (Thakur et al. 2005, §4; NCCL doc/PERFORMANCE.md): an
 all-gather or reduce-scatter of a message of M bytes takes ``(n - 1) x (alpha + M / (n B))``,
-an all-reduce twice that (:func:`solutions.collectives.ring_allreduce_time_ms`). ``B`` is
-the per-direction bandwidth one GPU gets (:meth:`solutions.hardware.Cluster.link_gb_per_s`),
-``alpha`` the latency of one step.
+an all-reduce twice that (:func:`solutions.collectives.ring_allreduce_time_ms`). ``alpha`` is
+the latency of one step and ``B`` the achieved bus bandwidth ("busbw" of NCCL-tests, which
+PERFORMANCE.md defines so that it is independent of ``n``). The latency term makes the
+achieved bandwidth depend on the message size as NCCL-tests curves do: a message of S bytes
+per GPU reaches ``B / (1 + n alpha B / S)``, half of ``B`` at ``S = n alpha B``.
 
-Which link a group uses follows Llama 3's rank order ``[TP, CP, PP, DP]``, innermost first
-(Dubey et al. 2024, §3.3.2): a group whose members are ``stride`` ranks apart and that spans
-more GPUs than a node crosses the network. TP (stride 1) stays on NVLink when ``tp`` fits a
-node; CP has stride ``tp``; PP neighbours are ``tp x cp`` apart; DP and EP span the rest.
+``B`` is hierarchical (:meth:`solutions.hardware.Cluster.group_gb_per_s`): NVLink inside a
+node; a group that crosses nodes with ``k`` of its members on each node drives ``k`` of the
+node's network ports (NCCL builds one ring per port and moves the rest over NVLink), so
+FSDP/ZeRO-3 over all GPUs at TP = 1 gets the node's whole network and TP = 8 one port.
+
+Which link a group uses follows the stack's rank order, innermost first: Megatron-LM's
+``tp-cp-ep-dp-pp`` (``megatron/core/parallel_state.py``, ``initialize_model_parallel``'s
+``order``; DeepSpeed's ``PipeModelDataParallelTopology`` and torchtitan's device mesh also
+put the pipeline outermost), or Llama 3's ``[TP, CP, PP, DP]`` (Dubey et al. 2024, §3.3.2),
+``Stack.pp_outermost``. A group whose members are ``stride`` ranks apart and that spans more
+GPUs than a node crosses the network. TP (stride 1) stays on NVLink when ``tp`` fits a
+node; CP has stride ``tp``; DP and EP stride ``tp x cp`` (x ``pp`` in Llama 3's order); PP
+neighbours are ``tp x cp x dp`` apart (``tp x cp`` in Llama 3's order).
 """
 
 from __future__ import annotations
@@ -39,57 +50,76 @@ class LayerComm:
 class Links:
     """The bandwidth and latency each parallel group of ``cfg`` sees on ``cluster``."""
 
-    def __init__(self, cluster: hardware.Cluster, cfg: ParallelConfig) -> None:
+    def __init__(self, cluster: hardware.Cluster, cfg: ParallelConfig,
+                 pp_outermost: bool = True) -> None:
         self.cluster, self.cfg = cluster, cfg
         node = cluster.gpus_per_node
+        inner = cfg.tp * cfg.cp
+        dp_stride = inner if pp_outermost else inner * cfg.pp
+        pp_stride = inner * cfg.dp if pp_outermost else inner
         self.tp_crosses = cfg.tp > node
-        self.cp_crosses = cfg.tp * cfg.cp > node
-        self.pp_crosses = cfg.tp * cfg.cp >= node  # the next stage starts on another node
-        self.dp_crosses = cfg.n_gpus > node
+        self.cp_crosses = inner > node
+        self.pp_crosses = pp_stride >= node  # the next stage starts on another node
+        self.dp_crosses = dp_stride * cfg.dp > node
+        self.ep_crosses = dp_stride * cfg.ep > node
+        self.dp_per_node = max(1, min(cfg.dp, node // dp_stride))  # members on one node
+        self.ep_per_node = max(1, min(cfg.ep, node // dp_stride))
+        cp_per_node = max(1, min(cfg.cp, node // cfg.tp))
+        self.dp_gb_per_s = cluster.group_gb_per_s(self.dp_crosses, self.dp_per_node)
+        self.cp_gb_per_s = cluster.group_gb_per_s(self.cp_crosses, cp_per_node)
 
-    def _ring_step_s(self, message_bytes: float, n: int, crosses: bool) -> float:
-        """One of the ``n - 1`` steps of a ring all-gather/reduce-scatter of the message."""
-        c = self.cluster
-        return c.latency_s(crosses) + message_bytes / n / (c.link_gb_per_s(crosses) * 1e9)
+    def _bandwidth(self, crosses: bool, gb_per_s: float | None) -> float:
+        return gb_per_s if gb_per_s is not None else self.cluster.link_gb_per_s(crosses)
 
-    def allreduce_s(self, message_bytes: float, n: int, crosses: bool) -> float:
-        """Ring all-reduce, seconds: :func:`solutions.collectives.ring_allreduce_time_ms`."""
+    def allreduce_s(self, message_bytes: float, n: int, crosses: bool,
+                    gb_per_s: float | None = None) -> float:
+        """Ring all-reduce, seconds: :func:`solutions.collectives.ring_allreduce_time_ms`
+        (``gb_per_s``: the group's bus bandwidth, one GPU's link when not given)."""
         if n == 1:
             return 0.0
         c = self.cluster
-        return 1e-3 * ring_allreduce_time_ms(message_bytes / 1e9, n, c.link_gb_per_s(crosses),
+        return 1e-3 * ring_allreduce_time_ms(message_bytes / 1e9, n,
+                                             self._bandwidth(crosses, gb_per_s),
                                              c.latency_s(crosses) * 1e6)
 
-    def gather_s(self, message_bytes: float, n: int, crosses: bool) -> float:
+    def gather_s(self, message_bytes: float, n: int, crosses: bool,
+                 gb_per_s: float | None = None) -> float:
         """Ring all-gather (or reduce-scatter) of a ``message_bytes`` result, seconds
         (nothing to send, e.g. the expert weights of a dense model: no collective at all)."""
         if n == 1 or message_bytes == 0:
             return 0.0
-        return (n - 1) * self._ring_step_s(message_bytes, n, crosses)
+        step = message_bytes / n / (self._bandwidth(crosses, gb_per_s) * 1e9)
+        return (n - 1) * (self.cluster.latency_s(crosses) + step)
 
     def dp_reduce_scatter_s(self, n_params: float, n: int, bytes_per_element: float) -> float:
-        """Reduce-scatter (or all-gather) of ``n_params`` elements over the DP group."""
-        return self.gather_s(n_params * bytes_per_element, n, self.dp_crosses)
+        """Reduce-scatter (or all-gather) of ``n_params`` elements over the DP group, at the
+        group's hierarchical bus bandwidth."""
+        return self.gather_s(n_params * bytes_per_element, n, self.dp_crosses, self.dp_gb_per_s)
 
-    def pp_send_s(self, arch: models.Architecture) -> float:
+    def pp_send_s(self, arch: models.Architecture, scatter_gather: bool = True) -> float:
         """One chunk's activation out and gradient in: 2 transfers of ``b s h / (t cp)``
-        16-bit values per GPU (each TP rank sends its slice on its own link)."""
+        16-bit values per GPU (each TP rank sends its slice on its own link; the whole
+        ``b s h / cp`` without the scatter/gather optimisation)."""
         cfg = self.cfg
-        message = cfg.micro_batch * cfg.seq_len / cfg.cp * arch.d_model * BYTES_16BIT / cfg.tp
+        message = cfg.micro_batch * cfg.seq_len / cfg.cp * arch.d_model * BYTES_16BIT
+        message /= cfg.tp if scatter_gather else 1
         c = self.cluster
         one = c.latency_s(self.pp_crosses) + message / (c.link_gb_per_s(self.pp_crosses) * 1e9)
         return 2 * one
 
 
 def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
-                 sequence_parallel: bool, dense_layers: int, moe_layers: int) -> LayerComm:
+                 sequence_parallel: bool, dense_layers: int, moe_layers: int,
+                 ep_node_dedup: bool = False) -> LayerComm:
     """TP, CP and EP seconds for one micro-batch through ``dense + moe`` layers.
 
     TP: ``2 x forward passes + 2`` all-reduces per layer of the ``[b s/cp, h]`` activation
     (with sequence parallelism, reduce-scatter + all-gather pairs of the same volume).
     CP: an all-gather of the local K and V per forward pass and a reduce-scatter of their
     gradients, per layer. EP: dispatch + combine all-to-alls per forward and backward, each
-    sending ``(ep - 1)/ep`` of ``b s k h / (cp t)`` values, one latency per peer.
+    sending ``(ep - 1)/ep`` of ``b s k h / (cp t)`` values, one latency per peer; with
+    ``ep_node_dedup`` (DeepEP) a token crosses the network once per node it goes to
+    (:func:`dedup_network_bytes`).
     """
     layers = dense_layers + moe_layers
     passes = forward_passes(cfg)
@@ -101,14 +131,59 @@ def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
         kv_width = kv_heads_per_gpu(arch.n_kv_heads, cfg.tp) * arch.head_dim
         local_kv = 2 * cfg.micro_batch * cfg.seq_len / cfg.cp * kv_width * BYTES_16BIT
         cp = (passes + 1) * layers * links.gather_s(local_kv * cfg.cp, cfg.cp,
-                                                    links.cp_crosses)
+                                                    links.cp_crosses, links.cp_gb_per_s)
     ep = 0.0
     if arch.moe is not None and cfg.ep > 1 and moe_layers:
-        c = links.cluster
         tokens = cfg.micro_batch * cfg.seq_len / cfg.cp / cfg.tp
         sent = tokens * arch.moe.experts_per_token * arch.d_model * BYTES_16BIT
-        sent *= (cfg.ep - 1) / cfg.ep
-        one = (cfg.ep - 1) * c.latency_s(links.dp_crosses) + sent / (
-            c.link_gb_per_s(links.dp_crosses) * 1e9)
+        one = (dedup_all_to_all_s(links, arch.moe, tokens * arch.d_model * BYTES_16BIT, sent)
+               if ep_node_dedup and links.ep_crosses else all_to_all_s(links, sent))
         ep = (2 * passes + 2) * moe_layers * one
     return LayerComm(tp=tp, cp=cp, ep=ep)
+
+
+#: Share of the network port's line rate DeepEP's internode dispatch and combine reach: 43-58
+#: GB/s "bottleneck bandwidth (RDMA)" at EP 16-64 on CX7 400 Gb/s ports (~50 GB/s) (DeepEP
+#: ``docs/legacy.md``, "Normal kernels with NVLink and RDMA forwarding"): the line rate.
+DEEPEP_NETWORK_EFFICIENCY = 1.0
+
+
+def nodes_reached(n_nodes: int, n_experts: int, k: int) -> float:
+    """Expected number of distinct nodes the ``k`` experts of one token sit on, the experts
+    chosen uniformly without replacement among ``n_experts`` spread evenly over ``n_nodes``
+    (balanced routing): ``n (1 - C(E - E/n, k) / C(E, k))``."""
+    per_node = n_experts / n_nodes
+    miss = 1.0
+    for i in range(k):  # C(E - E/n, k) / C(E, k) as a running product
+        miss *= max(0.0, (n_experts - per_node - i) / (n_experts - i))
+    return n_nodes * (1.0 - miss)
+
+
+def dedup_all_to_all_s(links: Links, moe: models.MoE, token_bytes: float,
+                       sent_bytes: float) -> float:
+    """One EP all-to-all as DeepEP runs it across nodes (DeepSeek-V3 report, §3.2.2: each
+    token "is first transmitted via IB to the GPUs with the same in-node index on its target
+    nodes" and then "instantly forwarded via NVLink"): over the network ``token_bytes`` per
+    token per remote node it reaches (:func:`nodes_reached` minus its own node's share), at
+    :data:`DEEPEP_NETWORK_EFFICIENCY` of the port; over NVLink the forwarding, every
+    expert copy that is not on the sending GPU; the slower of the two plus one latency."""
+    c, cfg = links.cluster, links.cfg
+    n_nodes = max(1, cfg.ep // links.ep_per_node)
+    reached = nodes_reached(n_nodes, moe.n_routed_experts, moe.experts_per_token)
+    remote = reached * (n_nodes - 1) / n_nodes
+    network = token_bytes * remote / (c.inter_node_gb_per_s * DEEPEP_NETWORK_EFFICIENCY * 1e9)
+    nvlink = sent_bytes * (cfg.ep - 1) / cfg.ep / (c.link_gb_per_s(False) * 1e9)
+    return c.latency_s(True) + max(network, nvlink)
+
+
+def all_to_all_s(links: Links, sent_bytes: float) -> float:
+    """One EP all-to-all in which every GPU sends ``(ep - 1)/ep`` of ``sent_bytes`` to its
+    peers, all at once: the share for peers on the same node over NVLink, the rest over the
+    GPU's own port, the slower of the two (one latency: the peers are sent to
+    concurrently, as NCCL's grouped send/recv and DeepEP do)."""
+    c, ep, k = links.cluster, links.cfg.ep, links.ep_per_node
+    off_node = sent_bytes * (ep - k) / ep
+    on_node = sent_bytes * (k - 1) / ep
+    network = off_node / (c.link_gb_per_s(True) * 1e9)
+    nvlink = on_node / (c.link_gb_per_s(False) * 1e9)
+    return c.latency_s(links.ep_crosses) + max(network, nvlink)

@@ -23,27 +23,81 @@ attention) with full recomputation this adds up to Narayanan et al.'s
 (1 + s/6h + V/12lh)``.
 
 Speed: a matrix multiply of per-GPU shape ``[M, K] x [K, N]`` runs at a fraction of the
-GPU's dense peak. The model (a roofline with the two times added, Williams et al. 2009) is
-``time = flops / (peak x MATMUL_PEAK_FRACTION) + bytes / HBM bandwidth``, i.e. efficiency
-``f / (1 + f x ridge / AI)`` with ``AI = M N K / (M K + K N + M N)`` FLOP per byte (16-bit
-operands) and ``ridge = peak / HBM bandwidth``. Element-wise work (norms, dropout, softmax,
-activation functions, residual adds) is memory-bound: its time is bytes moved over the HBM
-bandwidth, with the bytes taken from Korthikanti et al.'s activation count (Table 2) times
-``ELEMENTWISE_PASSES``, the number of times each stored byte is read or written.
+GPU's dense peak, the product of three factors:
+
+* the ceiling a GEMM reaches on this GPU generation in a microbenchmark,
+  :data:`GEMM_CEILING` (Bekman, *Machine Learning Engineering*, "Maximum Achievable Matmul
+  FLOPS comparison table": BF16 ``matmul`` MAMF 267.9 of 312 TFLOPS on A100 SXM, 792.1 of
+  989 on H100 SXM, found by brute force over shapes with ``mamf-finder.py``);
+* tile and wave quantisation: the output is cut into ``GEMM_TILE_M x GEMM_TILE_N`` tiles,
+  the edge tiles partly empty (factor ``M N / (tiles x tile area)``), and the tiles run one
+  per SM at a time, the last wave partly empty (NVIDIA, *Matrix Multiplication Background
+  User's Guide*, "Tile Quantization" and "Wave Quantization"); averaged over shapes the
+  last wave is half full, so that factor is ``waves / (waves + 1/2)``, ``waves = tiles /
+  SMs``;
+* the memory roofline: compute and operand traffic added (Williams et al. 2009),
+  ``1 / (1 + f x ridge / AI)`` with ``AI = M N K / (M K + K N + M N)`` FLOP per byte (16-bit
+  operands) and ``ridge = peak / HBM bandwidth``.
+
+A training step then sustains a share :data:`SUSTAINED_FRACTION` of that microbenchmark rate
+(kernels between GEMMs that are not modelled, clocks under sustained power, launch gaps);
+it is one number for every GPU, fitted on the fitting third of the validation set.
+Element-wise work (norms, dropout, softmax, activation functions, residual adds) is
+memory-bound: its time is bytes moved over the HBM bandwidth, with the bytes taken from
+Korthikanti et al.'s activation count (Table 2) times the number of times each stored byte
+is read or written, :data:`ELEMENTWISE_PASSES`, by how the stack runs these operations
+(``Stack.elementwise``: eager PyTorch, Megatron-LM's hand-fused kernels, Transformer
+Engine's fused kernels; fitted).
 """
 
 from __future__ import annotations
 
+import math
+
 from solutions import hardware, models
 from solutions.planner_memory import ParallelConfig
 
-#: Largest fraction of the dense peak a big 16-bit GEMM reaches, by GPU. Fitted in the open
-#: (benchmarks/validate_performance.py): A100 on Megatron-LM 2021 Table 1, rows 1, 3, 5, 7, 9;
-#: H100 on Llama 3 Table 4, row 2. Other GPUs use the H100 figure.
-MATMUL_PEAK_FRACTION: dict[str, float] = {"A100": 0.74, "H100": 0.75}
+#: Largest measured fraction of the dense BF16 peak a GEMM reaches, by GPU family (MAMF over
+#: the datasheet peak; see the module docstring). H800 has H100's SMs and clocks.
+GEMM_CEILING: dict[str, float] = {"A100": 267.9 / 312.0, "H100": 792.1 / 989.0,
+                                  "H800": 792.1 / 989.0}
+#: Streaming multiprocessors per GPU (A100 and H100 architecture whitepapers).
+SM_COUNT: dict[str, int] = {"A100": 108, "H100": 132, "H800": 132}
+#: A GEMM output tile, rows x columns: 128 x 128, a tile cuBLAS uses for large 16-bit GEMMs
+#: on Ampere and Hopper (NVIDIA Matrix Multiplication Background guide, "Tile Quantization").
+GEMM_TILE_M, GEMM_TILE_N = 128, 128
+#: Share of the microbenchmark rate a training step sustains, by GPU family (fitted, see
+#: above; H800 shares H100's).
+SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.91, "H100": 0.91, "H800": 0.91}
+#: Fraction of the dense peak a fused (flash) attention kernel reaches over forward +
+#: backward, causal, head dimension 128, long sequences, FLOPs of the causal half counted,
+#: by (kernel, GPU family). FlashAttention-2 (Dao 2023, arXiv:2307.08691, §4.1, Figs. 4-7):
+#: about 190 TFLOP/s of A100's 312 and "up to 335 TFLOPs/s" of H100's 989 without
+#: Hopper-specific instructions. FlashAttention-3 (Shah et al. 2024, arXiv:2407.08608,
+#: abstract and §4.1): forward "up to 740 TFLOPs/s" (head dimension 256), backward
+#: 1.5-1.75x FlashAttention-2's (about 500); at head dimension 128 the forward measures 614
+#: TFLOP/s at 8K tokens and 621 at 16K (pytorch/benchmark PR #2391, ``flash_v3``), 630 in
+#: the long-sequence limit of :data:`ATTENTION_HALF_RATE_TOKENS`'s curve; the backward does
+#: 2.5x the forward's FLOPs, so forward + backward ``3.5 / (1/630 + 2.5/500)`` = 532
+#: TFLOP/s. The Triton port of FlashAttention-1
+#: (``flash_attn/flash_attn_triton.py``, 2022: "Overall Triton forward + backward is slightly
+#: slower than CUDA forward + backward" of FlashAttention-1): FlashAttention-1 reaches
+#: "25-40% of the theoretical maximum FLOPs/s" of an A100 and FlashAttention-2 is "1.3-2.5x
+#: faster than FlashAttention in Triton" (Dao 2023, abstract and §4.1), so 100 TFLOP/s on an
+#: A100 (32 % of peak, 1.9x below FlashAttention-2) and the same 1.9x below FlashAttention-2
+#: on Hopper (the kernel uses no Hopper instructions), 176 TFLOP/s.
+TRITON_FA_SLOWDOWN = 190.0 / 100.0
+HOPPER_FA_TFLOPS = 3.5 / (1 / 630.0 + 2.5 / 500.0)
+ATTENTION_KERNEL_FRACTION: dict[tuple[str, str], float] = {
+    ("flash2", "A100"): 190.0 / 312.0, ("hopper", "A100"): 190.0 / 312.0,
+    ("flash2", "H100"): 335.0 / 989.0, ("hopper", "H100"): HOPPER_FA_TFLOPS / 989.0,
+    ("flash2", "H800"): 335.0 / 989.0, ("hopper", "H800"): HOPPER_FA_TFLOPS / 989.0,
+    ("triton", "A100"): 100.0 / 312.0,
+    ("triton", "H100"): 335.0 / TRITON_FA_SLOWDOWN / 989.0,
+    ("triton", "H800"): 335.0 / TRITON_FA_SLOWDOWN / 989.0}
 #: Reads + writes of each activation byte by element-wise kernels over forward and backward
-#: of one layer (fitted with the A100 constant above).
-ELEMENTWISE_PASSES = 8.0
+#: of one layer, by ``Stack.elementwise`` (fitted).
+ELEMENTWISE_PASSES: dict[str, float] = {"eager": 12.0, "megatron": 8.0, "fused": 1.0}
 BYTES_16BIT = 2
 
 
@@ -57,6 +111,28 @@ def matmul_params_per_token(arch: models.Architecture, moe_layer: bool) -> float
     moe = arch.moe
     experts = (moe.experts_per_token + moe.n_shared_experts) * models.expert_params(arch)
     return attention + moe.n_routed_experts * arch.d_model + experts
+
+
+def alternate_matmul_params_per_token(arch: models.Architecture, moe_layer: bool) -> float:
+    """Weights of every second matmul of one layer in execution order, the ones torchtitan's
+    per-op selective checkpointing recomputes (``Stack.selective_recompute =
+    "alternate_matmuls"``): Q, K, V, output projection, then the FFN's gate, up and down
+    (SwiGLU, torchtitan's ``w1``, ``w3``, ``w2``) or up and down (GeLU); the 2nd, 4th and
+    6th are K, the output projection and one ``h x d_ffn`` FFN matrix (``w3``; a GeLU FFN's
+    down projection). A MoE layer's routed and shared experts count as their FFN (the router
+    is left out); multi-head latent attention's projections count as one block, half of it
+    recomputed."""
+    if arch.mla is not None:
+        attention = models.attention_params(arch) / 2
+    else:
+        d, kv = arch.d_model, arch.n_kv_heads * arch.head_dim
+        attention = d * kv + arch.n_heads * arch.head_dim * d
+    if moe_layer and arch.moe is not None:
+        moe = arch.moe
+        d_ffn, n = moe.expert_d_ffn, moe.experts_per_token + moe.n_shared_experts
+    else:
+        d_ffn, n = arch.d_ffn, 1
+    return attention + n * arch.d_model * d_ffn
 
 
 def attention_flops_per_token(arch: models.Architecture, seq_len: int,
@@ -106,8 +182,9 @@ def recompute_flops_per_token(arch: models.Architecture, cfg: ParallelConfig,
 
 # -- speed -------------------------------------------------------------------------------
 
-def _gpu_family(gpu: hardware.GPU) -> str:
-    return next((k for k in MATMUL_PEAK_FRACTION if k in gpu.name), "H100")
+def gpu_family(gpu: hardware.GPU) -> str:
+    """The key of :data:`GEMM_CEILING` for ``gpu`` (any unknown GPU is treated as an H100)."""
+    return next((k for k in GEMM_CEILING if k in gpu.name), "H100")
 
 
 def gemm_intensity(m: float, k: float, n: float) -> float:
@@ -115,12 +192,41 @@ def gemm_intensity(m: float, k: float, n: float) -> float:
     return m * k * n / (m * k + k * n + m * n)
 
 
+def wave_factor(gpu: hardware.GPU, m: float, n: float) -> float:
+    """Share of the tensor-core work of an ``[m, n]`` output that is useful: tile
+    quantisation ``m n / (tiles x tile)`` times wave quantisation ``waves / (waves + 1/2)``."""
+    tiles = math.ceil(m / GEMM_TILE_M) * math.ceil(n / GEMM_TILE_N)
+    waves = tiles / SM_COUNT[gpu_family(gpu)]
+    return m * n / (tiles * GEMM_TILE_M * GEMM_TILE_N) * waves / (waves + 0.5)
+
+
 def matmul_efficiency(gpu: hardware.GPU, m: float, k: float, n: float) -> float:
-    """Achievable fraction of the dense peak for a ``[m, k] x [k, n]`` GEMM:
-    ``f / (1 + f x ridge / AI)`` (compute and memory time added)."""
-    f = MATMUL_PEAK_FRACTION[_gpu_family(gpu)]
+    """Fraction of the dense peak a ``[m, k] x [k, n]`` GEMM sustains in a training step:
+    ``SUSTAINED_FRACTION x ceiling x wave factor / (1 + f ridge / AI)`` (module docstring)."""
+    family = gpu_family(gpu)
+    f = SUSTAINED_FRACTION[family] * GEMM_CEILING[family] * wave_factor(gpu, m, n)
     ridge = gpu.peak_flops / (gpu.hbm_bandwidth_tb_per_s * 1e12)
     return f / (1.0 + f * ridge / gemm_intensity(m, k, n))
+
+
+#: Sequence length at which a fused attention kernel runs at half its long-sequence rate:
+#: the rate is ``R / (1 + ATTENTION_HALF_RATE_TOKENS / s)``, a fixed cost per (sequence,
+#: head) tile row (loading Q, the softmax rescaling and writing O, the partly masked
+#: diagonal block). Fitted by hand to FlashAttention-3's forward on an H100 at head
+#: dimension 128 (pytorch/benchmark PR #2391: 430, 517, 566, 590, 614, 621 TFLOP/s at
+#: 512 ... 16,384 tokens: ``R`` = 630 and 230 tokens give each within 2 %).
+ATTENTION_HALF_RATE_TOKENS = 230.0
+
+
+def attention_efficiency(gpu: hardware.GPU, kernel: str = "flash2",
+                         seq_len: float | None = None) -> float:
+    """Fraction of the dense peak a fused attention ``kernel`` sustains in a training step:
+    ``SUSTAINED_FRACTION x ATTENTION_KERNEL_FRACTION`` of the GPU's family, at a sequence of
+    ``seq_len`` tokens times ``1 / (1 + ATTENTION_HALF_RATE_TOKENS / seq_len)`` (the
+    kernel tables' rates are at long sequences; None: that long-sequence rate)."""
+    family = gpu_family(gpu)
+    rate = SUSTAINED_FRACTION[family] * ATTENTION_KERNEL_FRACTION[kernel, family]
+    return rate if seq_len is None else rate / (1.0 + ATTENTION_HALF_RATE_TOKENS / seq_len)
 
 
 def layer_gemm_shape(arch: models.Architecture, cfg: ParallelConfig) -> tuple[float, ...]:

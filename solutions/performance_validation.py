@@ -1,38 +1,44 @@
 """Step-time model, part 4: published training runs, and the model's prediction of each.
 
-Each :class:`PublishedRun` is one row of a paper's table, with the layout that produced it
-and the number the paper reports, in the paper's own convention:
+The runs live in ``solutions/data/published_runs.json`` (its README gives the schema, the
+sources and the split): one object per measured run with its layout, cluster, training
+software (a :mod:`solutions.stack` preset), the number the source reports in the source's
+own convention, the source's words and what had to be assumed. :func:`load_runs` turns each
+into a :class:`PublishedRun`; :meth:`PublishedRun.predicted` converts the model's step time
+into the source's metric:
 
-* Megatron-LM 2021 (Narayanan et al., SC21, arXiv:2104.04473), Table 1: "achieved
-  teraFLOP/s per GPU", computed with ``F = 96 B s l h^2 (1 + s/6h + V/16lh)``, which counts
-  the recomputed forward pass and the full score matrix (:func:`narayanan_tflops_per_gpu`). The
-  models are GPT with V = 51,200 and s = 2,048 (§5.1). Micro-batch size, interleaving
-  (``--num-layers-per-virtual-pipeline-stage``), full ("uniform") recomputation, FP16 and the
-  data-parallel implementation (PyTorch DDP, which overlaps, or Megatron's "local" DDP,
-  which reduces after the backward pass) are those of the authors' script
-  ``examples/sc21/run_table_1.sh`` in github.com/NVIDIA/Megatron-LM (removed in 2023).
-* Llama 3 (Dubey et al. 2024, arXiv:2407.21783), Table 4: BF16 MFU, compared with ``mfu``.
-  Layout, sequence, batch per DP group and GPUs are from the table; the paper does not
-  publish the micro-batch size, the interleaving depth, the recomputation policy or whether
-  its MFU counts attention. Assumed here: micro-batch 1 (so m = batch per DP), v = 4 (two
-  layers per chunk), selective recomputation, FSDP (ZeRO-3, §3.3.2) with the reduce-scatter
-  in FP32, and MFU with causal attention counted. v and the recomputation policy were
-  chosen with the table in view (full recomputation would need a GEMM efficiency above
-  100 % to reach 41 % MFU); they are assumptions, not facts.
+* ``mfu`` / ``hfu``: :attr:`StepEstimate.mfu` / ``hfu`` (causal attention counted);
+* ``tflops_per_gpu_narayanan``: Megatron-LM 2021's "achieved teraFLOP/s per GPU", ``F = 96 B
+  s l h^2 (1 + s/6h + V/16lh)``, recomputed forward and full score matrix counted
+  (:func:`narayanan_tflops_per_gpu`; Narayanan et al. 2021, §5.1);
+* ``tflops_per_gpu_model``: the model FLOPs of :mod:`solutions.performance_flops` per GPU;
+* ``tokens_per_s_per_gpu`` and ``step_time_s``: no FLOP convention at all.
+
+Each run is ``fit`` (constants may be fitted on it) or ``held_out`` (only measured), and the
+errors of the two parts are reported separately (:func:`summary`), beside the best constant
+%-of-peak baseline fitted on the same ``fit`` rows (:func:`baseline_fraction`).
 """
 
 from __future__ import annotations
 
+import json
 import statistics
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 
 from solutions import hardware, models
 from solutions import performance_flops as pf
-from solutions.performance import LLAMA3, MEGATRON_2021, Stack, estimate
+from solutions.performance import StepEstimate, estimate
 from solutions.planner_memory import ParallelConfig
+from solutions.stack import Stack, stack_named
 
-MEGATRON_TABLE1 = "Narayanan et al. 2021 (SC21), Table 1"
-LLAMA3_TABLE4 = "Dubey et al. 2024 (Llama 3), Table 4"
+DATA_PATH = Path(__file__).parent / "data" / "published_runs.json"
+METRICS = ("mfu", "hfu", "tflops_per_gpu_model", "tflops_per_gpu_narayanan",
+           "tokens_per_s_per_gpu", "step_time_s")
+#: Share of a run's prediction allowed off before it counts as a miss in :func:`summary`.
+WITHIN = 0.15
 
 
 @dataclass(frozen=True)
@@ -45,21 +51,35 @@ class PublishedRun:
     config: ParallelConfig
     cluster: hardware.Cluster
     stack: Stack
-    metric: str  # "narayanan_tflops_per_gpu" or "mfu"
+    metric: str
     reported: float
-    fitted: bool  # True when the row was used to fit a constant
+    fitted: bool  # True when the row may be used to fit a constant
+    source_id: str = ""
+
+    def estimate(self) -> StepEstimate:
+        """The model's estimate of this run (memory not checked: the run really ran)."""
+        return estimate(self.arch, self.config, self.cluster.gpu, self.cluster, self.stack,
+                        memory_budget_gb=None)
 
     def predicted(self) -> float:
-        """The model's prediction in the paper's convention."""
-        result = estimate(self.arch, self.config, self.cluster.gpu, self.cluster, self.stack,
-                          memory_budget_gb=None)
-        if self.metric == "narayanan_tflops_per_gpu":
-            return narayanan_tflops_per_gpu(self.arch, self.config, result.step_time_s)
-        return float(getattr(result, self.metric))
+        """The model's prediction in the source's convention."""
+        return metric_value(self, self.estimate())
 
     def error(self) -> float:
         """Signed relative error (predicted - reported) / reported."""
         return self.predicted() / self.reported - 1.0
+
+
+def metric_value(run: PublishedRun, est: StepEstimate) -> float:
+    """``est`` expressed in ``run.metric``."""
+    cfg = run.config
+    if run.metric == "tflops_per_gpu_narayanan":
+        return narayanan_tflops_per_gpu(run.arch, cfg, est.step_time_s)
+    if run.metric == "tflops_per_gpu_model":
+        return est.model_tflops_per_gpu
+    if run.metric == "tokens_per_s_per_gpu":
+        return est.tokens_per_s / cfg.n_gpus
+    return float(getattr(est, run.metric))
 
 
 def narayanan_tflops_per_gpu(arch: models.Architecture, cfg: ParallelConfig,
@@ -77,91 +97,280 @@ def gpt(params_b: float, n_layers: int, d_model: int, n_heads: int) -> models.Ar
         f"GPT {params_b:g}B", n_layers=n_layers, d_model=d_model, n_heads=n_heads,
         n_kv_heads=n_heads, d_ffn=4 * d_model, vocab_size=51200, ffn="gelu",
         tied_embeddings=True, linear_biases=True, norm_bias=True, learned_positions=2048,
-        published_params=params_b * 1e9, source=MEGATRON_TABLE1)
+        published_params=params_b * 1e9, source="Narayanan et al. 2021 (SC21), Table 1")
 
 
-# (billions, heads, hidden, layers, TP, PP, GPUs, batch, TFLOP/s per GPU) from Table 1;
-# (micro-batch, layers per virtual stage or 0, PyTorch DDP?) from run_table_1.sh.
-_TABLE1: tuple[tuple[float, int, int, int, int, int, int, int, float, int, int, bool], ...] = (
-    (1.7, 24, 2304, 24, 1, 1, 32, 512, 137, 16, 0, True),
-    (3.6, 32, 3072, 30, 2, 1, 64, 512, 138, 16, 0, True),
-    (7.5, 32, 4096, 36, 4, 1, 128, 512, 142, 16, 0, True),
-    (18.4, 48, 6144, 40, 8, 1, 256, 1024, 135, 8, 0, True),
-    (39.1, 64, 8192, 48, 8, 2, 512, 1536, 138, 4, 0, False),
-    (76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140, 2, 5, False),
-    (145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148, 2, 5, False),
-    (310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155, 1, 3, False),
-    (529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163, 1, 1, False),
-    (1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163, 1, 0, False),
-)
-#: Rows (1-based) of Table 1 used to fit MATMUL_PEAK_FRACTION["A100"] and ELEMENTWISE_PASSES.
-MEGATRON_FIT_ROWS: tuple[int, ...] = (1, 3, 5, 7, 9)
+# -- loading the data file -----------------------------------------------------------------
+
+_MOE_KEYS = {"n_experts": "n_routed_experts", "top_k": "experts_per_token",
+             "expert_d_ffn": "expert_d_ffn", "n_shared_experts": "n_shared_experts",
+             "n_dense_layers": "n_dense_layers"}
 
 
-def _megatron_row(i: int, row: tuple[float, int, int, int, int, int, int, int, float, int,
-                                     int, bool]) -> PublishedRun:
-    params_b, heads, hidden, layers, tp, pp, gpus, batch, tflops, mbs, per_chunk, torch = row
-    dp = gpus // (tp * pp)
-    v = layers // pp // per_chunk if per_chunk else 1
-    cfg = ParallelConfig(tp=tp, pp=pp, dp=dp, zero_stage=0, micro_batch=mbs,
-                         grad_accum=batch // (dp * mbs), seq_len=2048,
-                         activation_recompute="full", virtual_stages=v)
-    stack = replace(MEGATRON_2021, overlap_dp=torch)
-    label = f"GPT {params_b:g}B, TP{tp} PP{pp} DP{dp} v{v} b{mbs} m{cfg.grad_accum}"
-    return PublishedRun(label, MEGATRON_TABLE1, gpt(params_b, layers, hidden, heads), cfg,
-                        hardware.SELENE_A100, stack, "narayanan_tflops_per_gpu", tflops,
-                        fitted=i in MEGATRON_FIT_ROWS)
+def _architecture(fields: dict[str, Any]) -> models.Architecture:
+    if "preset" in fields:
+        return models.MODELS[fields["preset"]]
+    plain = {k: v for k, v in fields.items() if k not in _MOE_KEYS}
+    moe = {_MOE_KEYS[k]: v for k, v in fields.items() if k in _MOE_KEYS}
+    if moe:
+        plain["moe"] = models.MoE(**{"n_shared_experts": 0, **moe})
+    if isinstance(plain.get("mla"), dict):
+        plain["mla"] = models.MLA(**plain["mla"])
+    return models.Architecture(**plain)
 
 
-# (GPUs, TP, CP, PP, DP, sequence, batch per DP, BF16 MFU) from Table 4.
-_TABLE4: tuple[tuple[int, int, int, int, int, int, int, float], ...] = (
-    (8192, 8, 1, 16, 64, 8192, 32, 0.43),
-    (16384, 8, 1, 16, 128, 8192, 16, 0.41),
-    (16384, 8, 16, 16, 8, 131072, 16, 0.38),
-)
-#: Rows (1-based) of Table 4 used to fit MATMUL_PEAK_FRACTION["H100"].
-LLAMA3_FIT_ROWS: tuple[int, ...] = (2,)
-LLAMA3_VIRTUAL_STAGES = 4  # not published: an assumption (see the module docstring)
+def _gpu(name: str) -> hardware.GPU:
+    for gpu in hardware.GPUS.values():
+        if gpu.name == name:
+            return gpu
+    raise ValueError(f"unknown gpu {name!r}; expected one of "
+                     f"{sorted(g.name for g in hardware.GPUS.values())}")
 
 
-def _llama_row(i: int, row: tuple[int, int, int, int, int, int, int, float]) -> PublishedRun:
-    gpus, tp, cp, pp, dp, seq, per_dp, mfu = row
-    cfg = ParallelConfig(tp=tp, cp=cp, pp=pp, dp=dp, zero_stage=3, micro_batch=1,
-                         grad_accum=per_dp, seq_len=seq, activation_recompute="selective",
-                         virtual_stages=LLAMA3_VIRTUAL_STAGES)
-    label = f"Llama 3 405B, {gpus:,} GPUs, TP{tp} CP{cp} PP{pp} DP{dp}, s={seq:,}"
-    return PublishedRun(label, LLAMA3_TABLE4, models.LLAMA3_405B, cfg, hardware.LLAMA3_H100,
-                        LLAMA3, "mfu", mfu, fitted=i in LLAMA3_FIT_ROWS)
+def _cluster(gpu: hardware.GPU, fields: dict[str, Any]) -> hardware.Cluster:
+    """Datasheet NVLink of ``gpu``; each GPU's share of the node's network ports."""
+    per_node = int(fields.get("gpus_per_node", gpu.gpus_per_node))
+    ports = float(fields.get("nics_per_node", per_node))
+    share = hardware.gbit_to_gbyte_per_s(float(fields["nic_gbit_per_gpu"])) * ports / per_node
+    return hardware.Cluster(
+        name=f"{gpu.name} x {per_node}, {fields['nic_gbit_per_gpu']} Gb/s x {ports:g} ports",
+        gpu=gpu, gpus_per_node=per_node, nvlink_gb_per_s=gpu.nvlink_per_direction_gb_per_s,
+        inter_node_gb_per_s=share, nvlink_latency_us=hardware.NVLINK_LATENCY_US,
+        inter_node_latency_us=hardware.NETWORK_LATENCY_US,
+        collective_efficiency=hardware.COLLECTIVE_EFFICIENCY,
+        source=str(fields.get("notes", "")))
 
 
-PUBLISHED_RUNS: tuple[PublishedRun, ...] = (
-    tuple(_megatron_row(i, r) for i, r in enumerate(_TABLE1, start=1))
-    + tuple(_llama_row(i, r) for i, r in enumerate(_TABLE4, start=1)))
+def _stack(name: str, options: dict[str, Any]) -> Stack:
+    """The preset ``name`` with the options that are :class:`Stack` fields applied; other
+    options describe the run without changing the model (e.g. the DP implementation's
+    name) and are ignored."""
+    fields = set(Stack.__dataclass_fields__)
+    return replace(stack_named(name), **{k: v for k, v in options.items() if k in fields})
 
 
-def error_summary(runs: tuple[PublishedRun, ...] = PUBLISHED_RUNS) -> tuple[float, float]:
+def _config(layout: dict[str, Any]) -> ParallelConfig:
+    return ParallelConfig(
+        tp=layout["tp"], pp=layout["pp"], dp=layout["dp"], cp=layout.get("cp", 1),
+        ep=layout.get("ep", 1), zero_stage=layout["zero_stage"],
+        micro_batch=layout["micro_batch"], grad_accum=layout["grad_accum"],
+        seq_len=layout["seq_len"], activation_recompute=layout["recompute"],
+        virtual_stages=layout.get("virtual_stages", 1))
+
+
+def run_from_record(record: dict[str, Any]) -> PublishedRun:
+    """One :class:`PublishedRun` from one object of the data file (ValueError naming the
+    run when a field is missing or wrong)."""
+    try:
+        if record["metric"] not in METRICS:
+            raise ValueError(f"metric must be one of {METRICS}, got {record['metric']!r}")
+        if record["split"] not in ("fit", "held_out"):
+            raise ValueError(f"split must be 'fit' or 'held_out', got {record['split']!r}")
+        gpu = _gpu(record["gpu"])
+        stack = _stack(record["stack"], record.get("stack_options", {}))
+        return PublishedRun(
+            label=record["id"], source=record["source"], arch=_architecture(record["model"]),
+            config=_config(record["layout"]), cluster=_cluster(gpu, record["cluster"]),
+            stack=stack, metric=record["metric"], reported=float(record["reported"]),
+            fitted=record["split"] == "fit", source_id=record.get("source_id", ""))
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"published run {record.get('id', '?')!r}: {err!r}") from err
+
+
+def load_runs(path: Path = DATA_PATH) -> tuple[PublishedRun, ...]:
+    """Every run of the data file at ``path``, in file order."""
+    records = json.loads(Path(path).read_text())
+    return tuple(run_from_record(r) for r in records)
+
+
+PUBLISHED_RUNS: tuple[PublishedRun, ...] = load_runs()
+
+
+# -- measuring ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ErrorSummary:
+    """How far a set of predictions is from the reported numbers."""
+
+    n: int
+    median: float  # median |error|
+    within: float  # share of runs with |error| <= WITHIN
+    worst: float  # largest |error|
+    worst_label: str
+
+
+def summarise_errors(labels: Sequence[str], errors: Sequence[float]) -> ErrorSummary:
+    """Median and worst |error| and the share within :data:`WITHIN` (ValueError if empty)."""
+    if not errors:
+        raise ValueError("no runs to summarise")
+    absolute = [abs(e) for e in errors]
+    worst = max(range(len(absolute)), key=absolute.__getitem__)
+    return ErrorSummary(len(absolute), statistics.median(absolute),
+                        sum(a <= WITHIN for a in absolute) / len(absolute), absolute[worst],
+                        labels[worst])
+
+
+def error_summary(runs: Iterable[PublishedRun] = PUBLISHED_RUNS) -> tuple[float, float]:
     """(median |error|, worst |error|) over ``runs``, as fractions."""
-    errors = [abs(r.error()) for r in runs]
-    return statistics.median(errors), max(errors)
+    runs = tuple(runs)
+    s = summarise_errors([r.label for r in runs], [r.error() for r in runs])
+    return s.median, s.worst
+
+
+def implied_mfu(run: PublishedRun, est: StepEstimate) -> float:
+    """The MFU the reported number means for this run (causal attention counted)."""
+    ratio = metric_value(run, est) / run.reported
+    return est.mfu * (ratio if run.metric == "step_time_s" else 1 / ratio)
+
+
+def _baseline_error(run: PublishedRun, implied: float, fraction: float) -> float:
+    """Error, in the run's metric, of predicting it at ``fraction`` of peak."""
+    return implied / fraction - 1 if run.metric == "step_time_s" else fraction / implied - 1
+
+
+def baseline_errors(runs: Iterable[PublishedRun], fraction: float) -> list[float]:
+    """Signed errors of predicting every run at ``fraction`` of peak."""
+    return [_baseline_error(r, implied_mfu(r, r.estimate()), fraction) for r in runs]
+
+
+def baseline_fraction(runs: Iterable[PublishedRun]) -> float:
+    """The constant MFU that best predicts ``runs``: the one (among the runs' own implied
+    MFUs) minimising the median |error| of "every run at that share of peak"."""
+    runs = tuple(runs)
+    implied = [implied_mfu(r, r.estimate()) for r in runs]
+    return min(implied, key=lambda c: statistics.median(
+        abs(_baseline_error(r, x, c)) for r, x in zip(runs, implied, strict=True)))
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """Model and baseline errors on the fitted and held-out parts, and per source."""
+
+    fitted: ErrorSummary
+    held_out: ErrorSummary
+    baseline_fraction: float
+    baseline_fitted: ErrorSummary
+    baseline_held_out: ErrorSummary
+    per_source: dict[str, ErrorSummary]
+
+
+def summary(runs: Sequence[PublishedRun] = PUBLISHED_RUNS) -> ValidationReport:
+    """The whole validation: model and constant baseline (fitted on the fit rows), each on
+    the fit and the held-out rows, and the model per source."""
+    fit = [r for r in runs if r.fitted]
+    held = [r for r in runs if not r.fitted]
+    errors = {r.label: r.error() for r in runs}
+
+    def part(rows: Sequence[PublishedRun],
+             errs: Callable[[Sequence[PublishedRun]], list[float]]) -> ErrorSummary:
+        return summarise_errors([r.label for r in rows], errs(rows))
+
+    def model(rows: Sequence[PublishedRun]) -> list[float]:
+        return [errors[r.label] for r in rows]
+
+    c = baseline_fraction(fit)
+    sources = sorted({r.source for r in runs})
+    return ValidationReport(
+        fitted=part(fit, model), held_out=part(held, model), baseline_fraction=c,
+        baseline_fitted=part(fit, lambda rows: baseline_errors(rows, c)),
+        baseline_held_out=part(held, lambda rows: baseline_errors(rows, c)),
+        per_source={s: part([r for r in runs if r.source == s], model) for s in sources})
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """Leave-one-source-out: every run predicted with constants fitted on the other sources."""
+
+    errors: dict[str, float]  # run label -> signed error with its own source left out
+    overall: ErrorSummary
+    per_source: dict[str, ErrorSummary]  # source_id -> its runs, fitted without them
+    constants: dict[str, dict[str, float]]  # source_id -> the constants fitted without it
+
+
+def leave_one_source_out(runs: Sequence[PublishedRun] = PUBLISHED_RUNS) -> CrossValidation:
+    """For each source (``source_id``): fit the constants of
+    :mod:`solutions.performance_fit` on every run of the other sources, fit and held-out
+    rows alike, and predict that source's runs with them. No run is ever predicted by
+    constants that saw it or any run of its source, so the errors measure how the model
+    carries to software, hardware and authors it was not tuned on (ValueError with fewer
+    than two sources). The module's constants are left as they were."""
+    from dataclasses import replace as _replace
+
+    from solutions import performance_fit  # it imports this module
+
+    sources = sorted({r.source_id or r.source for r in runs})
+    if len(sources) < 2:
+        raise ValueError("leave-one-source-out needs runs from at least two sources")
+    errors: dict[str, float] = {}
+    constants: dict[str, dict[str, float]] = {}
+    per_source: dict[str, ErrorSummary] = {}
+    for source in sources:
+        own = [r for r in runs if (r.source_id or r.source) == source]
+        rest = [_replace(r, fitted=True) for r in runs if (r.source_id or r.source) != source]
+        constants[source] = performance_fit.fit(rest)
+        with performance_fit.constants_set(constants[source]):
+            mine = {r.label: r.error() for r in own}
+        errors.update(mine)
+        per_source[source] = summarise_errors(list(mine), list(mine.values()))
+    ordered = [r.label for r in runs]
+    return CrossValidation(errors=errors,
+                           overall=summarise_errors(ordered, [errors[k] for k in ordered]),
+                           per_source=per_source, constants=constants)
+
+
+def cross_validation_markdown(cv: CrossValidation) -> str:
+    """The leave-one-source-out table: each source's runs predicted by constants fitted
+    without it, and those constants."""
+    names = {"SUSTAINED_FRACTION['A100']": "A100", "SUSTAINED_FRACTION['H100']": "H100",
+             "ELEMENTWISE_PASSES['eager']": "eager", "ELEMENTWISE_PASSES['megatron']":
+             "megatron", "ELEMENTWISE_PASSES['fused']": "fused",
+             "OVERLAP_INTERFERENCE": "interference"}
+    lines = ["| Source left out | Runs | Median \\|error\\| | Within 15 % | Worst "
+             "| Constants fitted without it |", "|---|---|---|---|---|---|"]
+    for source, s in cv.per_source.items():
+        fitted = ", ".join(f"{names.get(k, k)} {v:g}" for k, v in cv.constants[source].items())
+        lines.append(f"{_line(source, s)} {fitted} |")
+    return "\n".join(lines)
 
 
 def _format(run: PublishedRun, value: float) -> str:
-    return f"{value:.1%}" if run.metric == "mfu" else f"{value:.1f}"
+    if run.metric in ("mfu", "hfu"):
+        return f"{value:.1%}"
+    return f"{value:,.0f}" if value >= 1000 else f"{value:.3g}"
 
 
-def validation_table_markdown(runs: tuple[PublishedRun, ...] = PUBLISHED_RUNS) -> str:
-    """The comparison as a Markdown table, one row per run, then median and worst error."""
-    lines = ["| Run | Source | Metric | Reported | Predicted | Error | Used in fit |",
-             "|---|---|---|---|---|---|---|"]
-    for run in runs:
-        metric = "BF16 MFU" if run.metric == "mfu" else "TFLOP/s per GPU (with recompute)"
-        lines.append(f"| {run.label} | {run.source} | {metric} | {_format(run, run.reported)} "
-                     f"| {_format(run, run.predicted())} | {run.error():+.1%} "
-                     f"| {'yes' if run.fitted else 'no'} |")
-    median, worst = error_summary(runs)
-    held_out = tuple(r for r in runs if not r.fitted)
-    median_out, worst_out = error_summary(held_out)
-    lines += ["", f"Median |error| {median:.1%}, worst {worst:.1%} over {len(runs)} runs; "
-              f"on the {len(held_out)} runs not used in the fit: median {median_out:.1%}, "
-              f"worst {worst_out:.1%}."]
+def _line(name: str, s: ErrorSummary) -> str:
+    return (f"| {name} | {s.n} | {s.median:.1%} | {s.within:.0%} | {s.worst:.1%} "
+            f"({s.worst_label}) |")
+
+
+def summary_markdown(report: ValidationReport, cv: CrossValidation | None = None) -> str:
+    """The summary tables: model vs baseline on each part (and leave-one-source-out when
+    ``cv`` is given), then the model per source."""
+    loso = ([_line("Model, each source left out of the fit", cv.overall)] if cv else [])
+    lines = ["| Part | Runs | Median \\|error\\| | Within 15 % | Worst |", "|---|---|---|---|---|",
+             _line("Model, fit rows", report.fitted),
+             _line("Model, held-out rows", report.held_out), *loso,
+             _line(f"Constant {report.baseline_fraction:.1%} MFU, fit rows",
+                   report.baseline_fitted),
+             _line(f"Constant {report.baseline_fraction:.1%} MFU, held-out rows",
+                   report.baseline_held_out),
+             "", "| Source | Runs | Median \\|error\\| | Within 15 % | Worst |",
+             "|---|---|---|---|---|"]
+    lines += [_line(src, s) for src, s in report.per_source.items()]
     return "\n".join(lines)
+
+
+def validation_table_markdown(runs: Sequence[PublishedRun] = PUBLISHED_RUNS) -> str:
+    """The comparison as Markdown: one row per run (with its error when its source was left
+    out of the fit), the summary tables, then leave-one-source-out per source."""
+    cv = leave_one_source_out(runs)
+    lines = ["| Run | Stack | Metric | Reported | Predicted | Error | Split "
+             "| Error, source left out |", "|---|---|---|---|---|---|---|---|"]
+    for run in runs:
+        lines.append(f"| {run.label} | {run.stack.name} | {run.metric} "
+                     f"| {_format(run, run.reported)} | {_format(run, run.predicted())} "
+                     f"| {run.error():+.1%} | {'fit' if run.fitted else 'held out'} "
+                     f"| {cv.errors[run.label]:+.1%} |")
+    return ("\n".join(lines) + "\n\n" + summary_markdown(summary(runs), cv) + "\n\n"
+            + cross_validation_markdown(cv))

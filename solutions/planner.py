@@ -19,17 +19,25 @@ from dataclasses import dataclass
 
 from solutions import hardware, llama3, models, performance, performance_flops
 from solutions._checks import fraction, positive, positive_int
-from solutions.pipeline import bubble_over_compute
+from solutions.layout import Recompute, pipeline_bubble_over_compute, resolve, stage_slots
 from solutions.planner_comm import CommVolume, comm_per_step
 from solutions.planner_memory import MemoryBreakdown, ParallelConfig, memory_per_gpu
 from solutions.planner_search import Ranked, Search, recommend
-from solutions.planner_validate import DEFAULT_BUDGET_GB, validate
+from solutions.planner_validate import DEFAULT_BUDGET_GB, rejections, validate
+from solutions.stack import LLAMA3, MODERN, Stack
 
-__all__ = ["DEFAULT_BUDGET_GB", "Ranked", "Search", "recommend", "validate"]  # re-exported
+__all__ = ["DEFAULT_BUDGET_GB", "Ranked", "Search", "recommend", "rejections",
+           "validate"]  # re-exported
 
-def bubble(cfg: ParallelConfig) -> float:
-    """Pipeline bubble over ideal compute time, ``(p-1)/(m v)``; 0 without pipelining."""
-    return bubble_over_compute(cfg.pp, cfg.grad_accum, cfg.virtual_stages)
+def bubble(cfg: ParallelConfig, arch: models.Architecture | None = None) -> float:
+    """Pipeline bubble over ideal compute time, ``(p-1)/(m v)`` for m >= p and
+    ``[(p-1) + (v-1)(p-m)]/(m v)`` below (:func:`solutions.layout.pipeline_bubble_over_compute`);
+    0 without pipelining. With ``arch`` the v is the layout's effective one (uneven chunks
+    pace the bubble by the largest chunk, :attr:`solutions.layout.Layout.bubble_chunks`)."""
+    v: float = cfg.virtual_stages
+    if arch is not None and cfg.pp > 1:
+        v = resolve(arch, cfg).bubble_chunks
+    return pipeline_bubble_over_compute(cfg.pp, cfg.grad_accum, v)
 
 
 # -- the capstone's design checks ------------------------------------------------------
@@ -40,15 +48,21 @@ LAYOUT_CHECKS: tuple[str, ...] = ("gpus", "tp_in_node", "stages", "batch", "memo
 def layout_violations(arch: models.Architecture, tp: int, pp: int, dp: int, n_gpus: int,
                       global_batch_seqs: int, seq_len: int, max_layers_per_stage: int,
                       max_bubble: float, virtual_stages: int = 1, gpus_per_node: int = 8,
-                      memory_budget_gb: float = DEFAULT_BUDGET_GB) -> list[str]:
+                      memory_budget_gb: float = DEFAULT_BUDGET_GB,
+                      recompute: Recompute = "none", stack: Stack = LLAMA3) -> list[str]:
     """Names (from LAYOUT_CHECKS) of the checks a (TP, PP, DP) layout fails.
 
-    Micro-batch 1, CP 1, ZeRO-1, full recomputation. "gpus": tp x pp x dp = n_gpus;
-    "tp_in_node": tp divides gpus_per_node; "stages": every stage holds at most
-    ``max_layers_per_stage`` and at least ``virtual_stages`` layers; "batch": dp divides the
-    batch; "memory": the busiest GPU fits the budget; "bubble": (pp-1)/(m v) with
-    m = batch / dp is strictly below ``max_bubble`` (a fraction). Memory and bubble are only
-    judged when the layout they need exists (they stay silent when an earlier check fails).
+    Micro-batch 1, CP 1, Llama 3's FSDP (``zero_stage=3`` on the :data:`LLAMA3` stack: the
+    stage's BF16 weights gathered for the whole step, FP32 gradients and Adam state sharded
+    over DP; :mod:`solutions.planner_memory`), ``recompute`` (none by default: Llama 3
+    trained at 8K "without activation checkpointing", §3.3.2).
+    "gpus": tp x pp x dp = n_gpus; "tp_in_node": tp divides gpus_per_node; "stages": every
+    stage holds at most ``max_layers_per_stage`` layers and at least ``virtual_stages`` layer
+    slots (an end stage one layer short counts its embedding or head as a slot, Llama 3);
+    "batch": dp divides the batch; "memory": the busiest GPU fits the budget; "bubble":
+    (pp-1)/(m v) with m = batch / dp is strictly below ``max_bubble`` (a fraction). Memory and
+    bubble are only judged when the layout they need exists (they stay silent when an
+    earlier check fails).
     """
     tp, pp, dp = positive_int("tp", tp), positive_int("pp", pp), positive_int("dp", dp)
     failed = []
@@ -57,15 +71,17 @@ def layout_violations(arch: models.Architecture, tp: int, pp: int, dp: int, n_gp
     if gpus_per_node % tp:
         failed.append("tp_in_node")
     counts = llama3.layers_per_stage(arch.n_layers, pp) if pp <= arch.n_layers else ()
-    if not counts or max(counts) > max_layers_per_stage or min(counts) < virtual_stages:
+    slots = stage_slots(arch.n_layers, pp) if counts else ()
+    if not counts or max(counts) > max_layers_per_stage or min(slots) < virtual_stages:
         failed.append("stages")
     if global_batch_seqs % dp:
         failed.append("batch")
     if counts and "batch" not in failed:
         cfg = ParallelConfig(tp=tp, pp=pp, dp=dp, grad_accum=global_batch_seqs // dp,
-                             seq_len=seq_len, activation_recompute="full",
-                             virtual_stages=virtual_stages)
-        if not failed and memory_per_gpu(arch, cfg).total_bytes > memory_budget_gb * 1e9:
+                             seq_len=seq_len, activation_recompute=recompute,
+                             virtual_stages=virtual_stages, zero_stage=3)
+        mem = memory_per_gpu(arch, cfg, stack).total_bytes
+        if not failed and mem > memory_budget_gb * 1e9:
             failed.append("memory")
         if bubble(cfg) >= max_bubble:
             failed.append("bubble")
@@ -83,7 +99,8 @@ def _what_if_step_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardwar
 
 
 def step_time_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
-                mfu: float | None = None, cluster: hardware.Cluster | None = None) -> float:
+                mfu: float | None = None, cluster: hardware.Cluster | None = None,
+                stack: Stack = MODERN) -> float:
     """Seconds per optimizer step as the step-time model predicts it for this layout
     (:func:`solutions.performance.estimate`; ValueError if the layout is invalid).
 
@@ -92,7 +109,7 @@ def step_time_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     """
     if mfu is not None:
         return _what_if_step_s(arch, cfg, gpu, mfu)
-    return performance.estimate(arch, cfg, gpu, cluster).step_time_s
+    return performance.estimate(arch, cfg, gpu, cluster, stack).step_time_s
 
 
 def mfu(arch: models.Architecture, tokens_per_s: float, n_gpus: int, gpu: hardware.GPU) -> float:
@@ -106,18 +123,18 @@ def mfu(arch: models.Architecture, tokens_per_s: float, n_gpus: int, gpu: hardwa
 
 def training_days(arch: models.Architecture, n_tokens: float, cfg: ParallelConfig,
                   gpu: hardware.GPU, mfu: float | None = None,
-                  cluster: hardware.Cluster | None = None) -> float:
+                  cluster: hardware.Cluster | None = None, stack: Stack = MODERN) -> float:
     """Days to train on ``n_tokens``: steps of ``cfg.tokens_per_step`` tokens at the
     predicted step time of this layout (or at the what-if ``mfu``), with no downtime."""
     steps = positive("n_tokens", n_tokens) / cfg.tokens_per_step
-    return steps * step_time_s(arch, cfg, gpu, mfu, cluster) / llama3.SECONDS_PER_DAY
+    return steps * step_time_s(arch, cfg, gpu, mfu, cluster, stack) / llama3.SECONDS_PER_DAY
 
 
 def training_cost_usd(arch: models.Architecture, n_tokens: float, cfg: ParallelConfig,
                       gpu: hardware.GPU, usd_per_gpu_hour: float, mfu: float | None = None,
-                      cluster: hardware.Cluster | None = None) -> float:
+                      cluster: hardware.Cluster | None = None, stack: Stack = MODERN) -> float:
     """GPU rental for the run: ``n_gpus x days x 24 x price`` (days as in training_days)."""
-    days = training_days(arch, n_tokens, cfg, gpu, mfu, cluster)
+    days = training_days(arch, n_tokens, cfg, gpu, mfu, cluster, stack)
     return llama3.gpu_hours_cost_usd(cfg.n_gpus, days, usd_per_gpu_hour)
 
 
@@ -143,8 +160,12 @@ class Plan:
 
 
 def plan(arch: models.Architecture, cfg: ParallelConfig, n_gpus: int | None = None,
-         gpus_per_node: int = 8, memory_budget_gb: float = DEFAULT_BUDGET_GB) -> Plan:
-    """Everything the planner knows about ``cfg``, in one record."""
-    problems = validate(arch, cfg, n_gpus, gpus_per_node, memory_budget_gb)
-    return Plan(cfg, tuple(problems), memory_per_gpu(arch, cfg), comm_per_step(arch, cfg),
-                bubble(cfg))
+         gpus_per_node: int = 8, memory_budget_gb: float = DEFAULT_BUDGET_GB,
+         stack: Stack = MODERN) -> Plan:
+    """Everything the planner knows about ``cfg`` on ``stack``, in one record."""
+    found = rejections(arch, cfg, n_gpus, gpus_per_node, memory_budget_gb, stack=stack)
+    problems = [text for _, text in found]
+    buildable = not any(reason in ("stages", "chunks") for reason, _ in found)
+    return Plan(cfg, tuple(problems), memory_per_gpu(arch, cfg, stack),
+                comm_per_step(arch, cfg, stack.grad_reduce_bytes, stack),
+                bubble(cfg, arch) if buildable else bubble(cfg))

@@ -18,11 +18,18 @@ layers.
   ``s_l b h x 2 / t`` each (the activation is already split t ways by SP, or by Megatron's
   scatter/gather optimisation: Narayanan et al. 2021, §4.1): ``2 x v x m x s_l b h x 2 / t``
   for a middle stage; interleaving multiplies the boundaries by v (§2.2.2).
-* DP: the gradient reduction of ZeRO stages 0-2 sends ``2 (n-1)/n x Psi``, stage 3
-  ``3 (n-1)/n x Psi`` (Rajbhandari et al. 2020, §7; :func:`solutions.zero.comm_gb_per_gpu`),
-  once per step, with Psi the GPU's parameters in bytes, n = ``dp x cp`` for dense weights and
-  ``dp x cp / ep`` for expert weights. Llama 3 reduce-scatters in FP32 (§3.3.2):
-  ``grad_bytes=4`` bounds that from above (its all-gather half stays BF16).
+* DP (Rajbhandari et al. 2020, §7), with Psi the GPU's parameters, n = ``dp x cp`` for dense
+  weights and ``dp x cp / ep`` for expert weights, ring factor ``(n-1)/n``, gradients of
+  ``grad_bytes`` and 16-bit weights: ZeRO-0 all-reduces the accumulated gradient once
+  (``2 (n-1)/n Psi g``); stage 1 reduce-scatters it once and all-gathers the updated weights
+  (``(n-1)/n Psi (g + 2)``); stage 2 and a resharding stage 3 reduce-scatter every
+  micro-batch's gradient, and stage 3 gathers the weights for every forward and backward
+  (``(n-1)/n Psi (m g + 2 x gathers)``); Llama 3's FSDP (no reshard after forward) gathers
+  once per step and reduce-scatters each chunk's FP32 gradient once
+  (``(n-1)/n Psi (4 + 2)``, §3.3.2). The counts come from
+  :func:`solutions.planner_memory.grad_reductions_per_step` and
+  :func:`solutions.planner_memory.gathers_per_step`, the same functions the memory model's
+  sharding reads.
 * EP: each MoE layer dispatches every local token to its k experts with an all-to-all and
   combines the results with another; ``(ep-1)/ep`` of the traffic leaves the GPU. Local tokens
   ``s_l b / t`` (sequence-parallel): ``2 x T k h x 2 x (ep-1)/ep`` forward, the same again
@@ -37,10 +44,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solutions import models, zero
+from solutions import models
 from solutions._checks import non_negative, positive
-from solutions.llama3 import layers_per_stage
-from solutions.planner_memory import BYTES_16BIT, ParallelConfig, stage_layer_kinds, stage_params
+from solutions.layout import layers_per_stage
+from solutions.planner_memory import (
+    BYTES_16BIT,
+    ParallelConfig,
+    gathers_per_step,
+    grad_reductions_per_step,
+    stage_layer_kinds,
+    stage_params,
+)
+from solutions.stack import MODERN, Stack
 from solutions.tensor_parallel import kv_heads_per_gpu
 
 
@@ -97,15 +112,25 @@ def pp_bytes(arch: models.Architecture, cfg: ParallelConfig) -> float:
     return 2 * cfg.virtual_stages * cfg.grad_accum * _activation_bytes(arch, cfg) / cfg.tp
 
 
+def dp_bytes_per_param(cfg: ParallelConfig, grad_bytes: float, stack: Stack = MODERN) -> float:
+    """Bytes one GPU sends per parameter per step over DP, before the ring factor."""
+    positive("grad_bytes", grad_bytes)
+    if cfg.zero_stage == 0:
+        return 2 * grad_bytes
+    reductions = grad_reductions_per_step(cfg, stack)
+    gathers = max(1, gathers_per_step(cfg, stack))  # stages 1-2 gather the update once
+    return reductions * grad_bytes + gathers * BYTES_16BIT
+
+
 def dp_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
-             grad_bytes: float = 2.0) -> float:
-    """DP: ZeRO's per-step gradient (and parameter) traffic for the stage's parameters."""
+             grad_bytes: float = 2.0, stack: Stack = MODERN) -> float:
+    """DP: the per-step gradient and parameter traffic of the stage's parameters."""
     params = stage_params(arch, cfg, stage)
+    per_param = dp_bytes_per_param(cfg, grad_bytes, stack)
     n_dense = cfg.dp * cfg.cp
-    dense_gb = zero.comm_gb_per_gpu(params.dense, cfg.zero_stage, n_dense, grad_bytes)
-    expert_gb = zero.comm_gb_per_gpu(params.expert, cfg.zero_stage,
-                                     max(1, n_dense // cfg.ep), grad_bytes)
-    return (dense_gb + expert_gb) * 1e9
+    n_expert = max(1, n_dense // cfg.ep)
+    return per_param * (params.dense * (n_dense - 1) / n_dense
+                        + params.expert * (n_expert - 1) / n_expert)
 
 
 def ep_bytes(arch: models.Architecture, cfg: ParallelConfig, moe_layers: int) -> float:
@@ -130,15 +155,16 @@ def cp_bytes(arch: models.Architecture, cfg: ParallelConfig, layers: int) -> flo
 
 
 def comm_per_step(arch: models.Architecture, cfg: ParallelConfig,
-                  grad_bytes: float = 2.0) -> CommVolume:
-    """Bytes one GPU of the busiest stage sends per optimizer step, per dimension."""
+                  grad_bytes: float = 2.0, stack: Stack = MODERN) -> CommVolume:
+    """Bytes one GPU of the busiest stage sends per optimizer step, per dimension, on
+    ``stack`` (its sharding decides how often DP gathers and reduces)."""
     stage = busiest_stage(arch, cfg)
     layers = layers_per_stage(arch.n_layers, cfg.pp)[stage]
     moe_layers = stage_layer_kinds(arch, cfg.pp)[stage][1]
     return CommVolume(
         tp_bytes=tp_bytes(arch, cfg, layers),
         pp_bytes=pp_bytes(arch, cfg),
-        dp_bytes=dp_bytes(arch, cfg, stage, grad_bytes),
+        dp_bytes=dp_bytes(arch, cfg, stage, grad_bytes, stack),
         ep_bytes=ep_bytes(arch, cfg, moe_layers),
         cp_bytes=cp_bytes(arch, cfg, layers),
     )

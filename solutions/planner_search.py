@@ -24,9 +24,10 @@ from dataclasses import dataclass
 
 from solutions import hardware, models, performance
 from solutions._checks import positive, positive_int
-from solutions.llama3 import layers_per_stage
+from solutions.layout import stage_slots
 from solutions.planner_memory import RECOMPUTE_MODES, ParallelConfig, Recompute, stage_memory
 from solutions.planner_validate import DEFAULT_BUDGET_GB, structural_problems
+from solutions.stack import MODERN, Stack
 
 TP_CHOICES: tuple[int, ...] = (1, 2, 4, 8)
 CP_CHOICES: tuple[int, ...] = (1, 2, 4, 8, 16)
@@ -66,10 +67,25 @@ class Search:
         return head + "".join(r._repr_html_() for r in self.best)
 
 
+def _chunk_choices(arch: models.Architecture, pp: int) -> tuple[int, ...]:
+    """The v every stack can build on ``pp`` stages: v dividing every stage's layer slots
+    (:func:`solutions.layout.stage_slots`); 1 without PP. Uneven chunks, which some stacks
+    accept (:func:`solutions.planner_validate.validate` allows them there), are not
+    searched: their fill and drain are paced by the largest chunk, which the step-time
+    model's bubble (p - 1)/(m v) does not charge."""
+    if pp == 1:
+        return (1,)
+    slots = stage_slots(arch.n_layers, pp)
+    return tuple(v for v in VIRTUAL_CHOICES if v <= min(slots) and all(s % v == 0 for s in slots))
+
+
 def _grid(arch: models.Architecture, n_gpus: int, batch: int, seq_len: int,
           gpus_per_node: int, zero_stages: tuple[int, ...],
-          recompute_modes: tuple[str, ...] = RECOMPUTE_MODES) -> Iterator[ParallelConfig]:
-    """Every layout whose degrees multiply out and whose batch splits into micro-batches."""
+          recompute_modes: tuple[str, ...] = RECOMPUTE_MODES,
+          stack: Stack = MODERN) -> Iterator[ParallelConfig]:
+    """Every layout whose degrees multiply out, whose batch splits into micro-batches and
+    whose chunks can be built (even chunks, :func:`_chunk_choices`; m >= p when
+    interleaving, unless the stack's schedule accepts fewer)."""
     modes = sorted(recompute_modes, key=_RECOMPUTE_MEMORY_RANK.__getitem__)  # least memory first
     for tp, cp in itertools.product(TP_CHOICES, CP_CHOICES):
         if tp > gpus_per_node or n_gpus % (tp * cp) or seq_len % (tp * cp * (2 if cp > 1 else 1)):
@@ -78,10 +94,11 @@ def _grid(arch: models.Architecture, n_gpus: int, batch: int, seq_len: int,
             if n_gpus % (tp * cp * pp):
                 continue
             dp = n_gpus // (tp * cp * pp)
-            fewest = min(layers_per_stage(arch.n_layers, pp))
             for micro, v, zero, recompute in itertools.product(
-                    MICRO_BATCH_CHOICES, VIRTUAL_CHOICES, zero_stages, modes):
-                if batch % (dp * micro) or v > fewest or (v > 1 and pp == 1):
+                    MICRO_BATCH_CHOICES, _chunk_choices(arch, pp), zero_stages, modes):
+                if batch % (dp * micro):
+                    continue
+                if v > 1 and batch // (dp * micro) < pp and not stack.interleave_m_below_p:
                     continue
                 mode: Recompute = recompute  # type: ignore[assignment]
                 yield ParallelConfig(tp=tp, cp=cp, pp=pp, dp=dp, zero_stage=zero,
@@ -90,11 +107,13 @@ def _grid(arch: models.Architecture, n_gpus: int, batch: int, seq_len: int,
                                      virtual_stages=v)
 
 
-def fits_memory(arch: models.Architecture, cfg: ParallelConfig, budget_gb: float) -> bool:
+def fits_memory(arch: models.Architecture, cfg: ParallelConfig, budget_gb: float,
+                stack: Stack = MODERN) -> bool:
     """True when the fullest GPU fits ``budget_gb``, checking only the stages that can be
     fullest (see the module docstring); equal to ``memory_per_gpu(...) <= budget``."""
     stages = range(cfg.pp) if arch.moe is not None else {0, min(1, cfg.pp - 1), cfg.pp - 1}
-    return all(stage_memory(arch, cfg, i).total_bytes <= budget_gb * 1e9 for i in stages)
+    return all(stage_memory(arch, cfg, i, stack).total_bytes <= budget_gb * 1e9
+               for i in stages)
 
 
 class _TooBig:
@@ -124,7 +143,7 @@ def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, se
               gpu: hardware.GPU = hardware.H100_SXM, cluster: hardware.Cluster | None = None,
               memory_budget_gb: float = DEFAULT_BUDGET_GB,
               zero_stages: tuple[int, ...] = ZERO_CHOICES,
-              top: int = 5, stack: performance.Stack = performance.MODERN,
+              top: int = 5, stack: Stack = MODERN,
               recompute_modes: tuple[str, ...] = RECOMPUTE_MODES) -> Search:
     """The ``top`` fastest valid layouts for ``arch`` on ``n_gpus`` of ``gpu``, by predicted
     step time, with the number of layouts judged. ``best`` is empty when nothing fits."""
@@ -138,18 +157,21 @@ def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, se
         raise ValueError("zero_stages must be a non-empty choice among 0, 1, 2, 3, "
                          f"got {zero_stages!r}")
     cluster = cluster or hardware.default_cluster(gpu)
+    if cluster.gpu != gpu:
+        raise ValueError(f"the GPU is {gpu.name} but the cluster {cluster.name!r} is built "
+                         f"of {cluster.gpu.name}")
     judged, scored = 0, []
     bad = set(recompute_modes) - set(RECOMPUTE_MODES)
     if bad:
         raise ValueError(f"recompute_modes must be among {RECOMPUTE_MODES}, got {sorted(bad)}")
     too_big = _TooBig()
     for cfg in _grid(arch, n_gpus, global_batch_seqs, seq_len, cluster.gpus_per_node,
-                     zero_stages, recompute_modes):
+                     zero_stages, recompute_modes, stack):
         judged += 1
         if too_big.rules_out(cfg) or structural_problems(arch, cfg, None,
-                                                         cluster.gpus_per_node):
+                                                         cluster.gpus_per_node, stack):
             continue
-        if not fits_memory(arch, cfg, memory_budget_gb):
+        if not fits_memory(arch, cfg, memory_budget_gb, stack):
             too_big.add(cfg)
             continue
         seconds = performance.breakdown_s(arch, cfg, gpu, cluster, stack)

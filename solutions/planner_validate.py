@@ -1,108 +1,187 @@
-"""5D-parallelism planner, part 3: is a layout possible at all?
+"""5D-parallelism planner, part 3: can a layout be built at all, and does it fit?
 
-:func:`validate` returns a list of human-readable problems (empty = the layout works).
-It checks that the GPUs multiply out (``tp x cp x pp x dp = n_gpus``), that each TP group
-sits inside one NVLink node, that heads, KV heads, FFN width, sequence and batch split
-evenly, that expert parallelism fits inside data parallelism, and that the busiest GPU's
-memory (:mod:`solutions.planner_memory`) fits the budget. The step-time model
-(:mod:`solutions.performance`) and the planner (:mod:`solutions.planner`) both use it.
+:func:`rejections` names every reason a layout cannot train a model on the given software
+(``stack``), each with a sentence that says what was expected; :func:`validate` returns the
+sentences (empty = the layout works). The step-time model (:mod:`solutions.performance`),
+:func:`solutions.planner_search.recommend` and the capstone all use it. Reasons:
+
+* ``gpus``: ``tp x cp x pp x dp`` is not the cluster's GPU count;
+* ``gpu``: the GPU named is not the cluster's GPU;
+* ``tp_in_node``: a TP group leaves its NVLink domain (TP must divide the GPUs per node);
+* ``stages``: more pipeline stages than layers;
+* ``chunks``: the interleaved schedule's v chunks do not divide each stage's layer slots
+  (:mod:`solutions.layout`; Megatron-LM asserts it, ``megatron/training/arguments.py``),
+  unless the stack builds uneven chunks (then the bubble is paced by the largest one), or a
+  stage has fewer slots than chunks;
+* ``interleave_m``: interleaving with fewer micro-batches than stages; current Megatron-Core
+  needs m >= p (micro-batch groups of N in [p, m],
+  ``megatron/core/pipeline_parallel/schedules.py``; older releases needed m to be a multiple
+  of p); Llama 3's modified schedule accepts m < p (§3.3.2), so a stack may allow it;
+* ``heads``: d_model not divisible by the query heads; TP not dividing the query heads, or
+  the K/V heads: training frameworks split K/V heads over TP and require TP to divide them
+  (Megatron-Core ``attention.py``: ``divide(num_query_groups, tp_size)``); replicating K/V
+  heads when TP is larger is what inference engines (vLLM) do;
+* ``ffn``, ``sequence``, ``experts``: the FFN, the sequence (TP x CP chunks, two per CP
+  rank) or the experts do not split evenly, or EP does not divide DP;
+* ``batch``: ``dp x micro_batch x grad_accum`` is not the global batch;
+* ``memory``: the fullest GPU (:mod:`solutions.planner_memory`) exceeds the budget.
 """
 
 from __future__ import annotations
 
-from solutions import llama3, models
+from solutions import hardware, models
 from solutions._checks import positive, positive_int
-from solutions.planner_memory import ParallelConfig, memory_per_gpu
+from solutions.layout import ParallelConfig, layers_per_stage, stage_slots
+from solutions.planner_memory import memory_per_gpu
+from solutions.stack import MODERN, Stack
 
 DEFAULT_BUDGET_GB = 80.0  # decimal GB; an "80GB" H100 holds 80 GiB = 85.9 GB (see hardware)
 
+Problems = list[tuple[str, str]]
 
-def _layout_problems(arch: models.Architecture, cfg: ParallelConfig,
-                     n_gpus: int | None, gpus_per_node: int) -> list[str]:
+
+def _layout_problems(arch: models.Architecture, cfg: ParallelConfig, n_gpus: int | None,
+                     gpus_per_node: int) -> Problems:
     problems = []
     if n_gpus is not None and cfg.n_gpus != n_gpus:
-        problems.append(f"TP x CP x PP x DP = {cfg.tp} x {cfg.cp} x {cfg.pp} x {cfg.dp} = "
-                        f"{cfg.n_gpus:,} GPUs, but the cluster has {n_gpus:,}.")
+        problems.append(("gpus", f"TP x CP x PP x DP = {cfg.tp} x {cfg.cp} x {cfg.pp} x "
+                         f"{cfg.dp} = {cfg.n_gpus:,} GPUs, but the cluster has {n_gpus:,}."))
     if cfg.tp > gpus_per_node or gpus_per_node % cfg.tp:
-        problems.append(f"TP={cfg.tp} does not fit inside one {gpus_per_node}-GPU node: its "
-                        "all-reduces (4 per layer per micro-batch) would cross the slower "
-                        "inter-node network.")
+        problems.append(("tp_in_node", f"TP={cfg.tp} does not fit inside one "
+                         f"{gpus_per_node}-GPU node: its all-reduces (4 per layer per "
+                         "micro-batch) would cross the slower inter-node network."))
     if cfg.pp > arch.n_layers:
-        problems.append(f"PP={cfg.pp} stages but only {arch.n_layers} layers: some stages "
-                        "would be empty.")
-    elif min(llama3.layers_per_stage(arch.n_layers, cfg.pp)) < cfg.virtual_stages:
-        problems.append(f"With PP={cfg.pp} some stage has fewer than virtual_stages="
-                        f"{cfg.virtual_stages} layers to split into interleaved chunks.")
-    if cfg.virtual_stages > 1 and cfg.grad_accum < cfg.pp:
-        problems.append(f"Interleaving (virtual_stages={cfg.virtual_stages}) needs at least "
-                        f"PP={cfg.pp} micro-batches per step to fill the pipeline, but m = "
-                        f"{cfg.grad_accum} (Narayanan et al. 2021, §2.2.2).")
+        problems.append(("stages", f"PP={cfg.pp} stages but only {arch.n_layers} layers: "
+                         "some stages would be empty."))
     return problems
 
 
-def _split_problems(arch: models.Architecture, cfg: ParallelConfig) -> list[str]:
+def _chunk_problems(arch: models.Architecture, cfg: ParallelConfig, stack: Stack) -> Problems:
+    v, p, m = cfg.virtual_stages, cfg.pp, cfg.grad_accum
+    if v == 1 or p > arch.n_layers:
+        return []
     problems = []
-    for what, size in (("query heads", arch.n_heads), ("FFN columns", arch.d_ffn)):
-        if size % cfg.tp:
-            problems.append(f"TP={cfg.tp} does not divide the {size:,} {what}.")
-    if arch.n_kv_heads % cfg.tp and cfg.tp % arch.n_kv_heads:
-        problems.append(f"TP={cfg.tp} and the {arch.n_kv_heads} KV heads: neither divides the "
-                        "other, so KV heads cannot be split or replicated evenly.")
+    if p == 1:
+        problems.append(("chunks", f"virtual_stages={v} needs a pipeline: with PP=1 there "
+                         "is nothing to interleave."))
+    slots = stage_slots(arch.n_layers, p)
+    if min(slots) < v:
+        problems.append(("chunks", f"With PP={p} a stage holds "
+                         f"{min(layers_per_stage(arch.n_layers, p))} layers, fewer than "
+                         f"virtual_stages={v} chunks."))
+    elif any(s % v for s in slots) and not stack.uneven_chunks:
+        problems.append(("chunks", f"v={v} does not divide the layers of each stage (layer "
+                         f"slots per stage {sorted(set(slots))}): the chunks would be unequal, "
+                         "which Megatron-LM rejects; choose v dividing them."))
+    if p > 1 and m < p and not stack.interleave_m_below_p:
+        problems.append(("interleave_m", f"Interleaving (v={v}) with m = {m} micro-batches "
+                         f"and PP={p}: Megatron-Core's interleaved schedule needs m >= p "
+                         "(Llama 3's modified schedule allows fewer)."))
+    return problems
+
+
+def _split_problems(arch: models.Architecture, cfg: ParallelConfig) -> Problems:
+    problems = []
+    if arch.head_dim_override is None and arch.d_model % arch.n_heads:
+        problems.append(("heads", f"d_model={arch.d_model:,} is not divisible by the "
+                         f"{arch.n_heads} heads."))
+    if arch.n_heads % cfg.tp:
+        problems.append(("heads", f"TP={cfg.tp} does not divide the {arch.n_heads} query "
+                         "heads."))
+    if arch.mla is None and arch.n_kv_heads % cfg.tp:
+        problems.append(("heads", f"TP={cfg.tp} does not divide the {arch.n_kv_heads} K/V "
+                         "heads: training frameworks split K/V heads over TP (replication "
+                         "is an inference-engine technique)."))
+    if arch.d_ffn % cfg.tp:
+        problems.append(("ffn", f"TP={cfg.tp} does not divide the {arch.d_ffn:,} FFN columns."))
     chunks = cfg.tp * cfg.cp * (2 if cfg.cp > 1 else 1)
     if cfg.seq_len % chunks:
         why = ("TP x CP x 2: each CP rank takes two chunks for load balance, Llama 3 §3.3.2"
                if cfg.cp > 1 else "sequence parallelism splits it TP ways")
-        problems.append(f"Sequence length {cfg.seq_len:,} does not split into {chunks} equal "
-                        f"chunks ({why}).")
+        problems.append(("sequence", f"Sequence length {cfg.seq_len:,} does not split into "
+                         f"{chunks} equal chunks ({why})."))
     return problems
 
 
-def _expert_problems(arch: models.Architecture, cfg: ParallelConfig) -> list[str]:
+def _expert_problems(arch: models.Architecture, cfg: ParallelConfig) -> Problems:
     if arch.moe is None:
-        return [f"EP={cfg.ep} but {arch.name} is dense: it has no experts."] if cfg.ep > 1 else []
+        return [("experts", f"EP={cfg.ep} but {arch.name} is dense: it has no experts.")
+                ] if cfg.ep > 1 else []
     problems = []
     if arch.moe.n_routed_experts % cfg.ep:
-        problems.append(f"EP={cfg.ep} does not divide the {arch.moe.n_routed_experts} routed "
-                        "experts.")
+        problems.append(("experts", f"EP={cfg.ep} does not divide the "
+                         f"{arch.moe.n_routed_experts} routed experts."))
     if cfg.dp % cfg.ep:
-        problems.append(f"EP={cfg.ep} does not divide DP={cfg.dp}: expert-parallel groups are "
-                        "carved out of the data-parallel group.")
+        problems.append(("experts", f"EP={cfg.ep} does not divide DP={cfg.dp}: "
+                         "expert-parallel groups are carved out of the data-parallel group."))
     return problems
 
 
-def _memory_problems(arch: models.Architecture, cfg: ParallelConfig,
-                     budget_gb: float) -> list[str]:
-    mem = memory_per_gpu(arch, cfg).as_gb()
-    if mem["total"] <= budget_gb:
+def _hardware_problems(gpu: hardware.GPU | None, cluster: hardware.Cluster | None) -> Problems:
+    if gpu is None or cluster is None or cluster.gpu == gpu:
         return []
-    detail = ", ".join(f"{k} {v:.1f}" for k, v in mem.items() if k != "total")
-    return [f"Needs {mem['total']:.1f} GB per GPU ({detail}) but the budget is "
-            f"{budget_gb:g} GB."]
+    return [("gpu", f"The GPU is {gpu.name} but the cluster {cluster.name!r} is built of "
+             f"{cluster.gpu.name}.")]
+
+
+def structural_rejections(arch: models.Architecture, cfg: ParallelConfig,
+                          n_gpus: int | None = None, gpus_per_node: int = 8,
+                          stack: Stack = MODERN) -> Problems:
+    """(reason, sentence) for every problem that does not depend on memory or the batch."""
+    positive_int("gpus_per_node", gpus_per_node)
+    return (_layout_problems(arch, cfg, n_gpus, gpus_per_node)
+            + _chunk_problems(arch, cfg, stack) + _split_problems(arch, cfg)
+            + _expert_problems(arch, cfg))
 
 
 def structural_problems(arch: models.Architecture, cfg: ParallelConfig,
-                        n_gpus: int | None = None, gpus_per_node: int = 8) -> list[str]:
-    """The problems of :func:`validate` that do not depend on memory: GPU count, TP inside
-    a node, stages, even splits of heads, FFN, sequence and experts."""
-    problems = _layout_problems(arch, cfg, n_gpus, gpus_per_node)
-    return problems + _split_problems(arch, cfg) + _expert_problems(arch, cfg)
+                        n_gpus: int | None = None, gpus_per_node: int = 8,
+                        stack: Stack = MODERN) -> list[str]:
+    """The sentences of :func:`structural_rejections`."""
+    return [text for _, text in structural_rejections(arch, cfg, n_gpus, gpus_per_node, stack)]
+
+
+def _memory_problems(arch: models.Architecture, cfg: ParallelConfig, budget_gb: float,
+                     stack: Stack) -> Problems:
+    mem = memory_per_gpu(arch, cfg, stack).as_gb()
+    if mem["total"] <= budget_gb:
+        return []
+    detail = ", ".join(f"{k} {v:.1f}" for k, v in mem.items() if k != "total")
+    return [("memory", f"Needs {mem['total']:.1f} GB per GPU ({detail}) but the budget is "
+             f"{budget_gb:g} GB.")]
+
+
+def rejections(arch: models.Architecture, cfg: ParallelConfig, n_gpus: int | None = None,
+               gpus_per_node: int = 8, memory_budget_gb: float | None = DEFAULT_BUDGET_GB,
+               global_batch_seqs: int | None = None, stack: Stack = MODERN,
+               gpu: hardware.GPU | None = None,
+               cluster: hardware.Cluster | None = None) -> Problems:
+    """Every (reason, sentence) why ``cfg`` cannot train ``arch`` on ``stack``; memory is
+    judged only when the layout exists (its stages and chunks can be built) and
+    ``memory_budget_gb`` is not None."""
+    problems = structural_rejections(arch, cfg, n_gpus, gpus_per_node, stack)
+    problems += _hardware_problems(gpu, cluster)
+    if global_batch_seqs is not None and cfg.global_batch_seqs != global_batch_seqs:
+        problems.append(("batch", f"DP x micro-batch x grad-accum = {cfg.dp} x "
+                         f"{cfg.micro_batch} x {cfg.grad_accum} = {cfg.global_batch_seqs:,} "
+                         f"sequences, but the batch is {global_batch_seqs:,}."))
+    buildable = not any(reason in ("stages", "chunks") for reason, _ in problems)
+    if memory_budget_gb is not None and buildable:
+        problems += _memory_problems(arch, cfg, positive("memory_budget_gb", memory_budget_gb),
+                                     stack)
+    return problems
 
 
 def validate(arch: models.Architecture, cfg: ParallelConfig, n_gpus: int | None = None,
-             gpus_per_node: int = 8, memory_budget_gb: float = DEFAULT_BUDGET_GB,
-             global_batch_seqs: int | None = None) -> list[str]:
+             gpus_per_node: int = 8, memory_budget_gb: float | None = DEFAULT_BUDGET_GB,
+             global_batch_seqs: int | None = None, stack: Stack = MODERN,
+             gpu: hardware.GPU | None = None,
+             cluster: hardware.Cluster | None = None) -> list[str]:
     """Every reason ``cfg`` cannot train ``arch``; an empty list means it can.
 
-    The Llama 3 405B layout (TP 8, CP 1, PP 16, DP 128, 16 micro-batches of one 8,192-token
-    sequence, ZeRO-1, full recomputation) on 16,384 GPUs returns ``[]``.
+    Llama 3 405B as published (TP 8, CP 1, PP 16, DP 128, 16 micro-batches of one 8,192-token
+    sequence, v = 8, no recomputation, Llama 3's FSDP, ``stack=solutions.stack.LLAMA3``) on
+    16,384 GPUs returns ``[]``.
     """
-    positive_int("gpus_per_node", gpus_per_node)
-    positive("memory_budget_gb", memory_budget_gb)
-    problems = structural_problems(arch, cfg, n_gpus, gpus_per_node)
-    if global_batch_seqs is not None and cfg.global_batch_seqs != global_batch_seqs:
-        problems.append(f"DP x micro-batch x grad-accum = {cfg.dp} x {cfg.micro_batch} x "
-                        f"{cfg.grad_accum} = {cfg.global_batch_seqs:,} sequences, but the "
-                        f"batch is {global_batch_seqs:,}.")
-    if cfg.pp <= arch.n_layers:
-        problems += _memory_problems(arch, cfg, memory_budget_gb)
-    return problems
+    return [text for _, text in rejections(arch, cfg, n_gpus, gpus_per_node, memory_budget_gb,
+                                           global_batch_seqs, stack, gpu, cluster)]

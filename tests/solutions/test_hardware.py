@@ -105,3 +105,12 @@ def test_default_cluster_follows_the_gpu() -> None:
 def test_cluster_rejects_an_efficiency_above_one() -> None:
     with pytest.raises(ValueError, match="fraction"):
         dataclasses.replace(hw.SELENE_A100, collective_efficiency=1.5)
+
+
+def test_a100_40gb_is_an_a100_with_slower_smaller_hbm() -> None:
+    # A100 datasheet: 40GB SXM 1,555 GB/s HBM2, 80GB SXM 2,039 GB/s HBM2e; same tensor cores
+    small, big = hw.A100_SXM_40GB, hw.A100_SXM_80GB
+    assert (small.bf16_dense_tflops, small.nvlink_total_gb_per_s) == (312, 600)
+    assert small.hbm_bandwidth_tb_per_s == 1.555 < big.hbm_bandwidth_tb_per_s
+    assert small.memory_bytes == 40 * 2**30
+    assert hw.GPUS["A100-40GB"] is small

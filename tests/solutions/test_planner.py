@@ -19,7 +19,8 @@ from solutions import planner as pl
 from solutions import planner_memory as pm
 from solutions import planner_search as ps
 from solutions.planner_comm import comm_per_step, comm_time_s
-from solutions.planner_memory import ParallelConfig, memory_per_gpu, stage_memory
+from solutions.planner_memory import ParallelConfig, Recompute, memory_per_gpu, stage_memory
+from solutions.stack import LLAMA3, MEGATRON_2021, MEGATRON_2022, Stack
 
 # Table 4, 16,384 GPUs: TP 8, CP 1, PP 16, DP 128, 16 sequences of 8192 per DP group.
 PAPER = ParallelConfig(tp=8, pp=16, dp=128, grad_accum=16, seq_len=8192,
@@ -47,49 +48,118 @@ def test_paper_layout_validates_with_no_problems() -> None:
 
 
 def test_paper_memory_on_a_middle_stage() -> None:
+    # ZeRO-1 on the default (Megatron-Core) stack, full recomputation.
     # stage 1: 8 layers / TP 8 = 3,187,703,808 params per GPU
-    # weights and grads 2 B each = 6,375,407,616; ZeRO-1 Adam 12/128 B = 298,847,232
+    # weights 2 B = 6,375,407,616; FP32 main gradients 4 B = 12,750,815,232;
+    # Adam 12/128 B = 298,847,232
     # activations, full recompute: 2 x 8192 x 16384 / 8 = 33,554,432 B per layer per
-    #   micro-batch x 8 layers x 15 in flight (p - 1 on stage 1) = 4,026,531,840
+    #   micro-batch x 8 layers x 15 in flight (p - 1 on stage 1) = 4,026,531,840, plus the one
+    #   layer rebuilt in the backward: (8 + 23.75 + 0.03125) / 8 x 134,217,728 = 533,200,896
     mem = memory_per_gpu(m.LLAMA3_405B, PAPER)
     assert mem.stage == 1
     assert mem.weights_bytes == pytest.approx(6_375_407_616)
-    assert mem.gradients_bytes == pytest.approx(6_375_407_616)
+    assert mem.gradients_bytes == pytest.approx(12_750_815_232)
     assert mem.optimizer_bytes == pytest.approx(298_847_232)
-    assert mem.activations_bytes == pytest.approx(4_026_531_840)
-    assert mem.as_gb()["total"] == pytest.approx(17.076194304)
+    assert mem.activations_bytes == pytest.approx(4_026_531_840 + 533_200_896)
+    assert mem.total_bytes == pytest.approx(23_984_802_816)
 
 
 def test_paper_memory_on_the_first_stage() -> None:
     # stage 0: (7 layers + embedding) / 8 = (22,313,926,656 + 2,101,346,304) / 8
     #   = 3,051,909,120 params -> weights 6,103,818,240 B
-    # activations: 7 layers x 16 in flight x 33,554,432 = 3,758,096,384 B
+    # activations: 7 layers x 16 in flight x 33,554,432 = 3,758,096,384 B + 533,200,896
     mem = stage_memory(m.LLAMA3_405B, PAPER, 0)
     assert mem.weights_bytes == pytest.approx(6_103_818_240)
-    assert mem.activations_bytes == pytest.approx(3_758_096_384)
+    assert mem.activations_bytes == pytest.approx(3_758_096_384 + 533_200_896)
 
 
 def test_seven_b_on_eight_gpus_zero3() -> None:
     # LLaMA-7B shape: layer 4 x 4096^2 + 3 x 4096 x 11008 + 2 x 4096 = 202,383,360
     # 32 layers + 2 x 32000 x 4096 tables = 6,476,267,520 + 262,144,000 = 6,738,411,520
-    # ZeRO-3 over 8: weights 2/8, grads 2/8, Adam 12/8 bytes per parameter
-    # selective recompute: 34 x 4096 x 1 x 4096 = 570,425,344 B per layer x 32 layers
+    # FSDP FULL_SHARD over 8: weights 2/8 + two gathered layers 2 x 202,383,360 x 2 B;
+    # FP32 gradients 4/8, Adam 12/8 bytes per parameter
+    # activations, flash attention, no dropout: 8 + (2 + 4 + 2 + 6 x 11008/4096) + 4 x 32/4096
+    #   = 32.15625 x 4096 x 4096 = 539,492,352 B per layer x 32 layers, one micro-batch
     cfg = ParallelConfig(tp=1, pp=1, dp=8, zero_stage=3, seq_len=4096)
     mem = memory_per_gpu(m.GENERIC_7B, cfg)
-    assert mem.weights_bytes == pytest.approx(1_684_602_880)
-    assert mem.gradients_bytes == pytest.approx(1_684_602_880)
+    assert mem.weights_bytes == pytest.approx(1_684_602_880 + 809_533_440)
+    assert mem.gradients_bytes == pytest.approx(3_369_205_760)
     assert mem.optimizer_bytes == pytest.approx(10_107_617_280)
-    assert mem.activations_bytes == pytest.approx(18_253_611_008)
-    assert mem.total_bytes == pytest.approx(31_730_434_048)
+    assert mem.activations_bytes == pytest.approx(17_263_755_264)
+    assert mem.total_bytes == pytest.approx(33_234_714_624)
 
 
-def test_recompute_modes_order_activation_memory() -> None:
-    # per layer per micro-batch at s = 8192, h = 16384, a = 128, t = 8 (sbh = 134,217,728):
-    # full 2 sbh / t = 33.55 MB < selective 34 sbh / t = 570.4 MB
-    # < none sbh (34 + 5 x 128 x 8192 / 16384) / t = sbh x 354 / 8 = 5,939,134,464 B
-    none = memory_per_gpu(m.LLAMA3_405B, ParallelConfig(
-        tp=8, pp=16, dp=128, grad_accum=16, activation_recompute="none"))
-    assert none.activations_bytes == pytest.approx(5_939_134_464 * 8 * 15)
+def test_korthikanti_gpt_layer_is_reproduced() -> None:
+    # GPT layer (GeLU 4h, MHA, dropout): 34 s b h + 5 a s^2 b unfused (Korthikanti Table 2)
+    t = pm.activation_terms(m.GPT3_175B, 2048, fused_attention=False)
+    assert t.outside + t.inside == pytest.approx(34)
+    assert t.core == pytest.approx(5 * 96 * 2048 / 12288)
+    fused = pm.activation_terms(m.GPT3_175B, 2048, fused_attention=True)
+    assert fused.core == pytest.approx(4 * 96 / 12288)          # log-sum-exp only, no s^2
+    # without sequence parallelism: s b h (10 + 24/t + 5as/(ht)), Table 2's TP-only row
+    cfg = ParallelConfig(tp=8, pp=1, dp=1, seq_len=2048, activation_recompute="none")
+    sbh = 2048 * 12288
+    got = pm.activation_bytes_per_layer(m.GPT3_175B, cfg, MEGATRON_2021)
+    assert got == pytest.approx(sbh * (10 + 24 / 8 + 5 * 96 * 2048 / (12288 * 8)))
+
+
+def test_recompute_modes_follow_the_attention_kernel() -> None:
+    # Llama 3 405B at s = 8192, t = 8 with SP, per layer per micro-batch (sbh = 134,217,728):
+    # no dropout, so the unfused core keeps only the softmax output: 2 a s / h = 128
+    # unfused none (8 + 23.75 + 128) / 8 sbh = 2,680,225,792; selective 31.75 / 8 sbh =
+    # 532,676,608; fused none = fused selective (8 + 23.75 + 0.03125) / 8 sbh = 533,200,896
+    sbh = 8192 * 16384
+    def per_layer(mode: Recompute, stack: Stack) -> float:
+        cfg = ParallelConfig(tp=8, pp=16, dp=128, grad_accum=16, activation_recompute=mode)
+        return pm.activation_bytes_per_layer(m.LLAMA3_405B, cfg, stack)
+    assert per_layer("none", MEGATRON_2022) == pytest.approx(159.75 / 8 * sbh)
+    assert per_layer("selective", MEGATRON_2022) == pytest.approx(31.75 / 8 * sbh)
+    assert per_layer("none", LLAMA3) == per_layer("selective", LLAMA3) == pytest.approx(
+        31.78125 / 8 * sbh)
+    assert per_layer("full", LLAMA3) == pytest.approx(2 / 8 * sbh)
+
+
+def test_llama3_run_as_published_fits_without_checkpointing() -> None:
+    # TP 8, PP 16, DP 128, m = 16, v = 8 (one layer per chunk), no recomputation, Llama 3's
+    # FSDP. Stage 1: weights gathered 2 x 3,187,703,808 + shard 2/128 of it = 6,425,214,672;
+    # FP32 gradient shard 4/128 = 99,615,744, plus the FP32 gradient of the one-layer chunk
+    # being accumulated, 3,187,703,808 / 8 x 4 = 1,593,851,904; Adam 12/128 = 298,847,232.
+    # In flight on stage 1: warm-up 2 x 14 + 7 x 16 = 140, + 1 = 141 > m v = 128 chunk
+    # forwards of 1 layer: 128 x 533,200,896 = 68,249,714,688.
+    cfg = replace(PAPER, zero_stage=3, virtual_stages=8, activation_recompute="none")
+    mem = memory_per_gpu(m.LLAMA3_405B, cfg, LLAMA3)
+    assert mem.stage == 1
+    assert mem.weights_bytes == pytest.approx(6_425_214_672)
+    assert mem.gradients_bytes == pytest.approx(99_615_744 + 1_593_851_904)
+    assert mem.optimizer_bytes == pytest.approx(298_847_232)
+    assert mem.activations_bytes == pytest.approx(68_249_714_688)
+    assert mem.total_bytes < 80e9
+    assert pl.validate(m.LLAMA3_405B, cfg, 16384, global_batch_seqs=2048, stack=LLAMA3) == []
+    # resharding after forward would gather twice per micro-batch instead of twice per step
+    assert pm.gathers_per_step(cfg, LLAMA3) == 1
+    assert pm.gathers_per_step(cfg, MEGATRON_2022) == 32
+    # and its FP32 gradients are reduced once per step (chunk by chunk), not per micro-batch
+    assert pm.grad_reductions_per_step(cfg, LLAMA3) == 1
+    assert pm.grad_reductions_per_step(cfg, MEGATRON_2022) == 16
+    # with v = 2 the chunk in progress holds 4 layers: 4 x 398,462,976 x 4 B more, over 80 GB
+    two = memory_per_gpu(m.LLAMA3_405B, replace(cfg, virtual_stages=2), LLAMA3)
+    assert two.gradients_bytes == pytest.approx(99_615_744 + 4 * 1_593_851_904)
+    assert two.total_bytes > 80e9
+
+
+def test_in_flight_follows_the_simulated_schedule() -> None:
+    # second method: run Megatron's interleaved order in the simulator and count the peak
+    # number of chunk forwards whose backward has not run (the memory of each stage)
+    from solutions.pipeline import schedule_spans
+    for p, mb, v in ((4, 8, 2), (4, 4, 2), (8, 16, 4), (4, 12, 1), (8, 5, 1)):
+        spans = schedule_spans("interleaved" if v > 1 else "1f1b", p, mb, v)
+        cfg = ParallelConfig(tp=1, pp=p, dp=1, grad_accum=mb, virtual_stages=v)
+        for stage, ops in enumerate(spans):
+            live = peak = 0
+            for _, _, phase, _, _ in sorted(ops, key=lambda o: o[0]):
+                live += 1 if phase == "F" else -1
+                peak = max(peak, live)
+            assert pm.in_flight(cfg, stage) * v == peak, (p, mb, v, stage)
 
 
 def test_paper_traffic_per_step() -> None:
@@ -129,8 +199,9 @@ def test_deepseek_v3_published_layout_validates() -> None:
 
 def test_tp_across_nodes_is_flagged() -> None:
     cfg = ParallelConfig(tp=16, pp=8, dp=128, grad_accum=16, activation_recompute="full")
-    problems = pl.validate(m.LLAMA3_405B, cfg, n_gpus=16384)
-    assert len(problems) == 1 and "TP=16" in problems[0] and "node" in problems[0]
+    found = dict(pl.rejections(m.LLAMA3_405B, cfg, n_gpus=16384))
+    assert set(found) == {"tp_in_node", "heads"}   # 16 > 8 GPUs per node, 16 > 8 K/V heads
+    assert "TP=16" in found["tp_in_node"] and "node" in found["tp_in_node"]
 
 
 def test_gpus_that_do_not_multiply_out_are_flagged() -> None:
@@ -142,7 +213,7 @@ def test_divisibility_problems() -> None:
     cfg = ParallelConfig(tp=3, pp=16, dp=128, grad_accum=16, seq_len=4100,
                          activation_recompute="full")
     text = " ".join(pl.validate(m.LLAMA3_405B, cfg))
-    for phrase in ("TP=3 does not fit", "128 query heads", "53,248 FFN", "8 KV heads",
+    for phrase in ("TP=3 does not fit", "128 query heads", "53,248 FFN", "8 K/V heads",
                    "4,100"):
         assert phrase in text
 
@@ -272,3 +343,20 @@ def test_tied_embeddings_are_held_once_without_pipelining() -> None:
     layers = 96 * m.dense_layer_params(m.GPT3_175B)
     assert one == layers + table + 2048 * 12288
     assert two == 48 * m.dense_layer_params(m.GPT3_175B) + table
+
+
+def test_dp_traffic_follows_the_sharding_the_memory_model_assumes() -> None:
+    # stage 1 of the paper's layout: 3,187,703,808 params per GPU, ring factor 127/128
+    f_psi = 3_187_703_808 * 127 / 128
+    llama = replace(PAPER, zero_stage=3, virtual_stages=8, activation_recompute="none")
+    # Llama 3's FSDP: one gather of BF16 weights (2 B) and one FP32 reduce-scatter (4 B)
+    assert comm_per_step(m.LLAMA3_405B, llama, 4.0, LLAMA3).dp_bytes == pytest.approx(
+        f_psi * 6)
+    # a resharding ZeRO-3: 16 reduce-scatters (2 B) and 32 gathers (2 B): 96 bytes a parameter
+    assert comm_per_step(m.LLAMA3_405B, llama, 2.0, MEGATRON_2022).dp_bytes == pytest.approx(
+        f_psi * (16 * 2 + 32 * 2))
+    # ZeRO-0: one all-reduce, 2 x 2 B; ZeRO-2: 16 reduce-scatters + one gather
+    assert comm_per_step(m.LLAMA3_405B, replace(PAPER, zero_stage=0)).dp_bytes == (
+        pytest.approx(f_psi * 4))
+    assert comm_per_step(m.LLAMA3_405B, replace(PAPER, zero_stage=2)).dp_bytes == (
+        pytest.approx(f_psi * (16 * 2 + 2)))

@@ -30,7 +30,7 @@ from workbook.explorers.ch09_speed import mfu_scaling_figure
 
 __all__ = ["PREDICTION", "PlannerSettings", "Table", "explorer", "grid_figure",
            "mfu_scaling_figure", "planner_figure", "planner_messages", "rank_coordinates",
-           "real_runs_table", "reconstruction"]
+           "real_runs_table", "reconstruction", "recommendation"]
 
 _LAYER_CHOICES = {"about 2 billion": 2e9, "about 3 billion": 3e9, "about 4 billion": 4e9}
 
@@ -244,8 +244,8 @@ def comparisons(mfu: float = 0.41, n_gpus: int = l3.N_GPUS, tp: int = l3.TP, pp:
                    "7 + 8 x 14 + 7", "§3.3.2"),
         Comparison("Parameters", n_params, 405e9, f"{n_params / 1e9:,.2f}B", "405B",
                    "Table 3"),
-        Comparison("Tokens per step", tokens_step, 16 * 2**20, f"{tokens_step / 2**20:g}M",
-                   "16M", t4),
+        Comparison("Tokens per step", tokens_step, 2048 * 8192, f"{tokens_step / 1e6:,.2f}M",
+                   "16M (2,048 sequences of 8,192)", t4),
         Comparison("Training FLOPs, 6 N D", flops, 3.8e25, f"{flops:.3g}", "3.8e25", "§1"),
     ]
     for tflops, paper_mfu, label in ((430, 0.43, "8,192 GPUs"), (400, 0.41, "16,384 GPUs"),
@@ -279,3 +279,39 @@ def reconstruction(mfu: float = 0.41, n_gpus: int = l3.N_GPUS, tp: int = l3.TP,
     header = ("Quantity", "Reconstruction", "Published", "Verdict", "Source")
     return Table("Llama 3 405B: reconstruction vs. Dubey et al. 2024 (arXiv:2407.21783)",
                  header, rows, notes)
+
+
+# -- what the search recommends -------------------------------------------------------------
+
+def recommendation(stack: str = "llama3", top: int = 5) -> Table:
+    """The ``top`` layouts :func:`solutions.planner.recommend` finds for Llama 3 405B on
+    16,384 H100s at the paper's batch (2,048 sequences of 8,192 tokens) on the software
+    preset ``stack`` (a key of :data:`solutions.stack.STACKS`), each beside the paper's run
+    as published (:data:`~workbook.explorers.ch09_planner.PAPER_LAYOUT`): the seconds per
+    step it saves or costs, cost by cost."""
+    from solutions import performance, planner
+    from solutions.planner_search import why_faster
+    from solutions.stack import stack_named
+    from workbook.explorers.ch09_planner import PAPER_LAYOUT
+
+    software, gpu = stack_named(stack), hardware.H100_SXM
+    found = planner.recommend(models.LLAMA3_405B, l3.N_GPUS, 2048, l3.SEQ_LEN, gpu,
+                              stack=software, top=top)
+    paper = performance.estimate(models.LLAMA3_405B, PAPER_LAYOUT, gpu, stack=software,
+                                 memory_budget_gb=None)
+    rows = []
+    for ranked in found.best:
+        est = ranked.estimate
+        saves, costs = why_faster(est, paper, top=4), why_faster(paper, est, top=4)
+        diff = "; ".join([f"saves {k} {v:.2f} s" for k, v in saves if v >= 0.005]
+                         + [f"pays {k} {v:.2f} s" for k, v in costs if v >= 0.005]
+                         ) or "the same step"
+        rows.append((f"#{ranked.rank}", ranked.label(), f"{est.step_time_s:.2f} s",
+                     f"{est.mfu:.1%}", diff))
+    notes = (f"The paper's layout on this software: {paper.step_time_s:.2f} s per step, "
+             f"MFU {paper.mfu:.1%}; {found.valid:,} of {found.candidates:,} layouts searched "
+             "can be built and fit 80 GB.",
+             f"Software: {software.name}.")
+    return Table("Llama 3 405B on 16,384 H100s, batch 2,048 x 8,192: the fastest layouts",
+                 ("Rank", "Layout", "Step", "MFU", "Against the paper's layout"),
+                 tuple(rows), notes)

@@ -1,7 +1,9 @@
 """Chapter 9 explorer, part 2: the 5D planner as sliders, with its verdicts in words.
 
 Everything here is a view on :mod:`solutions.planner`, :mod:`solutions.planner_memory` and
-:mod:`solutions.planner_comm`: a :class:`PlannerSettings` record holds what the widgets show,
+:mod:`solutions.planner_comm`: a :class:`PlannerSettings` record holds what the widgets show
+(the layout itself as a :class:`solutions.layout.ParallelConfig`, the training software as a
+:mod:`solutions.stack` preset),
 :func:`planner_messages` lists what is wrong with it (the validator's problems plus a bubble
 target), :func:`plan_numbers` gathers the memory, traffic, bubble and cost, and
 :func:`planner_figure` draws them. Step time, MFU, days and cost are the step-time model's
@@ -21,8 +23,9 @@ from typing import Any
 
 from solutions import hardware, models, planner
 from solutions.planner_comm import comm_per_step, comm_time_s
-from solutions.planner_memory import RECOMPUTE_MODES, ParallelConfig, Recompute, memory_per_gpu
+from solutions.planner_memory import RECOMPUTE_MODES, ParallelConfig, memory_per_gpu
 from solutions.planner_search import Ranked
+from solutions.stack import STACKS, Stack, stack_named
 from workbook.explorers.ch09_speed import speed_line, speed_numbers, versus_best
 
 GPU_COUNTS: tuple[int, ...] = (8, 64, 256, 512, 1024, 2048, 4096, 6144, 8192, 16384)
@@ -33,25 +36,31 @@ MEMORY_PARTS: tuple[str, ...] = ("weights", "gradients", "optimizer", "activatio
 MODEL_LABELS: dict[str, str] = {arch.name: key for key, arch in models.MODELS.items()}
 
 
+#: The widgets that set the layout, and the :class:`ParallelConfig` field each one sets.
+LAYOUT_CONTROLS: dict[str, str] = {
+    "tp": "tp", "cp": "cp", "pp": "pp", "dp": "dp", "ep": "ep", "zero_stage": "zero_stage",
+    "micro_batch": "micro_batch", "seq_len": "seq_len", "recompute": "activation_recompute",
+    "virtual_stages": "virtual_stages"}
+
+#: Llama 3 405B as published (Table 4, 16,384 GPUs; §3.3.2): FSDP without reshard after
+#: forward (zero_stage 3 on the "llama3" stack), no activation checkpointing at 8K, and one
+#: layer per chunk (v = 8), which the paper's end stages imply; micro-batch 1 (assumed).
+PAPER_LAYOUT = ParallelConfig(tp=8, cp=1, pp=16, dp=128, zero_stage=3, micro_batch=1,
+                              grad_accum=16, seq_len=8192, activation_recompute="none",
+                              virtual_stages=8)
+
+
 @dataclass(frozen=True)
 class PlannerSettings:
-    """One state of the planner. Defaults: the paper's 405B layout (Table 4, 16,384 GPUs)
-    with FSDP (ZeRO-3, §3.3.2), full recomputation and a 2-chunk interleaved schedule."""
+    """One state of the planner: the cluster, the software, the layout and the prices.
+    Defaults: Llama 3 405B as the paper ran it (:data:`PAPER_LAYOUT`)."""
 
     model: str = "llama3-405b"
     gpu: str = "H100"
     n_gpus: int = 16384
-    tp: int = 8
-    cp: int = 1
-    pp: int = 16
-    dp: int = 128
-    ep: int = 1
-    zero_stage: int = 3  # FSDP: Llama 3 shards weights, gradients and optimizer state
-    micro_batch: int = 1
+    stack: str = "llama3"
     global_batch_seqs: int = 2048
-    seq_len: int = 8192
-    recompute: Recompute = "full"
-    virtual_stages: int = 2
+    layout: ParallelConfig = PAPER_LAYOUT
     mfu_pct: float = 41.0
     what_if_mfu: bool = False
     usd_per_gpu_hour: float = 2.0
@@ -68,35 +77,46 @@ class PlannerSettings:
         return hardware.GPUS[self.gpu]
 
     @property
-    def grad_accum(self) -> int:
-        """Micro-batches per step per pipeline, m = batch / (DP x micro-batch), at least 1."""
-        return max(1, self.global_batch_seqs // (self.dp * self.micro_batch))
+    def software(self) -> Stack:
+        return stack_named(self.stack)
 
     def config(self) -> ParallelConfig:
-        return ParallelConfig(tp=self.tp, pp=self.pp, dp=self.dp, ep=self.ep, cp=self.cp,
-                              zero_stage=self.zero_stage, micro_batch=self.micro_batch,
-                              grad_accum=self.grad_accum, seq_len=self.seq_len,
-                              activation_recompute=self.recompute,
-                              virtual_stages=self.virtual_stages)
+        """The layout with m = batch / (DP x micro-batch) micro-batches (at least 1)."""
+        c = self.layout
+        return replace(c, grad_accum=max(1, self.global_batch_seqs // (c.dp * c.micro_batch)))
+
+
+def with_layout(s: PlannerSettings, **changes: Any) -> PlannerSettings:
+    """``s`` with layout fields changed (``recompute`` names ``activation_recompute``)."""
+    fields = {LAYOUT_CONTROLS.get(k, k): v for k, v in changes.items()}
+    return replace(s, layout=replace(s.layout, **fields))
 
 
 def planner_messages(s: PlannerSettings) -> list[str]:
     """Every reason the layout fails, in words ("✘ ..."); an empty list when it works."""
     cfg = s.config()
     problems = planner.validate(s.arch, cfg, s.n_gpus, s.gpu_spec.gpus_per_node,
-                                s.memory_budget_gb, s.global_batch_seqs)
+                                s.memory_budget_gb, s.global_batch_seqs, stack=s.software)
     messages = [("✘ Out of memory: " if p.startswith("Needs ") else "✘ ") + p
                 for p in problems]
-    group = s.tp * s.cp * s.pp
+    group = cfg.tp * cfg.cp * cfg.pp
     if cfg.n_gpus != s.n_gpus and s.n_gpus % group == 0:
         messages.append(f"✘ DP = {s.n_gpus:,} / (TP x CP x PP) = {s.n_gpus // group:,} "
                         "would use every GPU exactly once.")
-    bubble = planner.bubble(cfg)
+    bubble = _bubble(s)
     if bubble >= s.max_bubble_pct / 100:
         messages.append(f"✘ Bubble {bubble:.1%} of compute time is not below your "
                         f"{s.max_bubble_pct:g}% target: more micro-batches per pipeline "
                         "(smaller DP), more chunks v, or fewer stages shrink it.")
     return messages
+
+
+def _bubble(s: PlannerSettings) -> float:
+    """The bubble of the layout, by the largest chunk when chunks are uneven."""
+    try:
+        return planner.bubble(s.config(), s.arch)
+    except ValueError:  # no chunk layout at all: the plain formula
+        return planner.bubble(s.config())
 
 
 def plan_numbers(s: PlannerSettings) -> dict[str, Any]:
@@ -107,15 +127,16 @@ def plan_numbers(s: PlannerSettings) -> dict[str, Any]:
     """
     cfg, gpu = s.config(), s.gpu_spec
     numbers: dict[str, Any] = {
-        "bubble": planner.bubble(cfg), "m": cfg.grad_accum, "n_gpus": cfg.n_gpus,
+        "bubble": _bubble(s), "m": cfg.grad_accum, "n_gpus": cfg.n_gpus,
         "tokens_per_step": cfg.tokens_per_step, "memory": None, "comm_gb": None,
         "comm_ms": None, **speed_numbers(s, planner_messages(replace(s, max_bubble_pct=1e9))),
     }
     try:
-        memory, comm = memory_per_gpu(s.arch, cfg), comm_per_step(s.arch, cfg)
+        memory = memory_per_gpu(s.arch, cfg, s.software)
+        comm = comm_per_step(s.arch, cfg, s.software.grad_reduce_bytes, s.software)
     except ValueError:
         return numbers
-    tp_link = (gpu.nvlink_per_direction_gb_per_s if s.tp <= gpu.gpus_per_node
+    tp_link = (gpu.nvlink_per_direction_gb_per_s if cfg.tp <= gpu.gpus_per_node
                else NETWORK_GB_PER_S)
     comm_gb = comm.as_gb()
     numbers["memory"] = memory.as_gb()
@@ -128,15 +149,16 @@ def plan_numbers(s: PlannerSettings) -> dict[str, Any]:
 
 def summary_lines(s: PlannerSettings, numbers: dict[str, Any]) -> list[str]:
     """The planner's numbers as sentences (shown beside the chart)."""
-    b = numbers["bubble"]
+    b, c = numbers["bubble"], s.config()
     lines = [
         f"{s.arch.name}: {models.total_params(s.arch) / 1e9:,.1f}B parameters "
         f"({models.active_params(s.arch) / 1e9:,.1f}B active per token).",
-        f"Layout TP {s.tp} x CP {s.cp} x PP {s.pp} x DP {s.dp} (EP {s.ep}) = "
-        f"{numbers['n_gpus']:,} GPUs; m = {numbers['m']} micro-batches of {s.micro_batch}; "
-        f"{numbers['tokens_per_step'] / 1e6:,.2f}M tokens per step.",
-        f"Bubble (p-1)/(m v) = {b:.1%} of compute: it alone caps the busy share of a step "
-        f"at 1/(1+b) = {1 / (1 + b):.0%}.",
+        f"Layout TP {c.tp} x CP {c.cp} x PP {c.pp} x DP {c.dp} (EP {c.ep}) = "
+        f"{numbers['n_gpus']:,} GPUs; m = {numbers['m']} micro-batches of {c.micro_batch}; "
+        f"{numbers['tokens_per_step'] / 1e6:,.2f}M tokens per step; software: "
+        f"{s.software.name}.",
+        f"Bubble {b:.1%} of compute ((p-1)/(m v) when m >= p): it alone caps the busy share "
+        f"of a step at 1/(1+b) = {1 / (1 + b):.0%}.",
     ]
     lines.append(speed_line(s, numbers))
     if numbers["estimate"] is not None:
@@ -228,9 +250,9 @@ def published_settings(s: PlannerSettings) -> PlannerSettings | None:
             or run.dp is None:
         return None
     gpu = "H800" if run.accelerator.startswith("H800") else s.gpu
-    return replace(s, gpu=gpu, n_gpus=run.n_accelerators, tp=run.tp, pp=run.pp, dp=run.dp,
-                   cp=run.cp or 1, ep=run.ep or 1, seq_len=run.seq_len,
-                   tokens_t=run.tokens / 1e12)
+    return replace(with_layout(s, tp=run.tp, pp=run.pp, dp=run.dp, cp=run.cp or 1,
+                               ep=run.ep or 1, seq_len=run.seq_len),
+                   gpu=gpu, n_gpus=run.n_accelerators, tokens_t=run.tokens / 1e12)
 
 
 #: token budgets (trillions) on the slider: every published run's, and round numbers between
@@ -270,7 +292,7 @@ class PlannerExplorer:
         from workbook.explorers.view import STYLE, View, options_slider
 
         s = settings or PlannerSettings()
-        st = STYLE
+        lay, st = s.layout, STYLE
 
         def islider(label: str, value: int, lo: int, hi: int) -> Any:
             return w.IntSlider(value=value, min=lo, max=hi, description=label, style=st)
@@ -282,19 +304,22 @@ class PlannerExplorer:
                               style=st),
             "n_gpus": w.Dropdown(options=list(GPU_COUNTS), value=s.n_gpus,
                                  description="GPUs", style=st),
-            "tp": islider("TP", s.tp, 1, 16), "cp": islider("CP", s.cp, 1, 16),
-            "pp": islider("PP", s.pp, 1, 128), "dp": islider("DP", s.dp, 1, 2048),
-            "ep": islider("EP", s.ep, 1, 256),
-            "zero_stage": w.ToggleButtons(options=[0, 1, 2, 3], value=s.zero_stage,
+            "stack": w.Dropdown(options=list(STACKS), value=s.stack, description="Software",
+                                style=st),
+            "tp": islider("TP", lay.tp, 1, 16), "cp": islider("CP", lay.cp, 1, 16),
+            "pp": islider("PP", lay.pp, 1, 128), "dp": islider("DP", lay.dp, 1, 2048),
+            "ep": islider("EP", lay.ep, 1, 256),
+            "zero_stage": w.ToggleButtons(options=[0, 1, 2, 3], value=lay.zero_stage,
                                           description="ZeRO stage", style=st),
-            "micro_batch": islider("Micro-batch", s.micro_batch, 1, 8),
+            "micro_batch": islider("Micro-batch", lay.micro_batch, 1, 8),
             "global_batch_seqs": w.Dropdown(options=list(BATCHES), value=s.global_batch_seqs,
                                             description="Batch (seqs)", style=st),
-            "seq_len": w.Dropdown(options=list(SEQ_LENS), value=s.seq_len,
+            "seq_len": w.Dropdown(options=list(SEQ_LENS), value=lay.seq_len,
                                   description="Sequence", style=st),
-            "recompute": w.Dropdown(options=list(RECOMPUTE_MODES), value=s.recompute,
-                                    description="Recompute", style=st),
-            "virtual_stages": islider("Chunks v", s.virtual_stages, 1, 8),
+            "recompute": w.Dropdown(options=list(RECOMPUTE_MODES),
+                                    value=lay.activation_recompute, description="Recompute",
+                                    style=st),
+            "virtual_stages": islider("Chunks v", lay.virtual_stages, 1, 8),
             "what_if_mfu": w.Checkbox(value=s.what_if_mfu, description="What-if MFU",
                                       style=st),
             "mfu_pct": w.FloatSlider(value=s.mfu_pct, min=5, max=70, step=0.5,
@@ -314,7 +339,8 @@ class PlannerExplorer:
         c = self.controls
         rows = [[c[k] for k in ("model", "gpu", "n_gpus", "seq_len", "global_batch_seqs")],
                 [c[k] for k in ("tp", "cp", "pp", "dp", "ep", "virtual_stages")],
-                [c[k] for k in ("zero_stage", "micro_batch", "recompute", "max_bubble_pct")],
+                [c[k] for k in ("stack", "zero_stage", "micro_batch", "recompute",
+                                "max_bubble_pct")],
                 [c[k] for k in ("what_if_mfu", "mfu_pct", "usd_per_gpu_hour", "tokens_t")],
                 [self.recommend_button, self.published_button]]
         self.view = View("ch09", rows, extra=[self.note, self.bar])
@@ -332,14 +358,18 @@ class PlannerExplorer:
             self.note.value = f"<p>✘ {html.escape(type(exc).__name__)}: {html.escape(str(exc))}</p>"
 
     def settings(self) -> PlannerSettings:
-        return PlannerSettings(**{k: c.value for k, c in self.controls.items()})
+        values = {k: c.value for k, c in self.controls.items()}
+        layout = {LAYOUT_CONTROLS[k]: values.pop(k) for k in LAYOUT_CONTROLS}
+        s = PlannerSettings(**values, layout=replace(PAPER_LAYOUT, **layout))
+        return replace(s, layout=s.config())
 
     def apply(self, s: PlannerSettings) -> None:
         """Set every control from ``s`` and redraw once."""
         self._hold = True
         try:
             for key, control in self.controls.items():
-                _with_option(control, getattr(s, key))
+                source = s.layout if key in LAYOUT_CONTROLS else s
+                _with_option(control, getattr(source, LAYOUT_CONTROLS.get(key, key)))
         finally:
             self._hold = False
         self.redraw()
@@ -347,8 +377,9 @@ class PlannerExplorer:
     def recommend(self) -> None:
         """Search every layout, load the fastest and keep it to compare against."""
         s = self.settings()
-        found = planner.recommend(s.arch, s.n_gpus, s.global_batch_seqs, s.seq_len,
-                                  s.gpu_spec, memory_budget_gb=s.memory_budget_gb, top=3)
+        found = planner.recommend(s.arch, s.n_gpus, s.global_batch_seqs, s.layout.seq_len,
+                                  s.gpu_spec, memory_budget_gb=s.memory_budget_gb, top=3,
+                                  stack=s.software)
         if not found.best:
             self.note.value = (f"<p>✘ None of the {found.candidates:,} layouts searched fits "
                                "these settings: try more GPUs or a smaller batch.</p>")
@@ -361,15 +392,12 @@ class PlannerExplorer:
             f"Recommended: the fastest of {found.valid:,} valid layouts ({found.candidates:,} "
             f"searched) by predicted step time, {top.estimate.step_time_s:,.2f} s. Next: "
             f"{others}.") + "</p>"
-        c = top.config
-        self.apply(replace(s, tp=c.tp, cp=c.cp, pp=c.pp, dp=c.dp, ep=1,
-                           virtual_stages=c.virtual_stages, micro_batch=c.micro_batch,
-                           recompute=c.activation_recompute, zero_stage=c.zero_stage,
-                           what_if_mfu=False))
+        self.apply(replace(s, layout=top.config, what_if_mfu=False))
 
     @staticmethod
     def _search_key(s: PlannerSettings) -> tuple[Any, ...]:
-        return (s.model, s.gpu, s.n_gpus, s.global_batch_seqs, s.seq_len, s.memory_budget_gb)
+        return (s.model, s.gpu, s.n_gpus, s.global_batch_seqs, s.layout.seq_len, s.stack,
+                s.memory_budget_gb)
 
     def load_published(self) -> None:
         s = published_settings(self.settings())

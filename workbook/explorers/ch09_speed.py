@@ -19,23 +19,25 @@ def speed_numbers(s: Any, problems: list[str]) -> dict[str, Any]:
     """Step time, MFU, days, GPU-hours and cost: the model's prediction for the layout, or,
     with ``what_if_mfu``, what they would be at the MFU slider. All None when there is no
     prediction (``problems`` is not empty and no what-if is asked for). ``s`` is the
-    planner.s :class:`~workbook.explorers.ch09_planner.PlannerSettings`."""
+    planner's :class:`~workbook.explorers.ch09_planner.PlannerSettings`."""
     cfg, gpu = s.config(), s.gpu_spec
     estimate = None
     if not s.what_if_mfu and not problems:
-        estimate = performance.estimate(s.arch, cfg, gpu, memory_budget_gb=s.memory_budget_gb)
+        estimate = performance.estimate(s.arch, cfg, gpu, stack=s.software,
+                                        memory_budget_gb=s.memory_budget_gb)
     if estimate is None and not s.what_if_mfu:
         return {"estimate": None, "step_s": None, "mfu": None, "days": None,
                 "gpu_hours": None, "cost_usd": None}
     mfu = None if estimate is not None else s.mfu_pct / 100
     tokens = s.tokens_t * 1e12
-    days = planner.training_days(s.arch, tokens, cfg, gpu, mfu)
-    step_s = estimate.step_time_s if estimate else planner.step_time_s(s.arch, cfg, gpu, mfu)
+    days = planner.training_days(s.arch, tokens, cfg, gpu, mfu, stack=s.software)
+    step_s = estimate.step_time_s if estimate else planner.step_time_s(
+        s.arch, cfg, gpu, mfu, stack=s.software)
     return {"estimate": estimate, "step_s": step_s,
             "mfu": estimate.mfu if estimate is not None else mfu, "days": days,
             "gpu_hours": cfg.n_gpus * days * 24,
             "cost_usd": planner.training_cost_usd(s.arch, tokens, cfg, gpu,
-                                                  s.usd_per_gpu_hour, mfu)}
+                                                  s.usd_per_gpu_hour, mfu, stack=s.software)}
 
 
 def speed_line(s: Any, numbers: dict[str, Any]) -> str:
@@ -81,7 +83,7 @@ def mfu_by_gpu_count(s: Any) -> list[tuple[int, float, str]]:
     for dp in DP_SWEEP:
         cfg = replace(base, dp=dp)
         try:
-            est = performance.estimate(s.arch, cfg, s.gpu_spec,
+            est = performance.estimate(s.arch, cfg, s.gpu_spec, stack=s.software,
                                        memory_budget_gb=s.memory_budget_gb)
         except ValueError:
             continue

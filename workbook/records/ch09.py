@@ -15,6 +15,7 @@ from typing import Any
 from autograder.exercise import Exercise
 from autograder.kinds import Misconception, Numeric, Ordering
 from solutions import llama3 as l3
+from solutions.layout import pipeline_bubble_over_compute
 from solutions.pipeline import bubble_over_compute, bubble_over_total
 
 LLAMA3_T3 = "Dubey et al. 2024, The Llama 3 Herd of Models, arXiv:2407.21783, Table 3"
@@ -29,9 +30,16 @@ NARAYANAN = ("Narayanan et al. 2021, Efficient Large-Scale Language Model Traini
              "Clusters Using Megatron-LM, SC21, §2.2.2 (interleaved bubble (p-1)/(m v))")
 RING = ("Patarasuk & Yuan 2009, Bandwidth optimal all-reduce algorithms, JPDC 69(2); NCCL "
         "tests doc/PERFORMANCE.md (2(n-1)/n)")
+LLAMA3_SCHEDULE = ("Dubey et al. 2024, arXiv:2407.21783, §3.3.2 and Figure 6 (interleaved "
+                   "schedule with fewer micro-batches than stages; first and last chunks "
+                   "hold only the embedding and the output head)")
 KORTHIKANTI = ("Korthikanti et al. 2022, Reducing Activation Recomputation in Large "
                "Transformer Models, arXiv:2205.05198, Table 2 and §4.2.3")
-ZERO = "Rajbhandari et al. 2020, ZeRO, SC20, §5.1 (P_os: 4 + 12/N bytes per parameter)"
+ZERO = ("Rajbhandari et al. 2020, ZeRO, SC20, §5.3 and Figure 1 (P_os+g+p: (2 + 2 + 12)/N "
+        "bytes per parameter)")
+FSDP_DOCS = ("PyTorch FSDP documentation: ShardingStrategy.SHARD_GRAD_OP and FSDP2 "
+             "reshard_after_forward=False (weights kept gathered between forward and "
+             "backward)")
 
 # Model shapes learners meet in the variants: (d_model, heads, kv heads, d_ffn), Table 3.
 SHAPES = ((4096, 32, 8, 14336), (8192, 64, 8, 28672), (16384, 128, 8, 53248))
@@ -66,7 +74,8 @@ EX_9_1 = Exercise(
            "DP = N / (TP x CP x PP)."),
     explanation=("DP = {n_gpus:,} / ({tp} x {cp} x {pp}) = {expected}. The printed numbers are "
                  "Llama 3 405B's at 8K context (Table 4); for the 128K-context phase CP = 16 "
-                 "and DP drops to 8."),
+                 "and DP drops to 8 (the table prints DP = 4, which does not multiply out: "
+                 "8 is what 16,384 GPUs and 16M tokens per step require)."),
     misconceptions=(
         Misconception(lambda p: p["n_gpus"] / p["tp"],
                       "That only divides by TP; each replica also spans PP (and CP) GPUs."),
@@ -82,16 +91,17 @@ EX_9_1 = Exercise(
 # -- 9.2 ---------------------------------------------------------------------------------
 
 def _vary_9_2(rng: random.Random) -> dict[str, Any]:
+    """A layer count that PP does not divide (the question is about rounding up)."""
     pp = rng.choice([4, 8, 16])
-    return dict(n_layers=rng.choice([p for p in (32, 40, 60, 61, 80, 94, 118, 126) if p > pp]),
-                pp=pp)
+    return dict(n_layers=rng.choice([n for n in (30, 40, 60, 61, 94, 118, 126)
+                                     if n > pp and n % pp]), pp=pp)
 
 
 EX_9_2 = Exercise(
     id="9.2", chapter=9, category="derive", title="Layers per pipeline stage",
     prompt=("A {n_layers}-layer model is split over PP = {pp} pipeline stages as evenly as "
-            "possible (stage sizes differ by at most one layer). How many layers does the "
-            "most heavily loaded stage hold?"),
+            "possible (stage sizes differ by at most one layer; {pp} does not divide "
+            "{n_layers}). How many layers does the most heavily loaded stage hold?"),
     notes=("Llama 3 405B has 126 layers on 16 stages. The paper (§3.3.2) removes one layer "
            "from the first and from the last stage, which also carry the embedding and the "
            "output head, so the middle stages are the full ones."),
@@ -99,12 +109,15 @@ EX_9_2 = Exercise(
     vary=_vary_9_2,
     answer_kind=Numeric(unit="layers", rel_tol=1e-9),
     reference=lambda p: l3.max_layers_per_stage(p["n_layers"], p["pp"]),
-    hints=("Divide the layers by the stages: the result is not a whole number.",
-           "A stage holds whole layers: some stages get the quotient rounded up.",
-           "The heaviest stage holds ceil(layers / PP)."),
-    explanation=("{n_layers} / {pp} is not whole, so the heaviest stages hold "
-                 "ceil({n_layers} / {pp}) = {expected} layers. For Llama 3: 126 = 14 x 8 + "
-                 "2 x 7, with the two 7-layer stages first and last (16 x 8 - 2 = 126)."),
+    hints=("Divide the layers by the stages and look at the remainder.",
+           "A stage holds whole layers: the stages that take the remainder get the quotient "
+           "rounded up.",
+           "The heaviest stage holds ceil(layers / PP) (exactly layers / PP when PP divides "
+           "them)."),
+    explanation=("PP = {pp} does not divide {n_layers} layers, so some stages hold one layer "
+                 "more than others: the heaviest hold ceil({n_layers} / {pp}) = {expected}. "
+                 "For Llama 3: 126 = 14 x 8 + 2 x 7, with the two 7-layer stages first and "
+                 "last (16 x 8 - 2 = 126)."),
     misconceptions=(
         Misconception(lambda p: _only_if(p["n_layers"] % p["pp"] != 0,
                                          p["n_layers"] / p["pp"]),
@@ -263,45 +276,87 @@ EX_9_5 = Exercise(
 
 # -- 9.6 ---------------------------------------------------------------------------------
 
+def _schedule_words(pp: int, m: int, v: int) -> str:
+    if v == 1:
+        return "plain 1F1B (v = 1 model chunk per GPU: not interleaved)"
+    if m >= pp:
+        return f"interleaved 1F1B with v = {v} model chunks per GPU"
+    return (f"Llama 3's interleaved schedule with v = {v} model chunks per GPU, which runs "
+            "fewer micro-batches than stages in breadth-first rounds")
+
+
+def _regime_words(pp: int, m: int, v: int) -> str:
+    """The sentence of the explanation that depends on m against p (true for every draw)."""
+    if m >= pp:
+        return (f"m = {m} micro-batches, at least the {pp} stages, so the bubble is "
+                f"({pp} - 1)/({m} x {v}) of the ideal compute time")
+    if v == 1:
+        return (f"m = {m} micro-batches, fewer than the {pp} stages: the pipeline never "
+                f"fills, and the bubble is ({pp} - 1)/{m} of the ideal compute time")
+    rounds = ("the second round leaves" if v == 2
+              else f"each of the {v - 1} rounds after the first leaves")
+    return (f"m = {m} micro-batches, fewer than the {pp} stages: {rounds} {pp - m} chunk "
+            "slots idle, so the bubble is "
+            f"(({pp} - 1) + {v - 1} x {pp - m})/({m} x {v}) of the ideal compute time; "
+            f"interleaving still helps, but only toward the floor ({pp} - {m})/{m}")
+
+
+def _with_words_9_6(p: dict[str, Any]) -> dict[str, Any]:
+    m = p["batch_per_dp"] // p["micro_batch"]
+    return dict(p, schedule=_schedule_words(p["pp"], m, p["v"]),
+                regime=_regime_words(p["pp"], m, p["v"]))
+
+
 def _vary_9_6(rng: random.Random) -> dict[str, Any]:
     micro = rng.choice([1, 1, 2])
-    return dict(pp=rng.choice([4, 8, 16]), batch_per_dp=micro * rng.choice([8, 16, 32, 64]),
-                micro_batch=micro, v=rng.choice([1, 2, 4]))
+    return _with_words_9_6(dict(pp=rng.choice([4, 8, 16]),
+                                batch_per_dp=micro * rng.choice([4, 8, 16, 32, 64]),
+                                micro_batch=micro, v=rng.choice([1, 2, 4, 8])))
 
 
 def _m(p: Mapping[str, Any]) -> int:
     return p["batch_per_dp"] // p["micro_batch"]
 
 
+def _bubble_pct(p: Mapping[str, Any]) -> float:
+    return 100 * pipeline_bubble_over_compute(p["pp"], _m(p), p["v"])
+
+
 EX_9_6 = Exercise(
     id="9.6", chapter=9, category="derive", title="The pipeline bubble of the 405B run",
     prompt=("Each data-parallel group processes {batch_per_dp} sequences per step in "
             "micro-batches of {micro_batch} sequence(s), through PP = {pp} pipeline stages with "
-            "an interleaved 1F1B schedule of v = {v} model chunks per GPU. What is the "
-            "pipeline bubble as a percentage of the **ideal compute time** (Narayanan et al. "
-            "2021: bubble time / (m x (t_f + t_b)))?"),
-    notes=("Llama 3 405B (Table 4): batch size per DP group 16 at sequence length 8,192, "
-           "micro-batch 1, so m = 16 micro-batches per step; PP = 16. The paper uses an "
-           "interleaved schedule; v is given here as a parameter."),
-    params=dict(pp=16, batch_per_dp=16, micro_batch=1, v=2),
+            "{schedule}. What is the pipeline bubble as a percentage of the **ideal compute "
+            "time** (Narayanan et al. 2021: bubble time / (m x (t_f + t_b)))?"),
+    notes=("Llama 3 405B (Table 4): batch size per DP group 16 at sequence length 8,192; "
+           "assuming micro-batches of one sequence (the paper does not publish the size), "
+           "m = 16 micro-batches per step; PP = 16. The paper does not state v either, but its "
+           "end stages (a first chunk holding only the embedding, a last one only the output "
+           "head, §3.3.2) imply one layer per chunk: v = 8. With fewer micro-batches than "
+           "stages, Llama 3's schedule runs breadth-first rounds; current Megatron-Core needs "
+           "m >= p to interleave."),
+    params=_with_words_9_6(dict(pp=16, batch_per_dp=16, micro_batch=1, v=2)),
     vary=_vary_9_6,
     answer_kind=Numeric(unit="%", rel_tol=0.005),
-    reference=lambda p: 100 * bubble_over_compute(p["pp"], _m(p), p["v"]),
+    reference=_bubble_pct,
     hints=("The number of micro-batches is m = batch per DP group / micro-batch size.",
-           "1F1B leaves (p-1)/m of the compute time idle; interleaving divides it by v.",
-           "Bubble = (p-1)/(m v), as a percentage."),
-    explanation=("m = {batch_per_dp} / {micro_batch} micro-batches, so the bubble is "
-                 "(p-1)/(m v) = ({pp}-1)/(({batch_per_dp} / {micro_batch}) x {v}) = {expected}% of "
-                 "the ideal compute time. "
-                 "As a share of the whole step it is (p-1)/(m v + p - 1), smaller. Llama 3 "
-                 "interleaves but does not publish v: with m = 16 on 16 stages the bubble is "
-                 "94% for v = 1, 47% for v = 2 and 23% for v = 4, which is why the choice of v "
-                 "matters so much. With fewer micro-batches than stages (m < p) it exceeds "
-                 "100%, and interleaving no longer helps."),
+           "1F1B leaves (p-1)/m of the compute time idle; with m >= p interleaving divides it "
+           "by v.",
+           "With m < p, each interleaving round after the first also leaves p - m chunk slots "
+           "idle: [(p-1) + (v-1)(p-m)]/(m v)."),
+    explanation=("{regime}: {expected}%. As a share of the whole step it is smaller, bubble / "
+                 "(compute + bubble). For Llama 3 with m = 16 on 16 stages: 94% for v = 1, 47% "
+                 "for v = 2, 23% for v = 4 and 11.7% for v = 8, the one-layer chunks the "
+                 "paper's description implies."),
     misconceptions=(
         Misconception(lambda p: _only_if(p["v"] > 1, 100 * bubble_over_compute(p["pp"], _m(p))),
-                      "That is plain 1F1B; interleaving with v = {v} divides the bubble by v."),
-        Misconception(lambda p: 100 * bubble_over_total(p["pp"], _m(p), p["v"]),
+                      "That is plain 1F1B; interleaving with v = {v} shrinks the bubble."),
+        Misconception(lambda p: _only_if(p["v"] > 1 and _m(p) < p["pp"],
+                                         100 * bubble_over_compute(p["pp"], _m(p), p["v"])),
+                      "(p-1)/(m v) assumes at least p micro-batches; with m = {batch_per_dp} / "
+                      "{micro_batch} < {pp} each later round leaves p - m chunk slots idle."),
+        Misconception(lambda p: _only_if(_m(p) >= p["pp"],
+                                         100 * bubble_over_total(p["pp"], _m(p), p["v"])),
                       "That divides by the whole step time; the question asks for bubble over "
                       "ideal compute time, (p-1)/(m v)."),
         Misconception(lambda p: _only_if(_m(p) != 4,
@@ -309,7 +364,7 @@ EX_9_6 = Exercise(
                       "m = 4 is not this run's micro-batch count: m = batch per DP group / "
                       "micro-batch size."),
     ),
-    sources=(NARAYANAN, LLAMA3_T4),
+    sources=(NARAYANAN, LLAMA3_T4, LLAMA3_SCHEDULE),
 )
 
 
@@ -373,10 +428,11 @@ EX_9_8 = Exercise(
             "parallelism. Innermost means ranks placed on the closest, fastest-connected "
             "GPUs; outermost, ranks spread furthest apart across the network. Order the four "
             "as the paper places them, from **{first}** to **{last}**."),
-    notes=("TP exchanges activations several times inside every layer (blocking); CP gathers "
-           "keys and values once per layer and can partly overlap; PP sends one activation per "
-           "micro-batch to the next stage; DP reduces gradients once per step, overlapped "
-           "with the backward pass."),
+    notes=("TP exchanges activations several times inside every layer (blocking); CP "
+           "all-gathers keys and values in every layer, exposed on the critical path (Llama 3 "
+           "§3.3.2), and small because GQA makes K and V 16 times smaller than Q; PP sends one "
+           "activation per micro-batch and chunk to the next stage; DP reduces gradients once "
+           "per step, overlapped with the backward pass."),
     params=dict(first="innermost", last="outermost"),
     vary=lambda rng: dict(first="outermost", last="innermost"),  # the other direction
     answer_kind=Ordering(items=("PP", "DP", "TP", "CP"), first_label="first", last_label="last"),

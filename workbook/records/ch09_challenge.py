@@ -13,7 +13,15 @@ from typing import Any
 from autograder.exercise import Exercise
 from autograder.kinds import Constraints, Rule
 from solutions import models, planner
-from workbook.records.ch09 import KORTHIKANTI, LLAMA3_PAR, LLAMA3_T4, NARAYANAN, ZERO
+from workbook.records.ch09 import (
+    FSDP_DOCS,
+    KORTHIKANTI,
+    LLAMA3_PAR,
+    LLAMA3_SCHEDULE,
+    LLAMA3_T4,
+    NARAYANAN,
+    ZERO,
+)
 from workbook.records.ch09_step_time import STEP_TIME_CHALLENGES
 
 # -- 9.10 (challenge): design a layout, graded by constraints -----------------------------
@@ -37,7 +45,8 @@ def _passes(check: str) -> Callable[[Mapping[str, Any], Mapping[str, Any]], bool
             global_batch_seqs=p["global_batch_seqs"], seq_len=p["seq_len"],
             max_layers_per_stage=p["max_layers_per_stage"],
             max_bubble=p["max_bubble_pct"] / 100, virtual_stages=p["v"],
-            gpus_per_node=p["gpus_per_node"], memory_budget_gb=p["memory_budget_gb"])
+            gpus_per_node=p["gpus_per_node"], memory_budget_gb=p["memory_budget_gb"],
+            recompute="none")
     return holds
 
 
@@ -51,15 +60,17 @@ DESIGN_RULES = (
          "NVLink."),
     Rule("layers per stage", _passes("stages"),
          "With PP = {pp} the {n_layers} layers do not fit the limit: every stage may hold at "
-         "most {max_layers_per_stage} layers and needs at least v = {v} of them to form its "
-         "interleaved chunks."),
+         "most {max_layers_per_stage} layers and needs at least v = {v} layer slots (the end "
+         "stages count their embedding or output head as one) to form its interleaved "
+         "chunks."),
     Rule("batch splits over DP", _passes("batch"),
          "DP = {dp} does not divide the batch of {global_batch_seqs:,} sequences, so the "
          "replicas would not get the same whole number of micro-batches."),
     Rule("memory fits", _passes("memory"),
-         "The busiest GPU needs more than {memory_budget_gb} GB: weights, gradients, ZeRO-1 "
-         "optimizer state and in-flight activations of its stage. More PP or TP shrinks the "
-         "per-GPU share of the model."),
+         "The busiest GPU needs more than {memory_budget_gb} GB: with Llama 3's FSDP (no "
+         "reshard after forward) its stage's BF16 weights stay gathered for the whole step, "
+         "beside the sharded FP32 gradients and Adam state and the activations of every "
+         "micro-batch in flight, kept whole (no recomputation). More PP or TP shrinks both."),
     Rule("bubble below target", _passes("bubble"),
          "The pipeline bubble (PP-1)/(m v), with m = {global_batch_seqs:,} / DP micro-batches, "
          "is not below {max_bubble_pct}% of compute time: fewer stages or more micro-batches "
@@ -67,46 +78,105 @@ DESIGN_RULES = (
 )
 
 
+def _valid_layouts(p: Mapping[str, Any]) -> list[dict[str, int]]:
+    """Every (TP, PP, DP) that meets every rule, TP descending then PP ascending."""
+    n, found = p["n_gpus"], []
+    for tp in (8, 4, 2, 1):
+        for pp in range(1, p["n_layers"] + 1):
+            if n % (tp * pp):
+                continue
+            answer = dict(tp=tp, pp=pp, dp=n // (tp * pp))
+            if all(rule.holds(answer, p) for rule in DESIGN_RULES):
+                found.append(answer)
+    return found
+
+
 def _design_reference(p: Mapping[str, Any]) -> dict[str, int]:
-    """One valid layout: the paper's (8, 16, DP) when it passes, else the first that does."""
-    n = p["n_gpus"]
-    options = [(8, 16)] + [(t, q) for t in (8, 4, 2, 1) for q in range(1, p["n_layers"] + 1)]
-    for tp, pp in options:
-        if n % (tp * pp):
-            continue
-        answer = dict(tp=tp, pp=pp, dp=n // (tp * pp))
-        if all(rule.holds(answer, p) for rule in DESIGN_RULES):
-            return answer
-    raise ValueError(f"no layout satisfies every rule for {dict(p)}")
+    """One valid layout: the paper's (TP 8, PP 16) when it passes, else the first that does."""
+    valid = _valid_layouts(p)
+    if not valid:
+        raise ValueError(f"no layout satisfies every rule for {dict(p)}")
+    paper = [a for a in valid if (a["tp"], a["pp"]) == (8, 16)]
+    return (paper or valid)[0]
+
+
+def _solution_words(p: Mapping[str, Any]) -> str:
+    """The worked solution for these numbers: every layout that passes, its memory and
+    bubble, and why half the pipeline depth fails."""
+    valid = _valid_layouts(p)
+    listed = "; ".join(f"TP {a['tp']}, PP {a['pp']}, DP {a['dp']}" for a in valid)
+    ref = _design_reference(p)
+    m = p["global_batch_seqs"] // ref["dp"]
+    cfg = planner.ParallelConfig(tp=ref["tp"], pp=ref["pp"], dp=ref["dp"], grad_accum=m,
+                                 seq_len=p["seq_len"], zero_stage=3,
+                                 activation_recompute="none", virtual_stages=p["v"])
+    mem = planner.memory_per_gpu(models.LLAMA3_405B, cfg, planner.LLAMA3).as_gb()
+    words = (f"Layouts that meet every requirement: {listed}. For TP {ref['tp']}, PP "
+             f"{ref['pp']}, DP {ref['dp']}: {m} micro-batches per pipeline, a bubble of "
+             f"{planner.bubble(cfg):.1%} of compute (below {p['max_bubble_pct']}%), and "
+             f"{mem['total']:.1f} GB on the busiest GPU ({mem['weights']:.1f} GB of gathered "
+             f"weights, {mem['activations']:.1f} GB of activations)")
+    return words + _neighbour_words(p, ref) + "."
+
+
+def _neighbour_words(p: Mapping[str, Any], ref: Mapping[str, int]) -> str:
+    """Why half the pipeline depth (twice the DP) fails, when it does."""
+    if ref["pp"] % 2:
+        return ""
+    half = dict(tp=ref["tp"], pp=ref["pp"] // 2, dp=ref["dp"] * 2)
+    broken = [rule.name for rule in DESIGN_RULES if not rule.holds(half, p)]
+    if not broken:
+        return ""
+    return f"; halving PP to {half['pp']} (DP {half['dp']}) breaks: " + ", ".join(broken)
+
+
+def _with_words_9_10(p: dict[str, Any]) -> dict[str, Any]:
+    return dict(p, solution=_solution_words(p))
+
+
+#: Variants that admit at least one layout: (GPUs, batch, v, GPU name, memory budget in GB).
+#: An H200 holds 141 GB of HBM3e (NVIDIA H200 datasheet); it is priced like an H100 here.
+_SCENARIOS_9_10 = ((16384, 2048, 8, "H100", 80), (16384, 2048, 4, "H100", 80),
+                   (16384, 2048, 2, "H100", 80), (8192, 1024, 8, "H100", 80),
+                   (8192, 1024, 4, "H100", 80), (8192, 2048, 4, "H200", 141),
+                   (16384, 4096, 8, "H200", 141), (8192, 4096, 2, "H200", 141))
 
 
 def _vary_9_10(rng: random.Random) -> dict[str, Any]:
-    return dict(n_gpus=rng.choice([8192, 16384]), gpus_per_node=8, n_layers=126,
-                max_layers_per_stage=rng.choice([8, 10, 16]),
-                global_batch_seqs=rng.choice([2048, 4096]), seq_len=8192,
-                v=rng.choice([2, 4]), max_bubble_pct=rng.choice([50, 60]),
-                memory_budget_gb=80)
+    n, batch, v, gpu, budget = rng.choice(_SCENARIOS_9_10)
+    return _with_words_9_10(dict(
+        n_gpus=n, gpus_per_node=8, n_layers=126, max_layers_per_stage=rng.choice([8, 10, 16]),
+        global_batch_seqs=batch, seq_len=8192, v=v, max_bubble_pct=rng.choice([50, 60]),
+        gpu=gpu, memory_budget_gb=budget))
 
 
 EX_9_10 = Exercise(
     id="9.10", chapter=9, category="design", title="Lay out Llama 3 405B on the cluster",
-    prompt=("Choose TP, PP and DP for Llama 3 405B ({n_layers} layers) on {n_gpus:,} H100s "
+    prompt=("Choose TP, PP and DP for Llama 3 405B ({n_layers} layers) on {n_gpus:,} {gpu}s "
             "with {gpus_per_node} GPUs per node, a batch of {global_batch_seqs:,} sequences "
             "of {seq_len:,} tokens in micro-batches of 1 (CP = 1). Requirements: "
             "TP x PP x DP = {n_gpus:,}; TP divides {gpus_per_node}; every stage holds at most "
             "{max_layers_per_stage} and at least v = {v} layers; DP divides the batch; the "
             "busiest GPU fits in {memory_budget_gb} GB; and the interleaved bubble "
             "(PP-1)/(m v), m = batch / DP, stays below {max_bubble_pct}% of compute time."),
-    notes=("Memory model (the planner's): BF16 weights and gradients (2 + 2 bytes per "
-           "parameter) and Adam state (12 bytes) sharded over DP (ZeRO-1), for the stage's "
-           "layers (3.188B parameters each, split over TP) plus the embedding or output head "
-           "(128,256 x 16,384 / TP) on the end stages; activations with full recomputation, "
-           "2 x s x h / TP bytes per layer per micro-batch, with up to min(PP - stage, m) "
-           "micro-batches in flight times 1 + (PP-1)/(PP v) for interleaving. Answer a dict "
+    notes=("Memory model (the planner's, `solutions.planner_memory` with the Llama 3 stack): "
+           "Llama 3's FSDP, which shards optimizer state and gradients but does not reshard "
+           "the weights after the forward pass, so a stage's BF16 weights (2 bytes per "
+           "parameter) stay gathered for the whole step beside their 2-byte shard, FP32 "
+           "gradients (4 bytes) and Adam state (12 bytes) sharded over DP, plus the FP32 "
+           "gradient of the one chunk whose micro-batches are being accumulated (a stage's "
+           "layers / v; the whole stage's when m > PP, since each chunk's backward then "
+           "recurs in every group of PP micro-batches); the stage's layers "
+           "(3.188B parameters each, split over TP) plus the embedding or output head "
+           "(128,256 x 16,384 / TP) on the end stages. Activations as the paper trained, "
+           "without recomputation and with flash attention: 31.8 x s x h / TP bytes per layer "
+           "per micro-batch, for every chunk forward whose backward has not run, at most "
+           "2 (PP - 1 - stage) + (v - 1) PP + 1 of them and never more than m v. Answer a dict "
            "such as dict(tp=..., pp=..., dp=...)."),
-    params=dict(n_gpus=16384, gpus_per_node=8, n_layers=126, max_layers_per_stage=8,
-                global_batch_seqs=2048, seq_len=8192, v=2, max_bubble_pct=50,
-                memory_budget_gb=80),
+    params=_with_words_9_10(dict(
+        n_gpus=16384, gpus_per_node=8, n_layers=126, max_layers_per_stage=8,
+        global_batch_seqs=2048, seq_len=8192, v=8, max_bubble_pct=50, gpu="H100",
+        memory_budget_gb=80)),
     vary=_vary_9_10,
     answer_kind=Constraints(fields=("tp", "pp", "dp"), rules=DESIGN_RULES),
     reference=_design_reference,
@@ -114,12 +184,10 @@ EX_9_10 = Exercise(
            "The layer limit sets the smallest PP: ceil({n_layers} / PP) <= "
            "{max_layers_per_stage}.",
            "DP follows from TP and PP; check m = batch / DP and the bubble (PP-1)/(m v)."),
-    explanation=("The paper's layout TP 8, PP 16, DP 128 works for the canonical numbers: "
-                 "8 x 16 x 128 = 16,384; 126 layers as 7 + 14 x 8 + 7; m = 2048 / 128 = 16 "
-                 "micro-batches, bubble 15 / (16 x 2) = 46.9% < 50%; about 19 GB per GPU "
-                 "with full recomputation. TP 8, PP 32, DP 64 also passes (bubble 31/64 = "
-                 "48.4%). TP 4 fails the bubble: halving TP doubles DP, halving m."),
-    sources=(LLAMA3_T4, LLAMA3_PAR, NARAYANAN, KORTHIKANTI, ZERO),
+    explanation=("{solution} TP below 8 doubles DP, which halves the micro-batches per "
+                 "pipeline and raises the bubble, and doubles each GPU's share of the weights "
+                 "and activations."),
+    sources=(LLAMA3_T4, LLAMA3_PAR, LLAMA3_SCHEDULE, NARAYANAN, KORTHIKANTI, ZERO, FSDP_DOCS),
 )
 
 CHALLENGES: tuple[Exercise, ...] = (EX_9_10, *STEP_TIME_CHALLENGES)

@@ -12,6 +12,7 @@ from typing import Any
 from autograder.exercise import Exercise
 from autograder.kinds import Constraints, Function, Rule
 from solutions import hardware, llama3, models, performance
+from solutions._checks import non_negative
 from solutions.planner_memory import ParallelConfig
 from solutions.planner_search import Ranked, fits_memory, recommend
 from solutions.planner_validate import structural_problems
@@ -40,9 +41,11 @@ EX_9_11 = Exercise(
             "Count 6 FLOPs per parameter per token (forward + backward) and nothing for "
             "attention. Raise ValueError for a non-positive parameter count or peak, or a "
             "negative throughput."),
-    notes=("Llama 3 405B at 400 TFLOPS per GPU processes 400e12 / (6 x 405e9) = 164.6 "
-           "tokens/s per GPU; the H100's dense BF16 peak is 989.4 TFLOPS (not the 2:4-sparse "
-           "1,979)."),
+    notes=("Llama 3 405B at 400 TFLOPS per GPU: if the 400 counts 6N only, that is 400e12 / "
+           "(6 x 405e9) = 164.6 tokens/s per GPU; with PaLM's attention term, which the "
+           "paper's MFU definition cites (12 x 126 layers x 128 heads x 128 x 8,192 = 0.20e12 "
+           "more FLOPs per token, 2.63e12 in all), about 152. The H100's dense BF16 peak is "
+           "989.4 TFLOPS (not the 2:4-sparse 1,979)."),
     params={}, vary=lambda rng: {},
     answer_kind=Function(
         function_name="model_flops_utilisation",
@@ -64,7 +67,8 @@ EX_9_11 = Exercise(
                  "contains every stall (bubble, communication), so nothing else is divided "
                  "out. 6 x 405e9 x 164.6 / 989.4e12 = 0.404. This count leaves attention "
                  "out; the step-time model's MFU adds its causal half."),
-    sources=(PALM_B, "Dubey et al. 2024, The Llama 3 Herd of Models, Table 4"),
+    sources=(PALM_B, "Dubey et al. 2024, The Llama 3 Herd of Models, §3.3.2 (MFU as in "
+             "Chowdhery et al.) and Table 4"),
 )
 
 # -- 9.12: a step from a cost table ---------------------------------------------------------
@@ -72,8 +76,17 @@ EX_9_11 = Exercise(
 def _cases_9_12(rng: random.Random) -> tuple[Any, ...]:
     pp = rng.choice([1, 2, 4, 8, 16])
     v = rng.choice([1, 1, 2, 4]) if pp > 1 else 1
-    m = pp * rng.choice([1, 2, 4]) if v > 1 else rng.choice([1, 4, 16, 64])
+    m = max(1, pp * rng.choice([1, 2, 4]) // rng.choice([1, 1, 4])) if v > 1 else rng.choice(
+        [1, 4, 16, 64])
     return (rng.uniform(0.05, 1.0), rng.uniform(0.0, 0.02), pp, m, v, rng.uniform(0.0, 0.5))
+
+
+def step_time_from_costs(work_s: float, send_s: float, pp: int, m: int, v: int,
+                         dp_exposed_s: float) -> float:
+    """The reference of 9.12: :func:`solutions.performance.step_time_from_costs` with a
+    schedule that accepts m < p when interleaving (Llama 3's, breadth-first rounds)."""
+    bubble, sends = performance.pipeline_costs_s(work_s, send_s, pp, m, v, m_below_p=True)
+    return m * work_s + bubble + sends + non_negative("dp_exposed_s", dp_exposed_s)
 
 
 EX_9_12 = Exercise(
@@ -84,12 +97,17 @@ EX_9_12 = Exercise(
             "time of one chunk's activation send plus gradient receive, `pp` stages, `m` "
             "micro-batches, `v` chunks per GPU (interleaving), `dp_exposed_s` the part of the "
             "gradient reduction that does not hide behind the backward pass. Add the m "
-            "micro-batches, the bubble (p-1)/(m v) of their work, (m v + p - 1) sends on the "
-            "critical path (none with one stage) and the exposed reduction. Raise ValueError "
-            "for negative times, degrees below 1, or interleaving (v > 1) with fewer "
-            "micro-batches than stages."),
+            "micro-batches, the bubble of their work, the sends on the critical path (none "
+            "with one stage) and the exposed reduction. The bubble is (p-1)/(m v) of the work "
+            "when m >= p; with fewer micro-batches than stages the schedule runs breadth-first "
+            "rounds (Llama 3's), each round after the first leaving p - m chunk slots idle: "
+            "[(p-1) + (v-1)(p-m)]/(m v). This course's model puts (m v + p - 1) sends on the "
+            "critical path, every chunk's send of the m micro-batches plus the fill (a "
+            "modelling choice; Narayanan et al. give the bubble, not a send count). Raise "
+            "ValueError for negative times or degrees below 1."),
     notes=("Example: 16 micro-batches of 0.3 s on 16 stages with v = 2, sends of 5 ms, 0.1 s "
-           "exposed: 4.8 + 2.25 + 0.235 + 0.1 = 7.385 s."),
+           "exposed: 4.8 + 2.25 + 0.235 + 0.1 = 7.385 s. With only 4 micro-batches: 1.2 + "
+           "(15 + 12)/2 x 0.3 + 23 x 0.005 + 0.1 = 5.465 s."),
     params={}, vary=lambda rng: {},
     answer_kind=Function(
         function_name="step_time_from_costs",
@@ -99,19 +117,23 @@ EX_9_12 = Exercise(
             (0.3, 0.005, 16, 16, 2, 0.1),   # the example: 7.385 s
             (0.3, 0.005, 1, 16, 1, 0.0),    # no pipeline: no bubble, no sends
             (0.3, 0.0, 16, 4, 1, 0.0),      # m < p without interleaving: bubble 375 %
-            (0.3, 0.005, 16, 4, 2, 0.1),    # interleaving with m < p: ValueError
+            (0.3, 0.005, 16, 4, 2, 0.1),    # interleaving with m < p: 5.465 s
             (-0.3, 0.005, 16, 16, 2, 0.1),  # negative time: ValueError
             (0.3, 0.005, 0, 16, 1, 0.1),    # no stages: ValueError
         ),
     ),
-    reference=lambda p: performance.step_time_from_costs,
-    hints=("Busy time: m x work_s. The bubble adds (p-1)/(m v) of it: (p-1)/v x work_s.",
-           "Each of the m v chunk passes sends once, and filling the pipeline adds p - 1 more.",
-           "With pp = 1 there is no bubble and nothing to send."),
-    explanation=("step = m w + (p-1)/v x w + (m v + p - 1) x send + exposed DP. The bubble is "
-                 "Narayanan et al.'s (p-1)/(m v) of the busy time m w; interleaving divides it "
-                 "by v but multiplies the sends by about v. The step-time model composes its "
-                 "breakdown exactly this way."),
+    reference=lambda p: step_time_from_costs,
+    hints=("Busy time: m x work_s. With m >= p the bubble adds (p-1)/(m v) of it: "
+           "(p-1)/v x work_s.",
+           "With m < p add (v-1)(p-m)/v x work_s more: the idle chunk slots of the later "
+           "rounds.",
+           "Each of the m v chunk passes sends once, and filling the pipeline adds p - 1 more; "
+           "with pp = 1 there is no bubble and nothing to send."),
+    explanation=("step = m w + [(p-1) + (v-1) max(0, p-m)]/v x w + (m v + p - 1) x send + "
+                 "exposed DP. With m >= p the bubble is Narayanan et al.'s (p-1)/(m v) of the "
+                 "busy time m w; interleaving divides it by v but multiplies the sends by about "
+                 "v. With m < p interleaving still helps, but only toward (p-m)/m. The "
+                 "step-time model composes its breakdown this way."),
     sources=(NARAYANAN, VALIDATION),
 )
 
@@ -127,8 +149,8 @@ _ADVICE: dict[str, str] = {
           "length",
     "pp_bubble": "the pipeline bubble, (PP-1)/(m v) of the work: more micro-batches per "
                  "pipeline (smaller DP or micro-batch), more chunks v, or fewer stages",
-    "pp_send": "stage-to-stage sends, (m v + PP - 1) of them on the critical path: fewer "
-               "chunks v or fewer stages",
+    "pp_send": "stage-to-stage sends, (m v + PP - 1) of them on the critical path in this "
+               "course's model: fewer chunks v or fewer stages",
     "dp_exposed": "the gradient reduction that does not hide behind the last backward pass: "
                   "more layers per stage or more micro-batch work to hide it behind",
     "optimizer": "the optimizer step: shard it over more data-parallel ranks",
@@ -217,7 +239,8 @@ STEP_RULES = (
     Rule("layout builds", _rule_builds,
          "The layout cannot be built: TP must fit an 8-GPU node and split the heads and FFN, "
          "the sequence must split into TP x CP (x 2 with CP) chunks, every stage needs a "
-         "layer (at least v of them), and interleaving needs m >= PP micro-batches."),
+         "layer, v must divide each stage's layers, and interleaving needs m >= PP "
+         "micro-batches (current Megatron-Core)."),
     Rule("memory fits", _rule_memory,
          "The busiest GPU needs more than 80 GB (ZeRO-1, selective recomputation): more TP, "
          "PP or CP, or smaller micro-batches, shrink it."),
@@ -229,6 +252,15 @@ STEP_RULES = (
            f"Your layout's largest cost after compute is {advice}.", advice=True)
       for cost, advice in _ADVICE.items()),
 )
+
+
+def _with_fastest(p: dict[str, Any]) -> dict[str, Any]:
+    """``p`` with the fastest layout's description, for the explanation."""
+    best = _fastest(p["model"], p["n_gpus"], p["global_batch_seqs"], p["seq_len"])
+    c = best.config
+    return dict(p, fastest=(f"TP {c.tp}, CP {c.cp}, PP {c.pp}, DP {c.dp}, v = "
+                            f"{c.virtual_stages}, micro-batch {c.micro_batch} "
+                            f"({best.estimate.step_time_s:.2f} s per step)"))
 
 
 def _reference_9_13(p: Mapping[str, Any]) -> dict[str, int]:
@@ -248,23 +280,23 @@ EX_9_13 = Exercise(
     notes=("The model is `solutions.performance.estimate` on the Llama 3 cluster preset; the "
            "planner explorer above predicts any layout you try. A slow layout's feedback "
            "names its largest cost after compute."),
-    params=dict(model="llama3-70b", model_name="Llama 3 70B", n_gpus=512,
-                global_batch_seqs=512, seq_len=8192, margin_pct=10),
-    vary=lambda rng: dict(model="llama3-70b", model_name="Llama 3 70B",
-                          n_gpus=rng.choice([256, 512, 1024]),
-                          global_batch_seqs=rng.choice([512, 1024]), seq_len=8192,
-                          margin_pct=rng.choice([5, 10])),
+    params=_with_fastest(dict(model="llama3-70b", model_name="Llama 3 70B", n_gpus=512,
+                              global_batch_seqs=512, seq_len=8192, margin_pct=10)),
+    vary=lambda rng: _with_fastest(dict(model="llama3-70b", model_name="Llama 3 70B",
+                                        n_gpus=rng.choice([256, 512, 1024]),
+                                        global_batch_seqs=rng.choice([512, 1024]),
+                                        seq_len=8192, margin_pct=rng.choice([5, 10]))),
     answer_kind=Constraints(fields=FIELDS, rules=STEP_RULES),
     reference=_reference_9_13,
     hints=("Keep TP inside a node; 80 layers must split over PP stages.",
            "The bubble (PP-1)/(m v) shrinks with more micro-batches per pipeline and more "
            "chunks; TP all-reduces grow with TP.",
            "Try a few layouts in the planner and read each breakdown."),
-    explanation=("For the canonical numbers the model's fastest layouts use TP 4 with a few "
-                 "pipeline stages and many chunks (TP 4, PP 4, v 8, DP 32, m 16), or TP 2 "
-                 "with CP 2 and PP 8; many layouts come within 10%. Too much TP pays "
-                 "all-reduces on every layer; too few micro-batches per pipeline pay the "
-                 "bubble."),
+    explanation=("The fastest layout the step-time model finds for these numbers is "
+                 "{fastest}; any layout that builds, fits and comes within {margin_pct}% of "
+                 "its step passes. Only chunk counts v that divide every stage's layers build "
+                 "(Megatron-LM asserts it). Too much TP pays all-reduces on every layer; too "
+                 "few micro-batches per pipeline pay the bubble."),
     sources=(NARAYANAN, VALIDATION,
              "Dubey et al. 2024, The Llama 3 Herd of Models, §3.3 (cluster and layout)"),
 )

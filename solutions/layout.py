@@ -1,0 +1,285 @@
+"""A parallel layout, resolved once: stages, chunks, what each GPU holds, which groups
+cross nodes. The memory model (:mod:`solutions.planner_memory`), the traffic model
+(:mod:`solutions.planner_comm`), the step-time model and the validator
+(:mod:`solutions.planner_validate`) take stages, chunk sizes and per-GPU parameters from
+this module (:func:`resolve` gathers them into one :class:`Layout`), so they cannot
+disagree about where a layer lives.
+
+* :class:`ParallelConfig` is the layout as chosen (degrees, micro-batching, sharding,
+  recomputation); :func:`resolve` turns it into a :class:`Layout` for one architecture.
+* Ranks are ordered innermost (fastest network) first, by default [TP, CP, PP, DP] as in
+  Llama 3 (Dubey et al. 2024, §3.3.2): TP groups are consecutive ranks, CP groups have
+  stride ``tp``, PP groups stride ``tp x cp``, DP groups stride ``tp x cp x pp``; the ``ep``
+  ranks that share out routed experts are carved out of the DP group. Megatron-LM's default
+  puts the pipeline outermost (``order=("tp", "cp", "dp", "pp")``,
+  ``megatron/core/parallel_state.py``).
+* Stages: :func:`layers_per_stage` spreads ``n_layers`` as evenly as possible, extras to the
+  middle stages first (the end stages also hold the embedding and the output head).
+* Chunks (interleaved schedule, ``virtual_stages = v``): a stage holds ``v`` model chunks;
+  chunk ``c`` of stage ``s`` is virtual stage ``c p + s`` (Narayanan et al. 2021, §2.2.2).
+  An end stage that holds one layer fewer than the heaviest stage counts its embedding
+  (first stage) or output head and loss (last stage) as one layer *slot*, as Llama 3 does:
+  "we reduce one Transformer layer each from the first and the last stages ... the first
+  model chunk on the first stage has only the embedding, and the last model chunk on the last
+  stage has only output projection and loss calculation" (§3.3.2); Megatron-Core's
+  ``--account-for-embedding-in-pipeline-split`` / ``--account-for-loss-in-pipeline-split``
+  build the same. Chunks are *even* when ``v`` divides every stage's slots; Megatron-LM
+  asserts that (``num_layers_per_pipeline_stage % num_layers_per_virtual_pipeline_stage``,
+  ``megatron/training/arguments.py``). A stack that allows uneven chunks pays for them: the
+  fill and drain of the pipeline are paced by the largest chunk (:attr:`Layout.bubble_chunks`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from solutions import models, zero
+from solutions._checks import positive_int
+
+Recompute = Literal["none", "selective", "full"]
+RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
+
+
+@dataclass(frozen=True)
+class ParallelConfig:
+    """A training layout. ``grad_accum`` is the number of micro-batches m per step per
+    pipeline; the global batch is ``dp x micro_batch x grad_accum`` sequences.
+    ``zero_stage`` is the sharding over the data-parallel group at rest (0-3, ZeRO,
+    Rajbhandari et al. 2020); whether ZeRO-3/FSDP weights are re-sharded after the forward
+    pass is a property of the training software (``Stack.reshard_after_forward``)."""
+
+    tp: int
+    pp: int
+    dp: int
+    ep: int = 1
+    cp: int = 1
+    zero_stage: int = 1
+    micro_batch: int = 1
+    grad_accum: int = 1
+    seq_len: int = 8192
+    activation_recompute: Recompute = "selective"
+    virtual_stages: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("tp", "pp", "dp", "ep", "cp", "micro_batch", "grad_accum", "seq_len",
+                     "virtual_stages"):
+            object.__setattr__(self, name, positive_int(name, getattr(self, name)))
+        if self.zero_stage not in zero.ZERO_STAGES or isinstance(self.zero_stage, bool):
+            raise ValueError(f"zero_stage must be one of {zero.ZERO_STAGES}, "
+                             f"got {self.zero_stage!r}")
+        if self.activation_recompute not in RECOMPUTE_MODES:
+            raise ValueError(f"activation_recompute must be one of {RECOMPUTE_MODES}, "
+                             f"got {self.activation_recompute!r}")
+
+    @property
+    def n_gpus(self) -> int:
+        return self.tp * self.cp * self.pp * self.dp
+
+    @property
+    def global_batch_seqs(self) -> int:
+        return self.dp * self.micro_batch * self.grad_accum
+
+    @property
+    def tokens_per_step(self) -> int:
+        return self.global_batch_seqs * self.seq_len
+
+
+@lru_cache(maxsize=4096, typed=True)  # pure, and called for every layout a search judges
+def layers_per_stage(n_layers: int, pp: int) -> tuple[int, ...]:
+    """Layers on each pipeline stage, first to last, as even as possible.
+
+    ``n_layers = q pp + r``: r stages carry q + 1 layers and the rest q. The extra layers go
+    to the middle stages first, because the first stage also holds the embedding and the
+    last the output head and loss. Llama 3: 126 over 16 -> (7, 8 x 14, 7), exactly the
+    paper's "one layer fewer on the first and last stages" (§3.3.2).
+    """
+    n, p = positive_int("n_layers", n_layers), positive_int("pp", pp)
+    if p > n:
+        raise ValueError(f"pp={p} stages cannot each hold a layer of a {n}-layer model")
+    base, extra = divmod(n, p)
+    middle = list(range(1, p - 1))
+    order = middle + [i for i in (0, p - 1) if i not in middle]
+    heavy = set(order[:extra])
+    return tuple(base + (1 if i in heavy else 0) for i in range(p))
+
+
+@lru_cache(maxsize=4096, typed=True)
+def stage_slots(n_layers: int, pp: int) -> tuple[int, ...]:
+    """Layer slots per stage: its layers, plus one for the embedding on the first stage and
+    one for the output head on the last when that stage is one layer short (Llama 3)."""
+    counts = layers_per_stage(n_layers, pp)
+    heaviest = max(counts)
+    slots = list(counts)
+    if pp > 1:
+        for end in (0, pp - 1):
+            if counts[end] < heaviest:
+                slots[end] += 1
+    return tuple(slots)
+
+
+def _split(total: int, parts: int) -> list[int]:
+    base, extra = divmod(total, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
+@lru_cache(maxsize=4096, typed=True)
+def chunk_layers(n_layers: int, pp: int, v: int) -> tuple[tuple[int, ...], ...]:
+    """Transformer layers in each of the ``v`` chunks of each stage (empty chunks allowed
+    only where a chunk's one slot is the embedding or the output head)."""
+    counts, slots = layers_per_stage(n_layers, pp), stage_slots(n_layers, pp)
+    result = []
+    for s in range(pp):
+        sizes = _split(slots[s], v)
+        if slots[s] > counts[s] and s == 0:
+            sizes[0] -= 1  # the embedding takes a slot of the first chunk
+        if slots[s] > counts[s] and s == pp - 1:
+            sizes[-1] -= 1  # the output head takes a slot of the last chunk
+        result.append(tuple(sizes))
+    return tuple(result)
+
+
+@lru_cache(maxsize=8192, typed=True)
+def stage_layer_kinds(arch: models.Architecture, pp: int) -> tuple[tuple[int, int], ...]:
+    """(dense layers, MoE layers) on each stage; MoE models put their dense layers first."""
+    n_dense_first = arch.n_layers - models.n_moe_layers(arch)
+    kinds, start = [], 0
+    for count in layers_per_stage(arch.n_layers, pp):
+        dense = max(0, min(start + count, n_dense_first) - start)
+        kinds.append((dense, count - dense))
+        start += count
+    return tuple(kinds)
+
+
+@dataclass(frozen=True)
+class StageParams:
+    """Parameters one GPU of a stage holds: ``dense`` (replicated over DP) and ``expert``."""
+
+    dense: float
+    expert: float
+
+    @property
+    def total(self) -> float:
+        return self.dense + self.expert
+
+
+@lru_cache(maxsize=8192)
+def stage_params_of(arch: models.Architecture, pp: int, tp: int, ep: int,
+                    stage: int) -> StageParams:
+    """Parameters held by one GPU of ``stage``: its layers over ``tp`` (routed experts also
+    over ``ep``, Megatron-Core's expert-TP = TP); the first stage adds the embedding (and
+    learned positions), the last the output head (a copy of the table when tied)."""
+    dense_layers, moe_layers = stage_layer_kinds(arch, pp)[stage]
+    dense = dense_layers * models.dense_layer_params(arch)
+    expert = 0.0
+    if arch.moe is not None and moe_layers:
+        routed = arch.moe.n_routed_experts * models.expert_params(arch)
+        dense += moe_layers * (models.moe_layer_params(arch) - routed)
+        expert = moe_layers * routed / ep
+    table = arch.vocab_size * arch.d_model
+    if stage == 0:
+        dense += table + arch.learned_positions * arch.d_model
+    if stage == pp - 1 and not (arch.tied_embeddings and pp == 1):
+        dense += table
+    return StageParams(dense=dense / tp, expert=expert / tp)
+
+
+@dataclass(frozen=True)
+class Group:
+    """One parallel group as rank 0 sees it: ``size`` ranks ``stride`` apart, placed on
+    ``nodes`` nodes with ``per_node`` members in each (a group spanning whole nodes can use
+    every NIC of a node at once)."""
+
+    size: int
+    stride: int
+    nodes: int
+    per_node: int
+
+    @property
+    def crosses_nodes(self) -> bool:
+        return self.nodes > 1
+
+
+def group(size: int, stride: int, gpus_per_node: int) -> Group:
+    """Where a group of ``size`` ranks at ``stride`` lands on nodes of ``gpus_per_node``."""
+    per_node = 1 if stride >= gpus_per_node else max(1, min(size, gpus_per_node // stride))
+    return Group(size=size, stride=stride, nodes=-(-size // per_node), per_node=per_node)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A :class:`ParallelConfig` resolved for one architecture and node size."""
+
+    arch: models.Architecture
+    cfg: ParallelConfig
+    gpus_per_node: int
+    stage_layers: tuple[int, ...]
+    chunk_layers: tuple[tuple[int, ...], ...]
+    groups: dict[str, Group]
+
+    @property
+    def chunks_even(self) -> bool:
+        """True when ``v`` divides every stage's layer slots (all chunks the same size)."""
+        return all(s % self.cfg.virtual_stages == 0
+                   for s in stage_slots(self.arch.n_layers, self.cfg.pp))
+
+    @property
+    def largest_chunk_layers(self) -> int:
+        return max(max(c) for c in self.chunk_layers)
+
+    @property
+    def bubble_chunks(self) -> float:
+        """The v the bubble divides by: heaviest stage's layers over the largest chunk's
+        (= v for even chunks; less when uneven chunks pace the fill and drain)."""
+        return max(self.stage_layers) / max(1, self.largest_chunk_layers)
+
+    def stage_params(self, stage: int) -> StageParams:
+        return stage_params_of(self.arch, self.cfg.pp, self.cfg.tp, self.cfg.ep, stage)
+
+    def stage_kinds(self, stage: int) -> tuple[int, int]:
+        return stage_layer_kinds(self.arch, self.cfg.pp)[stage]
+
+
+LLAMA3_ORDER: tuple[str, ...] = ("tp", "cp", "pp", "dp")
+
+
+def resolve(arch: models.Architecture, cfg: ParallelConfig, gpus_per_node: int = 8,
+            order: tuple[str, ...] = LLAMA3_ORDER) -> Layout:
+    """Resolve ``cfg`` for ``arch`` with ranks in ``order`` (innermost first); ValueError
+    when PP exceeds the layers, v exceeds the slots of some stage (no chunk layout exists
+    at all) or ``order`` is not a permutation of tp, cp, pp, dp."""
+    g = positive_int("gpus_per_node", gpus_per_node)
+    if sorted(order) != sorted(LLAMA3_ORDER):
+        raise ValueError(f"order must list tp, cp, pp and dp once each, got {order!r}")
+    v = cfg.virtual_stages
+    if v > min(stage_slots(arch.n_layers, cfg.pp)):
+        raise ValueError(f"virtual_stages={v} chunks do not fit a stage of "
+                         f"{min(layers_per_stage(arch.n_layers, cfg.pp))} layers")
+    sizes = {"tp": cfg.tp, "cp": cfg.cp, "pp": cfg.pp, "dp": cfg.dp}
+    groups, stride = {}, 1
+    for dim in order:
+        groups[dim] = group(sizes[dim], stride, g)
+        stride *= sizes[dim]
+    groups["ep"] = group(cfg.ep, groups["dp"].stride, g)
+    return Layout(arch=arch, cfg=cfg, gpus_per_node=g,
+                  stage_layers=layers_per_stage(arch.n_layers, cfg.pp),
+                  chunk_layers=chunk_layers(arch.n_layers, cfg.pp, v), groups=groups)
+
+
+def pipeline_bubble_over_compute(pp: int, m: int, v: float) -> float:
+    """Bubble over ideal compute of an interleaved pipeline with ``v`` (possibly effective,
+    :attr:`Layout.bubble_chunks`) chunks per GPU.
+
+    m >= p: ``(p - 1)/(m v)`` (Narayanan et al. 2021, §2.2.2). m < p (Llama 3's schedule,
+    §3.3.2, breadth-first rounds): ``[(p - 1) + (v - 1)(p - m)]/(m v)``, because each of the
+    v - 1 later rounds leaves p - m chunk slots idle; it is what
+    :func:`solutions.pipeline.simulate` measures for those orders and tends to ``(p - m)/m``.
+    """
+    p, m = positive_int("pp", pp), positive_int("m", m)
+    if not v >= 1:
+        raise ValueError(f"v must be >= 1, got {v!r}")
+    if p == 1:
+        return 0.0
+    idle = (p - 1) + (v - 1) * max(0, p - m)
+    return idle / (m * v)

@@ -1,0 +1,132 @@
+"""Step-time model, part 5: the few constants fitted to published runs, and the fit itself.
+
+Every other number in the model is a datasheet figure, a microbenchmark or a stated
+assumption; these are the only ones chosen to match training runs, and only on the runs of
+``solutions/data/published_runs.json`` marked ``"split": "fit"``:
+
+* ``SUSTAINED_FRACTION`` per GPU family (A100; H100, which H800 shares): the share of the
+  microbenchmark GEMM and attention rates a training step sustains (clocks under sustained
+  power, kernels and launch gaps the model does not list);
+* ``ELEMENTWISE_PASSES`` (eager PyTorch, Megatron-LM's hand-fused kernels, Transformer
+  Engine's fused kernels): HBM passes over each activation byte by element-wise kernels;
+* ``OVERLAP_INTERFERENCE``: the share of overlapped communication time that still slows the
+  computation under it.
+
+:func:`fit` repeats the search (coordinate descent over fixed grids, minimising the median
+|error| plus a third of the worst, the score the model was fitted with) and
+``benchmarks/validate_performance.py --fit`` prints its result beside the values in use.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from solutions import performance
+from solutions import performance_flops as pf
+from solutions.performance_validation import PublishedRun
+
+
+@dataclass(frozen=True)
+class Constant:
+    """One fitted constant: its name, the grid searched and how to read and set it."""
+
+    name: str
+    grid: tuple[float, ...]
+
+    def get(self) -> float:
+        module, key = _where(self.name)
+        if key is None:
+            return float(getattr(module, self.name))
+        return float(getattr(module, self.name.split("[")[0])[key])
+
+    def set(self, value: float) -> None:
+        module, key = _where(self.name)
+        if key is None:
+            setattr(module, self.name, value)
+            return
+        table = getattr(module, self.name.split("[")[0])
+        for family in ((key, "H800") if key == "H100" else (key,)):
+            table[family] = value
+
+
+def _where(name: str) -> tuple[object, str | None]:
+    module = performance if name == "OVERLAP_INTERFERENCE" else pf
+    return module, (name.split("[")[1].strip("]'\"") if "[" in name else None)
+
+
+def _grid(lo: float, hi: float, step: float) -> tuple[float, ...]:
+    n = round((hi - lo) / step)
+    return tuple(round(lo + i * step, 6) for i in range(n + 1))
+
+
+CONSTANTS: tuple[Constant, ...] = (
+    Constant("SUSTAINED_FRACTION['A100']", _grid(0.60, 1.00, 0.01)),
+    Constant("SUSTAINED_FRACTION['H100']", _grid(0.60, 1.00, 0.01)),
+    # passes over HBM: within what counting the kernels allows (about 6 reads and writes
+    # of Korthikanti's 34 s b h bytes per layer in eager mode, fewer when fused)
+    Constant("ELEMENTWISE_PASSES['eager']", _grid(2.0, 12.0, 1.0)),
+    Constant("ELEMENTWISE_PASSES['megatron']", _grid(2.0, 12.0, 1.0)),
+    Constant("ELEMENTWISE_PASSES['fused']", _grid(1.0, 6.0, 1.0)),
+    Constant("OVERLAP_INTERFERENCE", _grid(0.0, 0.5, 0.05)),
+)
+
+
+#: |error| above which a run counts as a miss of the model, not something to fit to.
+CLIP = 0.25
+
+
+def score(runs: Sequence[PublishedRun]) -> float:
+    """Mean over sources of the mean |error| of each source's runs, each |error| clipped at
+    :data:`CLIP`: every source weighs the same, however many rows it gives, so that the
+    constants describe the sources' common physics rather than the largest source, and a
+    run the model cannot describe does not drag the rest."""
+    by_source: dict[str, list[float]] = {}
+    for run in runs:
+        by_source.setdefault(run.source_id or run.source, []).append(
+            min(abs(run.error()), CLIP))
+    return statistics.fmean(statistics.fmean(e) for e in by_source.values())
+
+
+@contextmanager
+def constants_set(values: dict[str, float]) -> Iterator[None]:
+    """Run a block with the named constants set to ``values``, restored afterwards."""
+    by_name = {c.name: c for c in CONSTANTS}
+    saved = {name: by_name[name].get() for name in values}
+    try:
+        for name, value in values.items():
+            by_name[name].set(value)
+        yield
+    finally:
+        for name, value in saved.items():
+            by_name[name].set(value)
+
+
+def current() -> dict[str, float]:
+    """The values in use."""
+    return {c.name: c.get() for c in CONSTANTS}
+
+
+#: Where the search starts: the microbenchmark rates as they are, a few passes, no
+#: interference.
+START: dict[str, float] = {c.name: v for c, v in zip(CONSTANTS, (1.0, 1.0, 6.0, 6.0, 3.0, 0.0),
+                                                       strict=True)}
+
+
+def fit(runs: Sequence[PublishedRun], rounds: int = 4) -> dict[str, float]:
+    """Coordinate descent from :data:`START`: each constant in turn takes the grid value
+    with the lowest :func:`score` on ``runs`` (only rows with ``fitted`` set are used;
+    ValueError if there are none). The module's constants are left unchanged."""
+    rows = [r for r in runs if r.fitted]
+    if not rows:
+        raise ValueError("no runs marked for fitting")
+    best = dict(START)
+    for _ in range(rounds):
+        for constant in CONSTANTS:
+            def trial(value: float, name: str = constant.name) -> float:
+                with constants_set({**best, name: value}):
+                    return score(rows)
+            best[constant.name] = min(constant.grid, key=trial)
+    return best

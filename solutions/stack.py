@@ -1,0 +1,212 @@
+"""The training software a layout runs on: what it overlaps, how it communicates, how it
+keeps weights and gradients.
+
+A :class:`Stack` changes the speed (and some of the memory) of a layout but not the layout
+itself: the same ``ParallelConfig`` ran at 159 TFLOP/s per GPU in Megatron-LM's benchmark
+and at 126 in a DeepSpeed-pipeline production run (Narayanan et al. 2021, Table 1 vs Smith
+et al. 2022, §3). Both the step-time model (:mod:`solutions.performance`) and the memory
+model read it, so the two halves assume the same software.
+
+Fields (booleans say whether the software does it):
+
+* ``sequence_parallel``: activations outside the TP region are split over the TP group and
+  the TP all-reduces become reduce-scatter + all-gather pairs (Korthikanti et al. 2022, §4.2.2).
+* ``fused_attention``: a flash-attention kernel keeps the ``s x s`` scores on chip and skips
+  the masked half of a causal matrix (Dao et al. 2022).
+* ``overlap_dp``: the gradient reduction runs during the backward pass, bucket by bucket
+  (PyTorch DDP, Li et al. 2020, §3.2.3; FSDP; Megatron-Core ``--overlap-grad-reduce``).
+* ``grad_reduce_bytes``: bytes per gradient element in the data-parallel reduce-scatter.
+* ``reshard_after_forward``: ZeRO-3/FSDP frees the gathered weights after each layer's
+  forward and gathers them again for the backward (Zhao et al. 2023, §3.2.1 FULL_SHARD);
+  False keeps them gathered until the backward is done (FSDP SHARD_GRAD_OP; Llama 3).
+* ``grad_accum_bytes``: bytes per gradient element accumulated across micro-batches.
+* ``uneven_chunks``: the pipeline accepts chunks with unequal layer counts.
+* ``interleave_m_below_p``: the interleaved schedule accepts fewer micro-batches than stages.
+* ``tp_comm_overlap``: TP collectives are split into chunks that run under the GEMMs they
+  feed (Megatron-Core ``--tp-comm-overlap``, Transformer Engine userbuffers).
+* ``param_gather_overlap``: the distributed optimizer's parameter all-gather runs under the
+  next step's forward pass (Megatron-Core ``--overlap-param-gather``) instead of after the
+  optimizer step.
+* ``gather_hidden_fraction``: the share of a ZeRO-3/FSDP parameter all-gather that can run
+  under compute. FSDP prefetches the next unit's gather (Zhao et al. 2023, §3.3.2-3.3.3:
+  backward and forward prefetch), so all of it can hide; DeepSpeed ZeRO-3 launches its
+  prefetch from a trace of the previous step and stalls on about half of its gathers
+  (Rajbhandari et al. 2021, ZeRO-Infinity §6.2 overlap-centric design; measured here as the
+  0.5 of ``ZERO3_GATHER_HIDDEN``).
+* ``fused_grad_accumulation``: each micro-batch's weight gradients are accumulated by the
+  weight-gradient GEMM itself (Megatron-LM ``--gradient-accumulation-fusion``, into FP32
+  ``main_grad``); otherwise a separate pass reads the 16-bit gradient and reads and writes
+  the ``grad_accum_bytes`` accumulator every micro-batch (DeepSpeed's engines, PyTorch
+  DDP/FSDP without resharding).
+* ``pipeline_blocking_p2p``: the pipeline's sends and receives are blocking instructions
+  between compute instructions (DeepSpeed's ``PipelineEngine``: ``RecvActivation``,
+  ``SendActivation``, ``RecvGrad``, ``SendGrad``), so a stage pays its receives as well as
+  its sends; Megatron posts them as non-blocking pairs (Narayanan et al. 2021, §4.1).
+* ``pp_outermost``: the rank order puts the pipeline outermost (Megatron-LM's default
+  ``tp-cp-ep-dp-pp``, DeepSpeed's and torchtitan's topologies), so DP groups are packed
+  inside nodes and pipeline neighbours sit on other nodes; Llama 3 orders ``[TP, CP, PP,
+  DP]`` (§3.3.2), so a pipeline's stages share nodes and DP groups spread over them.
+* ``pipeline_scatter_gather``: each TP rank sends only its ``1/t`` slice of the activation
+  to the next stage and the slices are all-gathered over NVLink there (Narayanan et al.
+  2021, §4.1 "scatter/gather optimization"); without it (DeepSpeed's pipeline engine,
+  ``deepspeed/runtime/pipe/engine.py`` SendActivation) every TP rank sends the whole
+  activation over its own port, ``t`` times the bytes.
+* ``attention_kernel``: the fused attention kernel, ``"flash2"`` (FlashAttention-2, PyTorch's
+  scaled-dot-product attention), ``"hopper"`` (a kernel using Hopper's asynchronous
+  tensor-core instructions: FlashAttention-3 or cuDNN's fused attention through Transformer
+  Engine; on an A100 it is FlashAttention-2) or ``"triton"`` (the 2022 Triton port of
+  FlashAttention-1, ``flash_attn/flash_attn_triton.py``, which MosaicML's llm-foundry runs
+  as ``attn_impl: triton``) (:data:`solutions.performance_flops.ATTENTION_KERNEL_FRACTION`).
+* ``selective_recompute``: what ``"selective"`` recomputation recomputes. ``"attention"``:
+  the attention core (Korthikanti et al. 2022, §5; Megatron-LM). ``"alternate_matmuls"``:
+  torchtitan's per-op policy (``selective_ac_option = 'op'``,
+  ``torchtitan/parallelisms/parallelize_llama.py``, April 2024: "Saves output of all compute
+  ops, except every second mm"): every second matmul of a layer and every element-wise
+  operation are recomputed, the attention kernel's output is kept.
+* ``ep_node_dedup``: expert-parallel dispatch and combine send a token across the network
+  once per destination node and forward it to that node's experts over NVLink (DeepEP;
+  DeepSeek-V3 report, arXiv:2412.19437, §3.2.2), instead of once per expert
+  (:func:`solutions.performance_comm.dedup_all_to_all_s`).
+* ``elementwise``: how the element-wise work between GEMMs is run, which sets its passes
+  over HBM (:data:`solutions.performance_flops.ELEMENTWISE_PASSES`): ``"eager"``, one
+  PyTorch kernel per operation (FSDP, DeepSpeed ZeRO-3 and torchtitan without
+  ``torch.compile``); ``"megatron"``, Megatron-LM's hand-fused bias + GeLU and scale + mask
+  + softmax kernels (Narayanan et al. 2021, §4.2); ``"fused"``, Transformer Engine's fused
+  LayerNorm/RMSNorm + GEMM, bias + dropout + residual and SwiGLU kernels (Megatron-Core).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from solutions._checks import positive
+
+#: Share of a DeepSpeed ZeRO-3 parameter gather that runs under compute (see module doc).
+ZERO3_GATHER_HIDDEN = 0.5
+
+
+@dataclass(frozen=True)
+class Stack:
+    """Software choices that change the speed of a layout but not the layout itself."""
+
+    name: str
+    sequence_parallel: bool = True
+    fused_attention: bool = True
+    overlap_dp: bool = True
+    grad_reduce_bytes: float = 2.0
+    reshard_after_forward: bool = True
+    grad_accum_bytes: float = 4.0
+    uneven_chunks: bool = False
+    interleave_m_below_p: bool = False
+    tp_comm_overlap: bool = False
+    param_gather_overlap: bool = False
+    gather_hidden_fraction: float = 1.0
+    pipeline_scatter_gather: bool = True
+    pp_outermost: bool = True
+    fused_grad_accumulation: bool = True
+    pipeline_blocking_p2p: bool = False
+    attention_kernel: str = "flash2"
+    selective_recompute: str = "attention"
+    ep_node_dedup: bool = False
+    elementwise: str = "fused"
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        positive("grad_reduce_bytes", self.grad_reduce_bytes)
+        positive("grad_accum_bytes", self.grad_accum_bytes)
+        if self.elementwise not in ("eager", "megatron", "fused"):
+            raise ValueError("elementwise must be 'eager', 'megatron' or 'fused', "
+                             f"got {self.elementwise!r}")
+        if self.attention_kernel not in ("flash2", "hopper", "triton"):
+            raise ValueError("attention_kernel must be 'flash2', 'hopper' or 'triton', "
+                             f"got {self.attention_kernel!r}")
+        if self.selective_recompute not in ("attention", "alternate_matmuls"):
+            raise ValueError("selective_recompute must be 'attention' or 'alternate_matmuls', "
+                             f"got {self.selective_recompute!r}")
+        if not 0.0 <= self.gather_hidden_fraction <= 1.0:
+            raise ValueError("gather_hidden_fraction is a share in [0, 1], "
+                             f"got {self.gather_hidden_fraction}")
+
+
+MEGATRON_2021 = Stack(
+    "Megatron-LM 2021 (no SP, unfused attention)", sequence_parallel=False,
+    fused_attention=False, overlap_dp=True, grad_reduce_bytes=2.0, grad_accum_bytes=4.0,
+    elementwise="megatron",
+    source="Narayanan et al. 2021 (arXiv:2104.04473), §4: TP all-reduces on the critical "
+           "path, non-blocking pipeline send/recv, fused bias+GeLU and scale+mask+softmax "
+           "kernels (§4.2), PyTorch DDP gradient all-reduce overlapped with the backward; "
+           "FP32 main gradients (megatron/model/distributed.py).")
+MEGATRON_2022 = Stack(
+    "Megatron-LM 2022 (selective recompute + SP)", sequence_parallel=True,
+    fused_attention=False, overlap_dp=True, elementwise="megatron",
+    source="Korthikanti et al. 2022 (arXiv:2205.05198), §4.2.2 sequence parallelism "
+           "(reduce-scatter + all-gather instead of all-reduce), §5 selective activation "
+           "recomputation of the attention core; TP communication still exposed.")
+MEGATRON_CORE_2024 = Stack(
+    "Megatron-Core 2024 (TP comm overlap, overlapped grad reduce and param gather)",
+    sequence_parallel=True, fused_attention=True, overlap_dp=True, tp_comm_overlap=True,
+    param_gather_overlap=True, attention_kernel="hopper",
+    source="Megatron-LM megatron/training/arguments.py: --tp-comm-overlap (TP "
+           "collectives split and overlapped with GEMMs via Transformer Engine), "
+           "--overlap-grad-reduce, --overlap-param-gather with --use-distributed-optimizer "
+           "(ZeRO-1: reduce-scatter grads, all-gather params); Transformer Engine's fused "
+           "kernels (cuDNN fused attention, LayerNorm/RMSNorm, bias-GeLU/SwiGLU); "
+           "interleaving asserts layers divisible by the chunks.")
+DEEPSPEED_ZERO3 = Stack(
+    "DeepSpeed ZeRO-3", sequence_parallel=False, fused_attention=True, overlap_dp=True,
+    gather_hidden_fraction=ZERO3_GATHER_HIDDEN, elementwise="eager",
+    fused_grad_accumulation=False,
+    source="Rajbhandari et al. 2020 (ZeRO, arXiv:1910.02054) §7 (P_os+g+p: 1.5x the DP "
+           "volume: all-gather forward, all-gather backward, reduce-scatter), ZeRO-Infinity "
+           "(arXiv:2104.07857) §6.2 prefetch from a recorded trace.")
+DEEPSPEED_PIPELINE = Stack(
+    "DeepSpeed pipeline engine (Megatron-DeepSpeed)", sequence_parallel=False,
+    fused_attention=False, overlap_dp=False, pipeline_scatter_gather=False,
+    pipeline_blocking_p2p=True, fused_grad_accumulation=False,
+    elementwise="megatron",
+    source="Smith et al. 2022 (MT-NLG, arXiv:2201.11990), §3: Megatron TP inside "
+           "DeepSpeed's 1F1B pipeline engine (deepspeed/runtime/pipe/engine.py: "
+           "SendActivation/RecvGrad of the whole activation from every TP rank), no "
+           "interleaving; ZeRO-1 gradient "
+           "all-reduce after the last micro-batch (engine.py _exec_reduce_grads).")
+FSDP = Stack(
+    "PyTorch FSDP (FULL_SHARD)", sequence_parallel=False, fused_attention=True,
+    overlap_dp=True, elementwise="eager", fused_grad_accumulation=False,
+    source="Zhao et al. 2023 (PyTorch FSDP, arXiv:2304.11277) §3.2 FULL_SHARD (gather "
+           "before forward and backward, reshard after each), §3.3 backward/forward "
+           "prefetch overlapping the next unit's all-gather with compute; the model runs in "
+           "PyTorch eager mode, one kernel per element-wise operation.")
+FSDP2 = Stack(
+    "FSDP2 / torchtitan", sequence_parallel=True, fused_attention=True, overlap_dp=True,
+    elementwise="eager", uneven_chunks=True, fused_grad_accumulation=False,
+    source="torchtitan (Liang et al. 2024, arXiv:2410.06511) §2.1: per-parameter DTensor "
+           "FSDP2 with implicit prefetch, reshard_after_forward=True by default, SP with "
+           "TP (async TP optional); eager mode unless torch.compile is turned on; pipeline "
+           "stages cut at user-given module names (pipeline_parallel_split_points), so "
+           "stages and chunks may hold different layer counts.")
+LLAMA3 = Stack(
+    "Llama 3 (FSDP without reshard after forward, FP32 reduce-scatter)",
+    sequence_parallel=True, fused_attention=True, overlap_dp=True, grad_reduce_bytes=4.0,
+    reshard_after_forward=False, grad_accum_bytes=4.0, uneven_chunks=True,
+    interleave_m_below_p=True, attention_kernel="hopper", pp_outermost=False,
+    source="Dubey et al. 2024 (arXiv:2407.21783) §3.3.2: FSDP shards optimizer state and "
+           "gradients but not the model weights after forward (no re-gather in backward), "
+           "gradients accumulated and reduce-scattered in FP32, modified interleaved "
+           "schedule allowing fewer micro-batches than stages, one fewer layer on the "
+           "first and last stages; rank order [TP, CP, PP, DP].")
+#: The default of :func:`solutions.performance.estimate`: the current Megatron-Core family.
+MODERN = MEGATRON_CORE_2024
+
+STACKS: dict[str, Stack] = {
+    "megatron-lm-2021": MEGATRON_2021, "megatron-lm-2022": MEGATRON_2022,
+    "megatron-core-2024": MEGATRON_CORE_2024, "deepspeed-zero3": DEEPSPEED_ZERO3,
+    "deepspeed-pipeline": DEEPSPEED_PIPELINE, "fsdp": FSDP, "fsdp2": FSDP2, "llama3": LLAMA3,
+}
+
+
+def stack_named(name: str) -> Stack:
+    """The preset called ``name`` (a key of :data:`STACKS`); ValueError listing them."""
+    try:
+        return STACKS[name]
+    except KeyError:
+        raise ValueError(f"unknown stack {name!r}; expected one of {sorted(STACKS)}") from None

@@ -1,0 +1,214 @@
+"""One resolved layout, and only buildable layouts: chunks, groups, bubble, rejections, and
+the memory model against the published runs that really trained."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+from importlib import resources
+from typing import Any
+
+import pytest
+
+from solutions import hardware as hw
+from solutions import models as m
+from solutions import planner as pl
+from solutions import planner_search as ps
+from solutions.layout import (
+    ParallelConfig,
+    chunk_layers,
+    pipeline_bubble_over_compute,
+    resolve,
+    stage_slots,
+)
+from solutions.pipeline import Step, makespan, simulate
+from solutions.planner_memory import memory_per_gpu
+from solutions.stack import LLAMA3, MODERN, stack_named
+
+PAPER = ParallelConfig(tp=8, pp=16, dp=128, zero_stage=3, grad_accum=16,
+                       activation_recompute="none", virtual_stages=8)
+
+
+def test_llama3_end_stages_hold_the_embedding_and_head_as_a_chunk() -> None:
+    # 126 layers on 16 stages: (7, 8 x 14, 7); with v = 8 every chunk holds one layer, except
+    # the first chunk of stage 0 (embedding only) and the last of stage 15 (head and loss)
+    assert stage_slots(126, 16) == (8,) * 16
+    chunks = chunk_layers(126, 16, 8)
+    assert chunks[0] == (0,) + (1,) * 7 and chunks[15] == (1,) * 7 + (0,)
+    assert all(c == (1,) * 8 for c in chunks[1:15])
+    layout = resolve(m.LLAMA3_405B, PAPER)
+    assert layout.chunks_even and layout.bubble_chunks == 8
+
+
+def test_uneven_chunks_pace_the_bubble_by_the_largest_chunk() -> None:
+    # Llama 3 70B, PP 4: 20 layers per stage; v = 8 gives chunks of 3, 3, 3, 3, 2, 2, 2, 2,
+    # so the fill and drain run at the pace of 3-layer chunks: v_eff = 20 / 3, 20 % more bubble
+    cfg = ParallelConfig(tp=8, pp=4, dp=2, grad_accum=16, virtual_stages=8)
+    layout = resolve(m.LLAMA3_70B, cfg)
+    assert not layout.chunks_even and layout.largest_chunk_layers == 3
+    assert pl.bubble(cfg, m.LLAMA3_70B) == pytest.approx(3 / (16 * 20 / 3))
+    assert pl.bubble(cfg, m.LLAMA3_70B) / pl.bubble(cfg) == pytest.approx(1.2)
+    found = dict(pl.rejections(m.LLAMA3_70B, cfg, memory_budget_gb=None))
+    assert "chunks" in found and "v=8" in found["chunks"]
+    assert "chunks" not in dict(pl.rejections(m.LLAMA3_70B, cfg, memory_budget_gb=None,
+                                              stack=replace(MODERN, uneven_chunks=True)))
+
+
+def test_groups_know_which_links_they_cross() -> None:
+    groups = resolve(m.LLAMA3_405B, PAPER).groups
+    assert not groups["tp"].crosses_nodes and groups["tp"].per_node == 8
+    assert groups["pp"].crosses_nodes and groups["pp"].nodes == 16      # a node per stage
+    assert groups["dp"].nodes == 128 and groups["dp"].stride == 128
+    small = resolve(m.GENERIC_7B, ParallelConfig(tp=2, pp=1, dp=8))
+    assert small.groups["dp"].per_node == 4 and small.groups["dp"].nodes == 2
+
+
+def _bfs_order(pp: int, mb: int, v: int, stage: int) -> list[Step]:
+    """Breadth-first interleaving (rounds of all m micro-batches per chunk), Llama 3's
+    schedule for m < p; warm-up as Megatron's with N = m."""
+    fwd: list[Step] = [("F", c, j) for c in range(v) for j in range(mb)]
+    bwd: list[Step] = [("B", v - 1 - c, j) for c in range(v) for j in range(mb)]
+    warm = min((pp - stage - 1) * 2 + (v - 1) * mb, mb * v)
+    order = fwd[:warm]
+    for i in range(mb * v - warm):
+        order += [fwd[warm + i], bwd[i]]
+    return order + bwd[mb * v - warm:]
+
+
+@pytest.mark.parametrize("pp,mb", [(16, 4), (8, 4), (4, 2), (8, 8), (8, 16)])
+@pytest.mark.parametrize("v", [1, 2, 4, 8])
+def test_bubble_formula_follows_the_simulator(pp: int, mb: int, v: int) -> None:
+    spans = simulate(pp, v, [_bfs_order(pp, mb, v, s) for s in range(pp)])
+    measured = (makespan(spans) - 2 * mb) / (2 * mb)
+    assert pipeline_bubble_over_compute(pp, mb, v) == pytest.approx(measured)
+
+
+def test_interleaving_with_fewer_micro_batches_than_stages_needs_a_schedule_for_it() -> None:
+    cfg = ParallelConfig(tp=8, pp=16, dp=512, grad_accum=4, virtual_stages=2,
+                         activation_recompute="full")
+    found = dict(pl.rejections(m.LLAMA3_405B, cfg, memory_budget_gb=None))
+    assert "interleave_m" in found and "m >= p" in found["interleave_m"]
+    assert "interleave_m" not in dict(pl.rejections(m.LLAMA3_405B, cfg, memory_budget_gb=None,
+                                                    stack=LLAMA3))
+    # and it still helps, toward the floor (p - m)/m: 375 % -> 337.5 % at v = 2
+    assert pl.bubble(cfg) == pytest.approx(3.375)
+    assert pl.bubble(replace(cfg, virtual_stages=1)) == pytest.approx(3.75)
+
+
+def test_named_rejections() -> None:
+    arch = m.LLAMA3_405B
+    assert "heads" in dict(pl.rejections(arch, ParallelConfig(tp=16, pp=8, dp=128),
+                                         gpus_per_node=16, memory_budget_gb=None))
+    odd = replace(arch, d_model=16380, name="odd")
+    assert any("not divisible by the 128 heads" in t
+               for r, t in pl.rejections(odd, ParallelConfig(tp=1, pp=16, dp=1),
+                                         memory_budget_gb=None) if r == "heads")
+    wrong = dict(pl.rejections(arch, PAPER, gpu=hw.A100_SXM_80GB,
+                               cluster=hw.default_cluster(hw.H100_SXM), memory_budget_gb=None))
+    assert "gpu" in wrong
+    with pytest.raises(ValueError, match="whole number"):
+        ParallelConfig(tp=8.5, pp=16, dp=128)  # type: ignore[arg-type]
+    assert ParallelConfig(tp=8.0, pp=16, dp=128).tp == 8  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="cluster"):
+        pl.recommend(arch, 16384, 2048, 8192, hw.A100_SXM_80GB,
+                     cluster=hw.default_cluster(hw.H100_SXM))
+
+
+ARCHS = (m.LLAMA3_8B, m.LLAMA3_70B, m.LLAMA3_405B, m.GPT3_175B, m.GENERIC_7B)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_nothing_recommend_returns_fails_validation(seed: int) -> None:
+    rng = random.Random(seed)
+    arch = rng.choice(ARCHS)
+    n = rng.choice([64, 256, 1024, 4096])
+    stack = rng.choice([MODERN, LLAMA3])
+    batch = n // rng.choice([1, 2, 4]) * rng.choice([1, 2])
+    found = pl.recommend(arch, n, batch, 4096, hw.H100_SXM, top=20, stack=stack)
+    for ranked in found.best:
+        cfg = ranked.config
+        assert pl.validate(arch, cfg, n, global_batch_seqs=batch, stack=stack) == [], cfg
+        layout = resolve(arch, cfg)
+        assert layout.chunks_even  # searched even when the stack would accept uneven
+        assert cfg.virtual_stages == 1 or cfg.grad_accum >= cfg.pp or stack.interleave_m_below_p
+
+
+def test_llama3_paper_layout_is_first_with_its_own_stack() -> None:
+    found = pl.recommend(m.LLAMA3_405B, 16384, 2048, 8192, hw.H100_SXM, stack=LLAMA3, top=3,
+                         zero_stages=(1, 3))
+    best = found.best[0].config
+    assert (best.tp, best.cp, best.pp, best.dp, best.virtual_stages) == (8, 1, 16, 128, 8)
+    assert best.activation_recompute == "none" and best.zero_stage == 3
+
+
+RUNS: list[dict[str, Any]] = json.loads(
+    resources.files("solutions").joinpath("data/published_runs.json").read_text("utf-8"))
+FIELDS = set(m.Architecture.__dataclass_fields__) - {"moe", "mla", "source"}
+GPUS = {gpu.name: gpu for gpu in hw.GPUS.values()}
+
+
+def _published(run: dict[str, Any]) -> tuple[m.Architecture, ParallelConfig]:
+    arch = m.Architecture(**{k: v for k, v in run["model"].items() if k in FIELDS})
+    lay = run["layout"]
+    cfg = ParallelConfig(tp=lay["tp"], pp=lay["pp"], dp=lay["dp"], cp=lay["cp"],
+                         ep=lay["ep"], zero_stage=lay["zero_stage"],
+                         micro_batch=lay["micro_batch"], grad_accum=lay["grad_accum"],
+                         seq_len=lay["seq_len"], activation_recompute=lay["recompute"],
+                         virtual_stages=lay["virtual_stages"])
+    return arch, cfg
+
+
+#: Runs the memory model cannot fit, each with the reason (strict: a fix must remove it).
+MISFITS = {
+    "dgxc-nemotron4-340b-128gpu": "DP = 2 leaves 6 bytes of Adam state per parameter on each "
+    "GPU; with FP32 main gradients the stage needs about 97 GB (85 GB with BF16 gradient "
+    "reduction, which the recipe may use but does not state)",
+    "llama3-t4-8192gpu-s8192": "m = 32 = 2p micro-batches without recomputation: Megatron's "
+    "groups of p keep every chunk's FP32 gradient across both groups (95 GB), a breadth-first "
+    "order keeps both groups' activations; the paper's 8K run without checkpointing is the "
+    "16,384-GPU layout (m = p), and v and recomputation here are the data file's assumptions",
+}
+
+
+def _fit_cases() -> list[Any]:
+    cases = []
+    for run in RUNS:
+        if "moe" in run["model"]:
+            continue
+        marks = ([pytest.mark.xfail(strict=True, reason=MISFITS[run["id"]])]
+                 if run["id"] in MISFITS else [])
+        cases.append(pytest.param(run, id=str(run["id"]), marks=marks))
+    return cases
+
+
+def test_most_published_runs_fit_and_the_misfits_are_named() -> None:
+    fitting = [r for r in RUNS if "moe" not in r["model"] and r["id"] not in MISFITS]
+    assert len(fitting) >= 40 and len(MISFITS) <= len(RUNS) // 10
+    totals = sorted(memory_per_gpu(*_published(r), stack_named(r["stack"])).total_bytes
+                    for r in fitting if r["stack"] != "llama3")
+    assert 25e9 < totals[len(totals) // 2] < 80e9  # the memory is real, not vacuous
+
+
+@pytest.mark.parametrize("run", _fit_cases())
+def test_published_layouts_fit_the_gpu_they_ran_on(run: dict[str, Any]) -> None:
+    # a run that trained fits its GPU's memory (80 GiB = 85.9 GB on an 80 GB part) with the
+    # software it used; fused attention keeps no s^2 term, so none needs 10x the memory
+    arch, cfg = _published(run)
+    stack = stack_named(run["stack"])
+    if run["stack"] == "llama3":
+        # v is not published; §3.3.2's end stages (a chunk of only the embedding, one of only
+        # the head) imply one layer per chunk, v = 8, whatever the data file assumed
+        cfg = replace(cfg, virtual_stages=8)
+    capacity = GPUS[run["gpu"]].memory_bytes
+    assert memory_per_gpu(arch, cfg, stack).total_bytes <= capacity
+
+
+def test_search_judges_ten_thousand_layouts_a_second() -> None:
+    import time
+    start = time.process_time()
+    found = ps.recommend(m.LLAMA3_405B, 16384, 2048, 8192, hw.H100_SXM,
+                         zero_stages=(0, 1, 2, 3))
+    seconds = time.process_time() - start
+    assert found.candidates >= 5000
+    assert found.candidates / seconds > 5000  # the benchmark's 10^4/s with slack for CI load
