@@ -9,7 +9,7 @@ from workbook.explorers import ch01
 
 def test_prediction_is_the_stage_three_memory() -> None:
     assert ch01.PREDICTION.unit == "GB"
-    assert ch01.PREDICTION.actual() == pytest.approx(1.75)  # 16/64 bytes x 7e9 / 1e9
+    assert ch01.PREDICTION.actual() == pytest.approx(1.625)  # 16/128 bytes x 13e9 / 1e9
 
 
 def test_layers_of_stage_two() -> None:

@@ -137,7 +137,7 @@ def test_explorer_reports_and_redraws(monkeypatch: pytest.MonkeyPatch) -> None:
 
     widgets["Cosine decays over"].value = "the base-batch run's steps (k x more)"
     assert drawn[-1][-1] == "base"
-    assert "800,000 steps" in status_of(box)
+    assert "1,600,000 steps" in status_of(box)  # k = 4096 / 256 = 16 x 100,000
 
     count = len(drawn)
     widgets["Total steps"].value = 5000

@@ -118,8 +118,9 @@ def test_explorer_reports_and_redraws(monkeypatch: pytest.MonkeyPatch) -> None:
 
     widgets["Link"].value = "Between servers (InfiniBand)"
     assert widgets["GB/s per direction"].value == pytest.approx(50.0)
-    assert drawn[-1][2] == pytest.approx(17.5)  # per-bucket AllReduce at 50 GB/s
-    assert "✘ Each bucket's AllReduce (17.50 ms)" in status_of(box).replace("&#x27;", "'")
+    # per-bucket AllReduce at 50 GB/s: 2 x 7/8 x 20 GB / 50 GB/s = 700 ms over 32 buckets
+    assert drawn[-1][2] == pytest.approx(21.875)
+    assert "✘ Each bucket's AllReduce (21.88 ms)" in status_of(box).replace("&#x27;", "'")
 
     widgets["Link"].value = "Inside a server (NVLink)"
     widgets["GPUs"].value = 64

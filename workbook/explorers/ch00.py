@@ -41,13 +41,13 @@ def closest_volume_option(ratio: float) -> str:
 
 PREDICTION = Prediction(
     key="ch00",
-    question=("Eight GPUs all-reduce a 1 GB gradient with a ring. Now a ring of 1,000 GPUs "
-              "all-reduces the same 1 GB gradient. Compared with the 8-GPU ring, how much "
+    question=("Eight GPUs all-reduce a 2 GB gradient with a ring. Now a ring of 1,000 GPUs "
+              "all-reduces the same 2 GB gradient. Compared with the 8-GPU ring, how much "
               "data does each GPU send?"),
-    actual=lambda: closest_volume_option(volume_ratio(8, 1000, 1.0)),
+    actual=lambda: closest_volume_option(volume_ratio(8, 1000, 2.0)),
     options=VOLUME_OPTIONS,
-    explanation=("Each GPU sends 2(N-1)/N x M: 2 x 7/8 x 1 GB = 1.75 GB on 8 GPUs and "
-                 "2 x 999/1000 x 1 GB = 1.998 GB on 1,000, only 14% more. What grows with N "
+    explanation=("Each GPU sends 2(N-1)/N x M: 2 x 7/8 x 2 GB = 3.5 GB on 8 GPUs and "
+                 "2 x 999/1000 x 2 GB = 3.996 GB on 1,000, only 14% more. What grows with N "
                  "is the number of steps, 2(N-1): 14 against 1,998. With equal links the "
                  "bandwidth time hardly changes, but every step pays the latency once, so a "
                  "large ring is slower for small messages."),
@@ -263,7 +263,10 @@ MESSAGE_SIZES_GB = (1e-6, 1e-5, 1e-4, 1e-3, 2e-3, 1e-2, 0.1, 1.0, 10.0, 100.0)
 
 
 def explorer() -> Any:
-    """Sliders for N, message size, link and latency; the time plot and readout redraw."""
+    """Sliders for N, message size, link and latency; the time plot and readout redraw.
+
+    It starts at 16 GPUs and a 10 GB gradient, numbers no exercise asks about, so its
+    readout never answers one before the learner does."""
     import ipywidgets as w
 
     from workbook.explorers.view import STYLE, View, options_slider
@@ -271,8 +274,8 @@ def explorer() -> Any:
     links = [(f"{link.name}: {link.per_direction_gb_per_s:g} GB/s", link.per_direction_gb_per_s)
              for link in (hw.NVLINK_4, hw.NVLINK_3, hw.IB_NDR, hw.IB_HDR, hw.ROCE_100G)]
     controls = dict(
-        n_gpus=w.BoundedIntText(value=8, min=2, max=4096, description="GPUs N", style=STYLE),
-        message_gb=options_slider(MESSAGE_SIZES_GB, 1.0, "gradient", label=_size),
+        n_gpus=w.BoundedIntText(value=16, min=2, max=4096, description="GPUs N", style=STYLE),
+        message_gb=options_slider(MESSAGE_SIZES_GB, 10.0, "gradient", label=_size),
         link_gb_per_s=w.Dropdown(options=links, value=hw.IB_NDR.per_direction_gb_per_s,
                                  description="link, each way", style=STYLE),
         latency_us=w.FloatSlider(value=5.0, min=0.0, max=50.0, step=0.5,

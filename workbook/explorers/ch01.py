@@ -22,14 +22,15 @@ GPU_AXIS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
 PREDICTION = Prediction(
     key="ch01",
-    question=("A 7B-parameter model is trained with mixed-precision Adam on 64 GPUs using "
+    question=("A 13B-parameter model is trained with mixed-precision Adam on 128 GPUs using "
               "ZeRO stage 3. How many GB of model states (weights, gradients and optimizer "
               "state) does each GPU hold: closer to 1, to 10 or to 30?"),
-    actual=lambda: zero.model_state_gb_per_gpu(7e9, 3, 64),
+    actual=lambda: zero.model_state_gb_per_gpu(13e9, 3, 128),
     unit="GB",
-    explanation=("Stage 3 divides all 16 bytes per parameter by N: 16/64 = 0.25 bytes x 7e9 "
-                 "= 1.75 GB. Plain data parallelism would hold 112 GB on every GPU whatever "
-                 "the number of GPUs: doubling the GPUs without ZeRO saves no memory at all."),
+    explanation=("Stage 3 divides all 16 bytes per parameter by N: 16/128 = 0.125 bytes x "
+                 "13e9 = 1.6 GB. Plain data parallelism would hold 16 bytes per parameter, "
+                 "208 GB, on every GPU whatever the number of GPUs: doubling the GPUs without "
+                 "ZeRO saves no memory at all."),
     reflection=(
         "ZeRO stage 3 divided the model states by the number of GPUs. What did it cost in "
         "communication, and when would you stop at stage 1 or 2 instead?"),
@@ -174,13 +175,16 @@ PARAM_SIZES_B = (1.0, 1.3, 3.0, 7.0, 7.5, 8.0, 13.0, 30.0, 34.0, 65.0, 70.0, 175
 
 
 def explorer() -> Any:
-    """Sliders for model size, GPUs, activations and budget; bars, curves and verdicts redraw."""
+    """Sliders for model size, GPUs, activations and budget; bars, curves and verdicts redraw.
+
+    It starts at 13B on 8 GPUs: not the 7B model the exercises and the prediction ask about,
+    so its bars never show their answers before the learner works them out."""
     import ipywidgets as w
 
     from workbook.explorers.view import STYLE, View, options_slider
 
     controls = dict(
-        n_params_b=options_slider(PARAM_SIZES_B, 7.0, "parameters", label=lambda v: f"{v:g}B"),
+        n_params_b=options_slider(PARAM_SIZES_B, 13.0, "parameters", label=lambda v: f"{v:g}B"),
         n_gpus=w.IntSlider(value=8, min=1, max=1024, description="data-parallel GPUs",
                            style=STYLE),
         activations_gb=w.FloatSlider(value=0.0, min=0.0, max=80.0, step=1.0,

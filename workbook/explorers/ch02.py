@@ -22,16 +22,16 @@ COMM_TARGET_PCT = 10.0  # the share of the step the explorer calls too much comm
 
 PREDICTION = Prediction(
     key="ch02",
-    question=("Each GPU runs 64 micro-batches per optimizer step, each taking 120 ms of "
+    question=("Each GPU runs 128 micro-batches per optimizer step, each taking 120 ms of "
               "forward + backward, and then one 50 ms gradient AllReduce that does not "
               "overlap with compute. What percentage of the step is communication: about a "
               "third, about a tenth, or under 1%?"),
-    actual=lambda: 100 * acc.comm_fraction_of_step(64, 120.0, 50.0),
+    actual=lambda: 100 * acc.comm_fraction_of_step(128, 120.0, 50.0),
     unit="%",
-    explanation=("One AllReduce against 64 micro-batches: 50 / (64 x 120 + 50) = 50 / 7,730 "
-                 "= 0.65%. Without no_sync() every micro-batch would all-reduce: "
-                 "64 x 50 / (64 x 120 + 64 x 50) = 3,200 / 10,880 = 29%. Accumulating does "
-                 "not make one AllReduce cheaper; it makes it rare."),
+    explanation=("One AllReduce against 128 micro-batches: 50 / (128 x 120 + 50) = 50 / 15,410 "
+                 "= 0.32%. Without no_sync() every micro-batch would all-reduce, and 50 of "
+                 "every 170 ms would be communication: 29%. Accumulating does not make one "
+                 "AllReduce cheaper; it makes it rare."),
     reflection=(
         "Accumulation made the AllReduce rare. What does it not change about a training run, and "
         "when would you still rather add GPUs than micro-batches?"),
@@ -186,19 +186,22 @@ def timeline_figure(accum_steps: int = 8, micro_batch_ms: float = 120.0,
 
 
 def explorer() -> Any:
-    """Sliders for the batch, the GPUs and the timings; timeline and verdicts redraw."""
+    """Sliders for the batch, the GPUs and the timings; timeline and verdicts redraw.
+
+    It starts from a step of its own (a batch of 1024, 200 ms micro-batches), not from the
+    exercises' numbers, so its readouts never answer them before the learner does."""
     import ipywidgets as w
 
     from workbook.explorers.view import STYLE, View
 
     controls = dict(
-        target_batch=w.IntSlider(value=2048, min=32, max=16384, step=32,
+        target_batch=w.IntSlider(value=1024, min=32, max=16384, step=32,
                                  description="target effective batch", style=STYLE),
         micro_batch=w.IntSlider(value=4, min=1, max=64, description="micro-batch per GPU",
                                 style=STYLE),
         dp_degree=w.IntSlider(value=8, min=1, max=512, description="data-parallel GPUs",
                               style=STYLE),
-        micro_batch_ms=w.FloatSlider(value=120.0, min=10.0, max=1000.0, step=10.0,
+        micro_batch_ms=w.FloatSlider(value=200.0, min=10.0, max=1000.0, step=10.0,
                                      description="fwd + bwd per micro-batch (ms)",
                                      style=STYLE),
         allreduce_ms=w.FloatSlider(value=50.0, min=0.0, max=500.0, step=5.0,

@@ -39,23 +39,23 @@ def _exposed_share(n_layers: int, layer_ms: float, comm_ms: float) -> float:
 
 PREDICTION = Prediction(
     key="ch04",
-    question=("A backward pass takes 200 ms over 40 equal layers, and each layer's gradient "
-              "AllReduce takes 1.5 ms once that layer is done. How much of the total "
+    question=("A backward pass takes 240 ms over 24 equal layers, and each layer's gradient "
+              "AllReduce takes 3 ms once that layer is done. How much of the total "
               "communication time shows up as extra step time?"),
-    actual=lambda: _closest_choice(_exposed_share(40, 200 / 40, 1.5)),
+    actual=lambda: _closest_choice(_exposed_share(24, 240 / 24, 3.0)),
     options=tuple(_CHOICES),
-    explanation=("Each AllReduce (1.5 ms) ends before the next layer's backward (5 ms) does, so "
-                 "only the very last one, for the first layer, sticks out: 1.5 ms of the 60 ms "
-                 "of communication (2.5%). At 10 ms per AllReduce they would queue instead, "
-                 "and 10 + 39 x (10 - 5) = 205 ms of the 400 ms would be exposed."),
+    explanation=("Each AllReduce (3 ms) ends before the next layer's backward (10 ms) does, so "
+                 "only the very last one, for the first layer, sticks out: 3 ms of the 72 ms "
+                 "of communication. At 15 ms per AllReduce they would queue instead, and "
+                 "15 + 23 x (15 - 10) = 130 ms of the 360 ms would be exposed."),
     feedback={
         "nearly all of it": (
             "That is what happens without overlap, when every AllReduce waits for the whole "
-            "backward pass. Here each 1.5 ms AllReduce runs while the next layer's 5 ms backward "
+            "backward pass. Here each 3 ms AllReduce runs while the next layer's 10 ms backward "
             "computes."),
         "about half of it": (
-            "Half would need the AllReduces to take about as long as a layer's backward; at 1.5 "
-            "ms against 5 ms each one ends long before the next is ready."),
+            "Half would need the AllReduces to take about as long as a layer's backward; at 3 "
+            "ms against 10 ms each one ends long before the next is ready."),
         "only a small sliver": (
             "Right: only the last AllReduce, after the first layer's backward, has nothing left "
             "to hide behind."),
@@ -204,8 +204,8 @@ def explorer() -> Any:
 
     from workbook.explorers.view import STYLE, View, options_slider
 
-    layers = w.IntSlider(value=40, min=4, max=96, description="Layers (= buckets)", style=STYLE)
-    layer_ms = w.FloatSlider(value=5.0, min=0.5, max=20.0, step=0.5, style=STYLE,
+    layers = w.IntSlider(value=32, min=4, max=96, description="Layers (= buckets)", style=STYLE)
+    layer_ms = w.FloatSlider(value=6.0, min=0.5, max=20.0, step=0.5, style=STYLE,
                              description="Backward per layer (ms)")
     params = options_slider(PARAM_SIZES_B, 10.0, "Model", label=lambda v: f"{v:g}B params")
     gpus = w.Dropdown(options=list(GPU_COUNTS), value=8, description="GPUs", style=STYLE)

@@ -33,22 +33,22 @@ def _closest_choice(value: float) -> str:
 
 PREDICTION = Prediction(
     key="ch05",
-    question=("Four pipeline stages process 12 microbatches with the 1F1B schedule. What share "
+    question=("Six pipeline stages process 10 microbatches with the 1F1B schedule. What share "
               "of the ideal compute time is lost to the bubble?"),
-    actual=lambda: _closest_choice(pl.bubble_over_compute(4, 12)),
+    actual=lambda: _closest_choice(pl.bubble_over_compute(6, 10)),
     options=tuple(_CHOICES),
-    explanation=("The bubble is (p-1)/m = 3/12 = 25% of the ideal compute time (3/15 = 20% of "
+    explanation=("The bubble is (p-1)/m = 5/10 = 50% of the ideal compute time (5/15 = 33% of "
                  "the whole step). GPipe has exactly the same bubble; what 1F1B changes is "
-                 "memory: stage 0 holds 4 microbatches' activations instead of all 12."),
+                 "memory: stage 0 holds 6 microbatches' activations instead of all 10."),
     feedback={
         "about 5%": (
-            "5% would take about 60 microbatches for 4 stages; with 12 the bubble is (p-1)/m = "
-            "3/12."),
+            "5% would take about 100 microbatches for 6 stages; with 10 the bubble is (p-1)/m = "
+            "5/10."),
         "about a quarter": (
-            "Right: (p-1)/m = 3/12."),
+            "A quarter would take 20 microbatches for 6 stages; with 10 the bubble is (p-1)/m = "
+            "5/10. 1F1B changes memory, not the bubble."),
         "about half": (
-            "Half is (p-1)/m with only 6 microbatches; 12 halve it again. 1F1B changes memory, "
-            "not the bubble."),
+            "Right: (p-1)/m = 5/10."),
     },
     reflection=(
         "To shrink the bubble you can add microbatches or interleave stages. What does each of "

@@ -20,6 +20,8 @@ from typing import Any
 
 from autograder.prediction import Prediction
 from solutions import hardware as hw
+from solutions import models
+from solutions import performance_flops as pf
 from solutions import tensor_parallel as tp
 from solutions.collectives import ring_allreduce_bandwidth_time_s
 from solutions.overlap import compute_time_ms
@@ -37,13 +39,13 @@ HEAD_PRESETS: dict[str, tuple[int, int]] = {
 
 PREDICTION = Prediction(
     key="ch06",
-    question=("A layer's activation of 4096 tokens x 8192 values in FP16 is summed over TP = 8 "
+    question=("A layer's activation of 4096 tokens x 8192 values in FP16 is summed over TP = 4 "
               "GPUs with a ring AllReduce. How many MB (1 MB = 1e6 bytes) does each GPU send "
-              "in that one AllReduce: closer to 60, 120 or 500?"),
-    actual=lambda: tp.tp_allreduce_mb_per_gpu(1, 4096, 8192, 8),
+              "in that one AllReduce: closer to 25, 100 or 400?"),
+    actual=lambda: tp.tp_allreduce_mb_per_gpu(1, 4096, 8192, 4),
     unit="MB",
-    explanation=("The tensor holds 4096 x 8192 x 2 bytes = 67.1 MB, and a ring sends 2 x 7/8 "
-                 "of it per GPU: 117.4 MB. That volume does not shrink as TP grows, while "
+    explanation=("The tensor holds 4096 x 8192 x 2 bytes = 67.1 MB, and a ring sends 2 x 3/4 "
+                 "of it per GPU: 100.7 MB. That volume does not shrink as TP grows, while "
                  "each GPU's share of the work does; four such AllReduces per layer sit on "
                  "the critical path, which is why TP stays inside one 8-GPU NVLink server."),
     reflection=(
@@ -54,10 +56,21 @@ PREDICTION = Prediction(
 
 
 # -- the model behind the pictures --------------------------------------------------------
+def gpt_layer(d_model: int) -> models.Architecture:
+    """One GPT layer as Narayanan et al. count it: multi-head attention of width d (the head
+    count does not change the FLOPs), a 4d GeLU MLP, no biases."""
+    return models.Architecture("GPT layer", n_layers=1, d_model=d_model, n_heads=1,
+                               n_kv_heads=1, d_ffn=4 * d_model, vocab_size=1, ffn="gelu")
+
+
 def layer_flops(d_model: int, seq_len: int, micro_batch: int = 1) -> float:
-    """Forward + backward FLOPs of one layer: ``72 b s d^2 (1 + s / (6 d))`` (no recompute)."""
+    """Forward + backward FLOPs of one layer, no recomputation, full score matrix:
+    3 forwards of :func:`solutions.performance_flops.layer_flops_per_token` for each of the
+    ``b s`` tokens, which is ``72 b s d^2 (1 + s / (6 d))``."""
     tp.activation_bytes(micro_batch, seq_len, d_model)  # validates the three sizes
-    return 72.0 * micro_batch * seq_len * d_model**2 * (1.0 + seq_len / (6.0 * d_model))
+    per_token = pf.layer_flops_per_token(gpt_layer(d_model), seq_len, moe_layer=False,
+                                         causal=False)
+    return 3.0 * per_token * micro_batch * seq_len
 
 
 def spans_servers(tp_degree: int, across_servers: bool = False) -> bool:
@@ -217,7 +230,7 @@ def explorer() -> Any:
     controls = dict(
         d_model=w.IntSlider(value=8192, min=1024, max=16384, step=1024,
                             description="hidden size d", style=STYLE),
-        seq_len=w.IntSlider(value=4096, min=1024, max=32768, step=1024,
+        seq_len=w.IntSlider(value=2048, min=1024, max=32768, step=1024,
                             description="sequence length s", style=STYLE),
         tp_degree=w.IntSlider(value=8, min=1, max=32, description="TP degree", style=STYLE),
         nvlink=w.FloatSlider(value=450.0, min=100.0, max=900.0, step=50.0,

@@ -30,9 +30,9 @@ PREDICTION = Prediction(
     options=tuple(SCALE_OPTIONS.values()),
     explanation=("Each overflow halves the scale and skips its step: 65536 -> 32768 -> 16384, "
                  "a quarter. Growing it back needs 2000 clean steps in a row, which five "
-                 "steps never reach. (The second question: mixed-precision Adam saves no "
-                 "model-state memory; 2 + 2 + 4 + 4 + 4 and 4 + 4 + 4 + 4 are both 16 bytes "
-                 "per parameter.)"),
+                 "steps never reach. (The second question, what mixed precision saves in "
+                 "model-state memory, is yours to count in exercise 8.3: list the bytes per "
+                 "parameter both ways.)"),
     feedback={
         "the same as at the start": (
             "The scaler does not average out: each overflow halves the scale, and only "
