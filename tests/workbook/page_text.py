@@ -25,7 +25,15 @@ from typing import Any, NamedTuple
 import nbformat
 from nbclient import NotebookClient
 
-from autograder.unit_table import COUNT_PREFIX, MONEY, RATIO, TIME, lookup, target_unit
+from autograder.unit_table import (
+    COUNT_PREFIX,
+    MONEY,
+    RATIO,
+    TIME,
+    count_unit,
+    lookup,
+    target_unit,
+)
 
 MARK = "DTW-FIGURE-TEXT:"
 HOOK = """\
@@ -214,29 +222,31 @@ def shows(token: str, form: float) -> bool:
     return abs(float(printed) - form) <= 1e-3 * abs(form)
 
 
-_WORD_AFTER = re.compile(r"\s*([A-Za-zµμ$%][\w/$%-]*)")
+_WORD_AFTER = re.compile(r"[ \t]*([A-Za-zµμ$%][\w/$%-]*)")
 
 
-def _unit_after(text: str, end: int) -> str | None:
-    """The family of the unit written right after position ``end`` ("98 GB" -> size)."""
+def _family_after(text: str, end: int) -> str | None:
+    """The family of what is written right after position ``end``: a unit's ("98 GB" ->
+    size), a counting word's ("128 query heads" -> count:query), or None (nothing)."""
     match = _WORD_AFTER.match(text, end)
     if not match:
         return None
     meanings, _ = lookup(match.group(1))
-    return meanings[0].family if meanings else None
+    return meanings[0].family if meanings else count_unit(match.group(1)).family
 
 
 def found_in(text: str, forms: list[float], family: str = "") -> list[str]:
-    """The numbers in ``text`` that print one of ``forms``: not one written with a unit of
-    another family than the answer's ``family`` ("98 GB" is not the answer "98 s"), and not
-    a bare two-digit whole number ("a TP group of 16"), which says too little on its own."""
+    """The numbers in ``text`` that print one of ``forms``: not one written with a unit or
+    a counting word of another family than the answer's ``family`` ("98 GB" is not the
+    answer "98 s", "128 query heads" not a data-parallel degree of 128), and not a bare
+    two-digit whole number ("a TP group of 16"), which says too little on its own."""
     found = []
     for match in NUMBER.finditer(text):
         token = match.group()
-        unit_family = _unit_after(text, match.end())
-        if unit_family is not None and family and unit_family != family:
+        written = _family_after(text, match.end())
+        if written is not None and family and written != family:
             continue
-        if unit_family is None and "." not in token and _significant(token) < 3:
+        if written is None and "." not in token and _significant(token) < 3:
             continue
         if any(shows(token, f) for f in forms):
             found.append(token)

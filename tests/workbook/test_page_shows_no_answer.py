@@ -65,26 +65,24 @@ def _givens(record: Exercise) -> list[float]:
             if isinstance(v, (int, float)) and not isinstance(v, bool)]
 
 
-def _is_given(value: float, givens: list[float]) -> bool:
-    return any(abs(value - given) <= 1e-9 * max(1.0, abs(given)) for given in givens)
-
-
 def answers_of(chapter: int) -> dict[str, tuple[float, str]]:
     """Exercise id -> (expected value, unit) for the chapter's numeric exercises.
 
-    Left out: a single digit ("1 head"), and an answer that an exercise of the chapter
-    gives as an input (its own prompt, or a later one that builds on it: 7.2 starts from
-    7.1's 980 GB), since the chapter prints that number as a given anyway."""
+    Left out: a single digit ("1 head"), a number the exercise's own prompt gives, and an
+    answer that a later exercise of the chapter prints as its input (7.2 starts from 7.1's
+    "980 GB checkpoint"): the chapter shows that number in a prompt anyway."""
     records = [r for r in (*all_exercises(), *all_challenges()) if r.chapter == chapter]
-    givens = [g for record in records for g in _givens(record)]
     found = {}
-    for record in records:
+    for k, record in enumerate(records):
         if type(record.answer_kind) is not Numeric:
             continue
-        value = float(record.expected())
-        if (value.is_integer() and abs(value) < 10) or _is_given(value, givens):
+        value, unit = float(record.expected()), record.answer_kind.unit
+        forms, family = answer_forms(value, unit), target_unit(unit).family
+        own = any(abs(value - g) <= 1e-9 * max(1.0, abs(g)) for g in _givens(record))
+        later = any(found_in(r.render_prompt(), forms, family) for r in records[k + 1:])
+        if (value.is_integer() and abs(value) < 10) or own or later:
             continue
-        found[record.id] = (value, record.answer_kind.unit)
+        found[record.id] = (value, unit)
     return found
 
 
@@ -179,6 +177,8 @@ def test_the_search_finds_printed_answers() -> None:
     assert found_in("C = 98 s", answer_forms(98.0, "s"), "time") == ["98"]
     assert not found_in("98 GB", answer_forms(98.0, "s"), "time")
     assert not found_in("a TP group of 16", answer_forms(16.1, "GB"), "size")
+    assert not found_in("128 query heads", answer_forms(128.0, ""), "ratio")
+    assert found_in("TP 8 x PP 16 x DP 128: each cell", answer_forms(128.0, ""), "ratio")
     assert unescaped_dollars("$\\mathdefault{10^{3}}$") == 0
     assert unescaped_dollars("costs $2 to $5") == 2
     assert readable('<p style="line-height: 1.4">Exercise 1.75 is <b>fun</b></p>').split() == [
