@@ -59,8 +59,8 @@ for _dtw_fig in _dtw_figures:
     for _dtw_t in _dtw_fig.findobj(_dtw_text.Text):
         if _dtw_t.get_visible() and _dtw_t.get_text().strip():
             (_dtw_ticks if id(_dtw_t) in _dtw_tick_ids else _dtw_found).append(_dtw_t.get_text())
-print("%s" + _dtw_json.dumps([_dtw_found, _dtw_ticks]))
-""" % MARK
+print(_DTW_MARK + _dtw_json.dumps([_dtw_found, _dtw_ticks]))
+""".replace("_DTW_MARK", repr(MARK))
 
 
 def execute(path: Path, workdir: Path) -> nbformat.NotebookNode:
