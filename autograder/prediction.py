@@ -46,6 +46,23 @@ class Prediction:
         return bool(self.options)
 
 
+def nearest_option(value: float, options: Mapping[str, float], log_scale: bool = False) -> str:
+    """The option whose number is nearest to ``value``: the answer of a multiple-choice
+    prediction computed from a formula ("about 3x" for sqrt(8) = 2.83). Compared by ratio
+    with ``log_scale`` (factors: 8x is as far from 2.83x as 1x is), else by difference."""
+    if not options:
+        raise ValueError("nearest_option needs at least one option")
+
+    def distance(label: str) -> float:
+        if log_scale:
+            if value <= 0 or options[label] <= 0:
+                raise ValueError("log_scale compares positive numbers only")
+            return abs(math.log(value / options[label]))
+        return abs(value - options[label])
+
+    return min(options, key=distance)
+
+
 def parse_guess(prediction: Prediction, text: Any) -> Any:
     """The guess as a number in the prediction's unit (or an option); ValueError if unreadable."""
     if prediction.is_choice:

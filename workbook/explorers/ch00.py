@@ -10,21 +10,22 @@ model, not NCCL's pipelined double binary tree.
 from __future__ import annotations
 
 import html
-import math
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.prediction import Prediction
+from autograder.prediction import Prediction, nearest_option
 from solutions import collectives as col
 from solutions import hardware as hw
+from workbook.explorers.view import themed
 
 MAX_DRAWN_GPUS = 8  # beyond 8 GPUs the per-step panels become too small to read
 N_AXIS = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
 
 # -- the prediction --------------------------------------------------------------------
 
-VOLUME_OPTIONS = ("About the same amount", "Roughly 8x more", "Roughly 100x more")
-_OPTION_FACTORS = (1.0, 8.0, 100.0)
+_VOLUME_FACTORS = {"About the same amount": 1.0, "Roughly 8x more": 8.0,
+                   "Roughly 100x more": 100.0}
+VOLUME_OPTIONS = tuple(_VOLUME_FACTORS)
 
 
 def volume_ratio(small_n: int = 8, large_n: int = 1000, message_gb: float = 1.0) -> float:
@@ -35,8 +36,7 @@ def volume_ratio(small_n: int = 8, large_n: int = 1000, message_gb: float = 1.0)
 
 def closest_volume_option(ratio: float) -> str:
     """The prediction option whose factor is nearest to ``ratio`` (compared on a log scale)."""
-    distances = [abs(math.log(ratio / factor)) for factor in _OPTION_FACTORS]
-    return VOLUME_OPTIONS[distances.index(min(distances))]
+    return nearest_option(ratio, _VOLUME_FACTORS, log_scale=True)
 
 
 PREDICTION = Prediction(
@@ -153,7 +153,7 @@ def ring_steps_figure(n_gpus: int = 4) -> Any:
                  "(✔ = all).\nOutlined: the chunk each GPU received in that step.", fontsize=9)
     fig.subplots_adjust(left=0.09, right=0.99, top=0.84, bottom=0.07)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 # -- time: bandwidth part and latency part ------------------------------------------------
@@ -214,7 +214,7 @@ def allreduce_time_figure(message_gb: float = 1.0, link_gb_per_s: float = 50.0,
     ax.legend(fontsize=8)
     fig.subplots_adjust(left=0.1, right=0.98, top=0.92, bottom=0.13)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 def _size(message_gb: float) -> str:

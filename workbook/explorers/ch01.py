@@ -14,6 +14,7 @@ from typing import Any
 
 from autograder.prediction import Prediction
 from solutions import zero
+from workbook.explorers.view import themed
 
 STAGE_NAMES = ("no ZeRO (plain DP)", "ZeRO-1", "ZeRO-2", "ZeRO-3")
 LAYERS = ("weights (FP16)", "gradients (FP16)", "optimizer state (FP32)", "activations")
@@ -142,7 +143,7 @@ def memory_bars_figure(n_params_b: float = 7.0, n_gpus: int = 64, activations_gb
     _draw_bars(ax, n_params_b, n_gpus, activations_gb, budget_gb)
     fig.subplots_adjust(left=0.1, right=0.98, top=0.92, bottom=0.1)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 def memory_vs_gpus_figure(n_params_b: float = 7.0, activations_gb: float = 0.0,
@@ -154,7 +155,7 @@ def memory_vs_gpus_figure(n_params_b: float = 7.0, activations_gb: float = 0.0,
     _draw_curves(ax, n_params_b, activations_gb, budget_gb, n_gpus)
     fig.subplots_adjust(left=0.1, right=0.98, top=0.92, bottom=0.12)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 def dashboard_figure(n_params_b: float, n_gpus: int, activations_gb: float,
@@ -167,7 +168,7 @@ def dashboard_figure(n_params_b: float, n_gpus: int, activations_gb: float,
     _draw_curves(curves, n_params_b, activations_gb, budget_gb, n_gpus)
     fig.subplots_adjust(left=0.06, right=0.99, top=0.92, bottom=0.12, wspace=0.22)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 #: every model size the chapter and its exercises name, and the usual public sizes between

@@ -16,6 +16,7 @@ from typing import Any
 
 from autograder.prediction import Prediction
 from solutions import accumulation as acc
+from workbook.explorers.view import themed
 
 MAX_DRAWN_BLOCKS = 128  # more micro-batches than this are drawn as one merged block
 COMM_TARGET_PCT = 10.0  # the share of the step the explorer calls too much communication
@@ -182,7 +183,7 @@ def timeline_figure(accum_steps: int = 8, micro_batch_ms: float = 120.0,
     ax.set_ylim(-0.6, 2.1)
     fig.subplots_adjust(left=0.17, right=0.98, top=0.88, bottom=0.18)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 def explorer() -> Any:

@@ -9,11 +9,11 @@ McCandlish et al.'s step and data costs (arXiv:1812.06162, §2).
 from __future__ import annotations
 
 import html
-import math
 from typing import Any
 
-from autograder.prediction import Prediction
+from autograder.prediction import Prediction, nearest_option
 from solutions import lr_scaling as lr
+from workbook.explorers.view import themed
 
 #: dropdown label -> how the peak rate follows the batch
 RULES: dict[str, str] = {"linear": "linear", "square root": "sqrt", "none (keep the base rate)":
@@ -26,15 +26,11 @@ _POINTS = 241  # samples per curve: smooth enough, cheap to draw
 _CHOICES = {"about 2x": 2.0, "about 3x": 3.0, "8x": 8.0}
 
 
-def _closest_choice(factor: float) -> str:
-    return min(_CHOICES, key=lambda label: abs(math.log(_CHOICES[label] / factor)))
-
-
 PREDICTION = Prediction(
     key="ch03",
     question=("A learning rate was tuned at a batch of 256; the new batch is 2048. Under the "
               "square-root rule, by what factor does the learning rate grow?"),
-    actual=lambda: _closest_choice(lr.sqrt_scaled_lr(1.0, 256, 2048)),
+    actual=lambda: nearest_option(lr.sqrt_scaled_lr(1.0, 256, 2048), _CHOICES, log_scale=True),
     options=tuple(_CHOICES),
     explanation=("k = 2048 / 256 = 8, and sqrt(8) = 2.83, so about 3x (the linear rule would "
                  "give the full 8x). The second question, over how many steps the cosine "
@@ -149,7 +145,7 @@ def lr_schedule_figure(base_lr: float = 3e-4, base_batch: int = 256, new_batch: 
     ax.legend(fontsize=8, frameon=False)
     fig.subplots_adjust(left=0.1, right=0.96, bottom=0.15, top=0.9)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 def _ratio_label(value: float, _: Any = None) -> str:
@@ -190,7 +186,7 @@ def critical_batch_figure(marked: tuple[float, ...] = (1 / 8, 8.0)) -> Any:
     ax.legend(fontsize=8, frameon=False, loc="upper center")
     fig.subplots_adjust(left=0.1, right=0.96, bottom=0.15, top=0.9)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 # -- the explorer -------------------------------------------------------------------

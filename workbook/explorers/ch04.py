@@ -13,8 +13,9 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from autograder.prediction import Prediction
+from autograder.prediction import Prediction, nearest_option
 from solutions import overlap as ov
+from workbook.explorers.view import themed
 
 #: toggle label -> (per-direction bandwidth in GB/s, link kind). H100 SXM: 900 GB/s NVLink
 #: in total, 450 GB/s per direction (H100 datasheet); one ConnectX-7 NDR port per GPU:
@@ -29,10 +30,6 @@ GPU_COUNTS = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 _CHOICES = {"nearly all of it": 0.9, "about half of it": 0.5, "only a small sliver": 0.05}
 
 
-def _closest_choice(exposed_share: float) -> str:
-    return min(_CHOICES, key=lambda label: abs(_CHOICES[label] - exposed_share))
-
-
 def _exposed_share(n_layers: int, layer_ms: float, comm_ms: float) -> float:
     return ov.exposed_comm_ms(n_layers, comm_ms, layer_ms) / (n_layers * comm_ms)
 
@@ -42,7 +39,7 @@ PREDICTION = Prediction(
     question=("A backward pass takes 240 ms over 24 equal layers, and each layer's gradient "
               "AllReduce takes 3 ms once that layer is done. How much of the total "
               "communication time shows up as extra step time?"),
-    actual=lambda: _closest_choice(_exposed_share(24, 240 / 24, 3.0)),
+    actual=lambda: nearest_option(_exposed_share(24, 240 / 24, 3.0), _CHOICES),
     options=tuple(_CHOICES),
     explanation=("Each AllReduce (3 ms) ends before the next layer's backward (10 ms) does, so "
                  "only the very last one, for the first layer, sticks out: 3 ms of the 72 ms "
@@ -163,7 +160,7 @@ def overlap_figure(n_layers: int = 40, layer_ms: float = 5.0, comm_ms: float = 1
     ax.set_xlabel("time since the backward pass started (ms)")
     fig.subplots_adjust(left=0.13, right=0.98, bottom=0.22, top=0.87)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 def compare_figure(n_layers: int = 40, layer_ms: float = 5.0,
@@ -179,7 +176,7 @@ def compare_figure(n_layers: int = 40, layer_ms: float = 5.0,
     axes[-1].set_xlabel("time since the backward pass started (ms)")
     fig.subplots_adjust(left=0.13, right=0.98, bottom=0.11, top=0.93, hspace=0.35)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 # -- the explorer -------------------------------------------------------------------

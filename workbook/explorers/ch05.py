@@ -14,7 +14,7 @@ import html
 from fractions import Fraction
 from typing import Any
 
-from autograder.prediction import Prediction
+from autograder.prediction import Prediction, nearest_option
 from solutions import pipeline as pl
 from solutions.pipeline import Span, idle_spans, makespan, peak_activations
 
@@ -27,15 +27,11 @@ TIMES: dict[str, tuple[float, float, float]] = {"zb-h1": (1, 1, 1)}
 _CHOICES = {"about 5%": 0.05, "about a quarter": 0.25, "about half": 0.5}
 
 
-def _closest_choice(value: float) -> str:
-    return min(_CHOICES, key=lambda label: abs(_CHOICES[label] - value))
-
-
 PREDICTION = Prediction(
     key="ch05",
     question=("Six pipeline stages process 10 microbatches with the 1F1B schedule. What share "
               "of the ideal compute time is lost to the bubble?"),
-    actual=lambda: _closest_choice(pl.bubble_over_compute(6, 10)),
+    actual=lambda: nearest_option(pl.bubble_over_compute(6, 10), _CHOICES),
     options=tuple(_CHOICES),
     explanation=("The bubble is (p-1)/m = 5/10 = 50% of the ideal compute time (5/15 = 33% of "
                  "the whole step). GPipe has exactly the same bubble; what 1F1B changes is "

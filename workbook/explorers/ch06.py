@@ -25,6 +25,7 @@ from solutions import performance_flops as pf
 from solutions import tensor_parallel as tp
 from solutions.collectives import ring_allreduce_bandwidth_time_s
 from solutions.overlap import compute_time_ms
+from workbook.explorers.view import themed
 
 GPUS_PER_NODE = hw.H100_SXM.gpus_per_node  # 8 GPUs share one NVLink domain
 INTER_NODE = hw.IB_NDR  # one 400 Gb/s NIC per GPU: 50 GB/s each way
@@ -158,7 +159,7 @@ def split_shapes_figure(d_model: int = 8192, tp_degree: int = 8) -> Any:
                  fontsize=10)
     fig.tight_layout()
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 def layer_time_figure(d_model: int = 8192, seq_len: int = 4096,
@@ -196,7 +197,7 @@ def layer_time_figure(d_model: int = 8192, seq_len: int = 4096,
     ax.legend(loc="upper center", fontsize=8)
     fig.tight_layout()
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 # -- the explorer -------------------------------------------------------------------------

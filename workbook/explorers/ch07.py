@@ -13,6 +13,7 @@ from typing import Any
 
 from autograder.prediction import Prediction
 from solutions import checkpointing as ck
+from workbook.explorers.view import themed
 
 BUCKETS = ("every few minutes", "roughly every hour", "every few hours")
 DALY_TOLERANCE = 0.10  # beyond this gap the first-order formula is no longer a good guide
@@ -116,7 +117,7 @@ def checkpoint_size_figure(model_params_b: tuple[float, ...] = (7.0, 70.0, 405.0
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 def _plain_minute_ticks(axis: Any, low: float, high: float) -> None:
@@ -167,7 +168,7 @@ def waste_curve_figure(checkpoint_s: float = 98.0, mtbf_h: float = 24.0,
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 # -- the explorer -------------------------------------------------------------------------

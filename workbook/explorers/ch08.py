@@ -14,6 +14,7 @@ from typing import Any
 from autograder.prediction import Prediction
 from solutions import loss_scaler as ls
 from solutions import precision as pr
+from workbook.explorers.view import themed
 
 # Top to bottom on the number lines: widest range first.
 LINE_FORMATS = (pr.FP32, pr.BF16, pr.FP16, pr.FP8_E5M2, pr.FP8_E4M3)
@@ -173,7 +174,7 @@ def number_lines_figure(value: float | None = None,
                  fontsize=10)
     fig.tight_layout()
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 def loss_scale_figure(overflows: list[bool], init_scale: float = 65536.0,
@@ -201,7 +202,7 @@ def loss_scale_figure(overflows: list[bool], init_scale: float = 65536.0,
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 # -- the explorer -------------------------------------------------------------------------

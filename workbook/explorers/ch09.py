@@ -17,7 +17,7 @@ import html
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.prediction import Prediction
+from autograder.prediction import Prediction, nearest_option
 from solutions import hardware, models
 from solutions import llama3 as l3
 from workbook.explorers.ch09_planner import (
@@ -35,16 +35,13 @@ __all__ = ["PREDICTION", "PlannerSettings", "Table", "explorer", "grid_figure",
 _LAYER_CHOICES = {"about 2 billion": 2e9, "about 3 billion": 3e9, "about 4 billion": 4e9}
 
 
-def _closest(value: float) -> str:
-    return min(_LAYER_CHOICES, key=lambda label: abs(_LAYER_CHOICES[label] - value))
-
-
 PREDICTION = Prediction(
     key="ch09",
     question=("One transformer layer of Llama 3 405B: width 16,384, 128 query heads sharing "
               "8 key/value heads, a SwiGLU feed-forward block of width 53,248. How many "
               "parameters does it hold?"),
-    actual=lambda: _closest(l3.layer_params(l3.D_MODEL, l3.N_HEADS, l3.N_KV_HEADS, l3.D_FFN)),
+    actual=lambda: nearest_option(
+        l3.layer_params(l3.D_MODEL, l3.N_HEADS, l3.N_KV_HEADS, l3.D_FFN), _LAYER_CHOICES),
     options=tuple(_LAYER_CHOICES),
     explanation=("Q and O are 16,384 x 16,384 each (268.4M); K and V only 16,384 x 1,024 "
                  "each (16.8M), because 8 KV heads of 128 serve all 128 query heads: 570.4M "
