@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.units import format_quantity, format_value
+from autograder.units import format_rounded, format_value
 
 WAITING = ("Lock in a guess in the \u201cPredict first\u201d cell above; the answer appears "
            "here the moment you do.")
@@ -82,7 +82,7 @@ def shown(prediction: Prediction, value: Any) -> str:
     """A guess or an actual value as the learner reads it: an option, or "1.75 GB"."""
     if prediction.is_choice or isinstance(value, str):
         return f"\u201c{value}\u201d"
-    return format_quantity(float(f"{float(value):.3g}"), prediction.unit)  # 3 significant figures
+    return format_rounded(float(value), prediction.unit)  # 3 significant figures
 
 
 def _ratio_words(guess: float, actual: float) -> str:

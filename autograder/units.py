@@ -308,6 +308,14 @@ def format_value(value: float) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def format_rounded(value: float, unit: str = "", significant: int = 3) -> str:
+    """A computed quantity as a readout shows it: ``significant`` figures, then written as
+    :func:`format_quantity` writes it ("117 MB", "0.324%", "$2,185", "7730 ms")."""
+    if not math.isfinite(value) or value == 0:
+        return format_quantity(value, unit)
+    return format_quantity(float(f"{value:.{significant}g}"), unit)
+
+
 def format_quantity(value: float, unit: str) -> str:
     """A value with its unit: "1.75 GB", "6.25%", "$618", "2x", "0.75"."""
     number = format_value(value)

@@ -144,8 +144,9 @@ class Lab:
             arg=code_cells, timeout=KERNEL_MS)
 
     def card(self, exercise_id: str) -> Any:
-        """The output holding an exercise's widget card (prompt, answer box, four buttons)."""
-        buttons = self.page.get_by_role("button", name="Try a variant")
+        """The output holding an exercise's widget card (prompt, answer box, buttons; a card
+        without numbers to vary has no "Try a variant")."""
+        buttons = self.page.get_by_role("button", name="Show solution")
         return (self.page.locator(".jp-OutputArea-output").filter(has=buttons)
                 .filter(has_text=f"Exercise {exercise_id}:"))
 

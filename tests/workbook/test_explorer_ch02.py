@@ -57,7 +57,7 @@ def test_communication_share_alone() -> None:
 def test_summary_lines() -> None:
     lines = ch02.accumulation_summary(2048, 4, 8, 120.0, 50.0, 0.0, True)
     assert lines[0] == "64 accumulation steps of 4 x 8 GPUs: effective batch 2,048 sequences."
-    assert "saves 3,150 ms" in lines[2]  # 63 x 50
+    assert "saves 3150 ms" in lines[2]  # 63 x 50
     assert "takes 160 ms instead of 120 ms" in lines[3]
 
 

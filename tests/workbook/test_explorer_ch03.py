@@ -68,7 +68,7 @@ def test_short_warmup_against_the_course_heuristic() -> None:
     # k = 8: heuristic 8 x 1000 = 8,000 steps
     (message,) = ch03.lr_messages(256, 2048, 2000, 100_000)
     assert message.startswith("⚠ A warmup of 2,000 steps")
-    assert "8,000 steps for k = 8" in message
+    assert "8000 steps for k = 8" in message
 
 
 def test_warmup_as_long_as_the_run() -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.prediction import Prediction, nearest_option
+from autograder.units import format_rounded as readout
 from solutions import collectives as col
 from solutions import hardware as hw
 from workbook.explorers.view import themed
@@ -234,11 +235,12 @@ def ring_messages(message_gb: float, n_gpus: int, link_gb_per_s: float,
     if t.latency_ms > t.bandwidth_ms:
         steps = col.ring_allreduce_steps(n_gpus)
         problems.append(f"✘ Latency-bound: {steps} steps x {latency_us:g} µs = "
-                        f"{t.latency_ms:.3g} ms of latency outweigh the {t.bandwidth_ms:.3g} "
+                        f"{readout(t.latency_ms, 'ms')} of latency outweigh the "
+                        f"{t.bandwidth_ms:.3g} "
                         "ms of bandwidth time. The message is too small for this many steps.")
     if t.tree_ms < t.total_ms:
-        problems.append(f"✘ The ring loses: the simple tree takes {t.tree_ms:.3g} ms, the "
-                        f"ring {t.total_ms:.3g} ms. Fewer, larger steps win here.")
+        problems.append(f"✘ The ring loses: the simple tree takes {readout(t.tree_ms, 'ms')}, the "
+                        f"ring {readout(t.total_ms, 'ms')}. Fewer, larger steps win here.")
     return problems
 
 
@@ -253,9 +255,10 @@ def ring_summary(message_gb: float, n_gpus: int, link_gb_per_s: float,
         f"Each GPU sends 2 x ({n_gpus}-1)/{n_gpus} x {_size(message_gb)} = {_size(sent)} "
         f"in {col.ring_allreduce_steps(n_gpus)} steps (a gather-to-one-GPU scheme would make "
         f"that GPU receive {_size(root)}).",
-        f"Ring time {t.total_ms:.4g} ms = bandwidth {t.bandwidth_ms:.4g} ms + latency "
-        f"{t.latency_ms:.4g} ms; the simple tree: {t.tree_ms:.4g} ms.",
-        f"The two ring terms are equal for a message of N x B x alpha = {crossover:.3g} MB.",
+        f"Ring time {readout(t.total_ms, 'ms')} = bandwidth {readout(t.bandwidth_ms, 'ms')} + "
+        f"latency {readout(t.latency_ms, 'ms')}; the simple tree: {readout(t.tree_ms, 'ms')}.",
+        "The two ring terms are equal for a message of N x B x alpha = "
+        f"{readout(crossover, 'MB')}.",
     ]
 
 

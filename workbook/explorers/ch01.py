@@ -13,6 +13,7 @@ import html
 from typing import Any
 
 from autograder.prediction import Prediction
+from autograder.units import format_rounded as readout
 from solutions import zero
 from workbook.explorers.view import themed
 
@@ -60,8 +61,8 @@ def memory_messages(n_params_b: float, n_gpus: int, activations_gb: float,
                     budget_gb: float) -> list[str]:
     """One "out of memory" line per stage over the budget; an empty list when all fit."""
     totals = stage_totals_gb(n_params_b, n_gpus, activations_gb)
-    problems = [f"✘ {STAGE_NAMES[s]}: out of memory, {need:.1f} GB needed, {budget_gb:g} GB "
-                "available" for s, need in enumerate(totals) if need > budget_gb]
+    problems = [f"✘ {STAGE_NAMES[s]}: out of memory, {readout(need, 'GB')} needed, {budget_gb:g} "
+                "GB available" for s, need in enumerate(totals) if need > budget_gb]
     if len(problems) == len(totals):
         problems.append("✘ No ZeRO stage fits. Add GPUs (smaller shards), shrink the "
                         "activations (checkpointing), or split the model with tensor or "
@@ -80,8 +81,8 @@ def memory_summary(n_params_b: float, n_gpus: int, activations_gb: float,
                      f"{budget_gb:g} GB.")
     low = zero.comm_gb_per_gpu(n_params_b * 1e9, 0, n_gpus)
     high = zero.comm_gb_per_gpu(n_params_b * 1e9, 3, n_gpus)
-    lines.append(f"Sent per GPU per step: {low:.1f} GB for no ZeRO, ZeRO-1 and ZeRO-2; "
-                 f"{high:.1f} GB for ZeRO-3 (1.5x).")
+    lines.append(f"Sent per GPU per step: {readout(low, 'GB')} for no ZeRO, ZeRO-1 and ZeRO-2; "
+                 f"{readout(high, 'GB')} for ZeRO-3 (1.5x).")
     return lines
 
 
@@ -103,8 +104,8 @@ def _draw_bars(ax: Any, n_params_b: float, n_gpus: int, activations_gb: float,
     for x, total in enumerate(totals):
         verdict = "✘ out of memory" if total > budget_gb else "✔ fits"
         clipped = total > 0.9 * top  # the bar runs off the chart: label it inside
-        ax.text(x, 0.8 * top if clipped else total, f"{total:.1f} GB{' ↑' if clipped else ''}"
-                f"\n{verdict}", ha="center", va="bottom", fontsize=8,
+        label = f"{readout(total, 'GB')}{' ↑' if clipped else ''}\n{verdict}"
+        ax.text(x, 0.8 * top if clipped else total, label, ha="center", va="bottom", fontsize=8,
                 bbox=dict(facecolor="white", edgecolor="none", alpha=0.85) if clipped else None)
     ax.set_ylim(0, top)
     ax.set_ylabel("memory per GPU (GB)")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.prediction import Prediction
+from autograder.units import format_rounded as readout
 from solutions import accumulation as acc
 from workbook.explorers.view import themed
 
@@ -98,8 +99,8 @@ def accumulation_messages(target_batch: int, micro_batch: int, dp_degree: int,
                         f"{per_step:,}: {plan.accum_steps} steps give an effective batch of "
                         f"{reached:,}. DeepSpeed would reject this configuration.")
     if plan.comm_pct() > max_comm_pct:
-        problems.append(f"✘ Communication is {plan.comm_pct():.1f}% of the step, above the "
-                        f"{max_comm_pct:g}% target: accumulate more micro-batches per step "
+        problems.append(f"✘ Communication is {readout(plan.comm_pct(), '%')} of the step, above "
+                        f"the {max_comm_pct:g}% target: accumulate more micro-batches per step "
                         "or overlap the AllReduce with the backward pass.")
     return problems
 
@@ -114,15 +115,15 @@ def accumulation_summary(target_batch: int, micro_batch: int, dp_degree: int,
     lines = [
         f"{plan.accum_steps} accumulation steps of {micro_batch} x {dp_degree} GPUs: "
         f"effective batch {batch:,} sequences.",
-        f"Accumulating: {plan.step_ms():,.0f} ms per step, communication "
-        f"{plan.comm_pct():.2f}%, {1e3 * batch / plan.step_ms():,.1f} sequences/s.",
-        f"AllReduce after every micro-batch: {plan.step_ms(True):,.0f} ms, communication "
-        f"{plan.comm_pct(True):.1f}%; accumulating saves "
-        f"{acc.comm_time_saved_ms(plan.accum_steps, allreduce_ms):,.0f} ms.",
+        f"Accumulating: {readout(plan.step_ms(), 'ms')} per step, communication "
+        f"{readout(plan.comm_pct(), '%')}, {readout(1e3 * batch / plan.step_ms(), 'sequences/s')}.",
+        f"AllReduce after every micro-batch: {readout(plan.step_ms(True), 'ms')}, communication "
+        f"{readout(plan.comm_pct(True), '%')}; accumulating saves "
+        f"{readout(acc.comm_time_saved_ms(plan.accum_steps, allreduce_ms), 'ms')}.",
     ]
     if checkpointing:
-        lines.append(f"Checkpointing: each micro-batch takes {plan.micro_batch_ms:,.0f} ms "
-                     f"instead of {micro_batch_ms:,.0f} ms (x 4/3, the forward pass again).")
+        lines.append(f"Checkpointing: each micro-batch takes {readout(plan.micro_batch_ms, 'ms')} "
+                     f"instead of {readout(micro_batch_ms, 'ms')} (x 4/3, the forward pass again).")
     return lines
 
 
@@ -172,7 +173,7 @@ def timeline_figure(accum_steps: int = 8, micro_batch_ms: float = 120.0,
             ax.broken_barh(blocks, (y - 0.35, 0.7), facecolors=color, hatch=hatch,
                            edgecolor="white", linewidth=0.5, label=label if y == 1 else None)
         end = plan.step_ms(sync_every)
-        ax.text(end, y, f"  {end:,.0f} ms\n  comm {plan.comm_pct(sync_every):.1f}%",
+        ax.text(end, y, f"  {readout(end, 'ms')}\n  comm {readout(plan.comm_pct(sync_every), '%')}",
                 va="center", fontsize=8)
     ax.set_yticks([y for y, _, _ in rows], [label for _, label, _ in rows], fontsize=8)
     ax.set_xlim(0, plan.step_ms(True) * 1.18)

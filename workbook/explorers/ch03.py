@@ -12,6 +12,7 @@ import html
 from typing import Any
 
 from autograder.prediction import Prediction, nearest_option
+from autograder.units import format_rounded as readout
 from solutions import lr_scaling as lr
 from workbook.explorers.view import themed
 
@@ -98,8 +99,8 @@ def lr_messages(base_batch: float, new_batch: float, warmup_steps: int, total_st
     heuristic = lr.warmup_steps_heuristic(base_batch, new_batch)
     if rule != "none" and k > 1 and warmup_steps < heuristic:
         messages.append(f"⚠ A warmup of {warmup_steps:,} steps is shorter than this course's "
-                        f"heuristic, k x 1000 = {heuristic:,.0f} steps for k = {k:g} (a rule "
-                        "of thumb, not a published result).")
+                        f"heuristic, k x 1000 = {readout(heuristic, 'steps')} for k = {k:g} (a "
+                        "rule of thumb, not a published result).")
     if rule == "none" and k > 1:
         messages.append(f"⚠ Keeping the base rate while the batch grows {k:g}-fold: each "
                         "example now moves the weights about k times less, so reaching the "

@@ -14,6 +14,7 @@ import html
 from typing import Any
 
 from autograder.prediction import Prediction, nearest_option
+from autograder.units import format_rounded as readout
 from solutions import overlap as ov
 from workbook.explorers.view import themed
 
@@ -105,9 +106,10 @@ def overlap_messages(n_layers: int, layer_ms: float, params_billion: float, n_gp
     comm_ms = comm_per_bucket_ms(params_billion, n_gpus, link_gb_per_s, n_layers)
     if comm_ms > layer_ms:
         exposed = ov.exposed_comm_ms(n_layers, comm_ms, layer_ms)
-        messages.append(f"✘ Each bucket's AllReduce ({comm_ms:.2f} ms) takes longer than one "
-                        f"layer's backward ({layer_ms:.2f} ms): the AllReduces queue up and "
-                        f"{exposed:.1f} ms run past the end of the backward pass.")
+        messages.append(f"✘ Each bucket's AllReduce ({readout(comm_ms, 'ms')}) takes longer than "
+                        "one "
+                        f"layer's backward ({readout(layer_ms, 'ms')}): the AllReduces queue up "
+                        f"and {readout(exposed, 'ms')} run past the end of the backward pass.")
     return messages
 
 
@@ -120,12 +122,13 @@ def summary_lines(n_layers: int, layer_ms: float, params_billion: float, n_gpus:
     exposed = ov.exposed_comm_ms(n_layers, comm_ms, layer_ms)
     return [
         f"Gradient: {ov.gradient_gb(params_billion):g} GB (FP16); ring AllReduce over "
-        f"{n_gpus} GPUs at {link_gb_per_s:g} GB/s: {total_ms:.1f} ms, or {comm_ms:.2f} ms "
+        f"{n_gpus} GPUs at {link_gb_per_s:g} GB/s: {readout(total_ms, 'ms')}, or "
+        f"{readout(comm_ms, 'ms')} "
         f"for each of {n_layers} buckets.",
         f"Communication / backward compute = {total_ms / backward_ms:.2f}.",
-        f"Exposed: {exposed:.1f} ms of {total_ms:.1f} ms "
+        f"Exposed: {readout(exposed, 'ms')} of {readout(total_ms, 'ms')} "
         f"({1 - ov.overlapped_comm_fraction(n_layers, comm_ms, layer_ms):.1%}); "
-        f"backward + exposed = {backward_ms + exposed:.1f} ms.",
+        f"backward + exposed = {readout(backward_ms + exposed, 'ms')}.",
     ]
 
 
@@ -141,13 +144,13 @@ def _draw_overlap(ax: Any, n_layers: int, layer_ms: float, comm_ms: float) -> No
     ax.axvspan(backward_end, comm_end, color="#C44E52", alpha=0.15, hatch="xx")
     ax.axvline(backward_end, color="black", linestyle="--", linewidth=1)
     ax.text(backward_end, 2.65, " backward ends", fontsize=8, va="bottom")
-    ax.text(comm_end, 0.35, f"exposed: {exposed:.1f} ms ", ha="right", va="top", fontsize=9,
+    ax.text(comm_end, 0.35, f"exposed: {readout(exposed, 'ms')} ", ha="right", va="top", fontsize=9,
             color="#8B0000")
     ax.set_yticks([1.0, 2.0], ["AllReduce\n(per bucket)", "backward\n(layer L ... 1)"])
     ax.set_ylim(0, 3.2)
     ax.set_xlim(0, max(comm_end, backward_end) * 1.02)
     ax.set_title(f"{n_layers} layers x {layer_ms:g} ms backward, {comm_ms:g} ms AllReduce per "
-                 f"bucket: {exposed:.1f} ms of {n_layers * comm_ms:.1f} ms exposed",
+                 f"bucket: {readout(exposed, 'ms')} of {readout(n_layers * comm_ms, 'ms')} exposed",
                  fontsize=10, loc="left")
 
 

@@ -19,6 +19,7 @@ import math
 from typing import Any
 
 from autograder.prediction import Prediction
+from autograder.units import format_rounded as readout
 from solutions import hardware as hw
 from solutions import models
 from solutions import performance_flops as pf
@@ -177,7 +178,7 @@ def layer_time_figure(d_model: int = 8192, seq_len: int = 4096,
     ax.bar(xs, compute, color="C0", label="compute (fwd + bwd)")
     ax.bar(xs, comm, bottom=compute, color="C3", hatch="xx", label="TP AllReduces (4 per layer)")
     for x, c, m in zip(xs, compute, comm, strict=True):
-        label = f"comm {100 * m / c:.0f}%" if m else "no TP comm"
+        label = f"comm {readout(100 * m / c, '%')}" if m else "no TP comm"
         ax.text(x, c + m, label, ha="center", va="bottom", fontsize=8)
     top = max(c + m for c, m in times)
     ax.set_ylim(0, 1.25 * top)
@@ -211,8 +212,10 @@ def status_html(d_model: int, seq_len: int, tp_degree: int, heads: tuple[int, in
     compute, comm = layer_times_ms(d_model, seq_len, tp_degree, nvlink_gb_per_s,
                                    across_servers)
     mb = tp.tp_allreduce_mb_per_gpu(1, seq_len, d_model, tp_degree)
-    lines.append(f"Each AllReduce: {mb:.1f} MB sent per GPU. Per layer: compute {compute:.2f} "
-                 f"ms, TP communication {comm:.2f} ms ({100 * comm / compute:.0f} % of "
+    lines.append(f"Each AllReduce: {readout(mb, 'MB')} sent per GPU. Per layer: compute "
+                 f"{compute:.2f} "
+                 f"ms, TP communication {readout(comm, 'ms')} "
+                 f"({readout(100 * comm / compute, '%')} of "
                  "compute).")
     if n_heads % tp_degree == 0 and (n_kv % tp_degree == 0 or tp_degree % n_kv == 0):
         copies = tp.kv_head_replicas(n_kv, tp_degree)

@@ -12,6 +12,7 @@ import html
 from typing import Any
 
 from autograder.prediction import Prediction
+from autograder.units import format_rounded as readout
 from solutions import checkpointing as ck
 from workbook.explorers.view import themed
 
@@ -61,7 +62,7 @@ def waste_percent(interval_min: float, checkpoint_s: float, mtbf_h: float,
 
 def _percent(value: float) -> str:
     # Past 100 % the first-order model has broken down; a bigger number would mislead.
-    return "over 100 %" if value > 100.0 else f"{value:.1f} %"
+    return "over 100 %" if value > 100.0 else f"{readout(value, '%')}"
 
 
 def checkpoint_problems(checkpoint_s: float, mtbf_h: float, interval_min: float,
@@ -71,20 +72,21 @@ def checkpoint_problems(checkpoint_s: float, mtbf_h: float, interval_min: float,
     problems: list[str] = []
     interval_s, mtbf_s = interval_min * 60.0, mtbf_h * 3600.0
     if interval_s <= checkpoint_s:
-        problems.append(f"✘ The interval ({interval_min:.3g} min) is no longer than one "
-                        f"checkpoint write ({checkpoint_s / 60:.3g} min): writing alone would "
-                        "take at least half of the wall-clock time.")
+        problems.append(f"✘ The interval ({readout(interval_min, 'min')}) is no longer than one "
+                        f"checkpoint write ({readout(checkpoint_s / 60, 'min')}): writing alone "
+                        "would take at least half of the wall-clock time.")
     if interval_s >= mtbf_s:
-        problems.append(f"✘ The interval ({interval_min / 60:.3g} h) is as long as the MTBF "
-                        f"({mtbf_h:.3g} h) or longer: most intervals end in a failure before "
-                        "their checkpoint is written.")
+        problems.append(f"✘ The interval ({readout(interval_min / 60, 'h')}) is as long as the "
+                        f"MTBF ({readout(mtbf_h, 'h')}) or longer: most intervals end in a failure "
+                        "before their checkpoint is written.")
     young = ck.young_interval_s(checkpoint_s, mtbf_s)
     daly = ck.daly_interval_s(checkpoint_s, mtbf_s)
     if abs(young - daly) > DALY_TOLERANCE * daly:
-        problems.append(f"✘ One write ({checkpoint_s / 60:.3g} min) is not small next to the "
-                        f"MTBF ({mtbf_h:.3g} h): Young's interval ({young / 60:.3g} min) is "
-                        f"off by {100 * abs(young - daly) / daly:.0f} %; Daly's higher-order "
-                        f"estimate is {daly / 60:.3g} min.")
+        problems.append(f"✘ One write ({readout(checkpoint_s / 60, 'min')}) is not small next to "
+                        f"the MTBF ({readout(mtbf_h, 'h')}): Young's interval "
+                        f"({readout(young / 60, 'min')}) is "
+                        f"off by {readout(100 * abs(young - daly) / daly, '%')}; Daly's "
+                        f"higher-order estimate is {readout(daly / 60, 'min')}.")
     waste = waste_percent(interval_min, checkpoint_s, mtbf_h, recovery_min)
     if target_waste_pct is not None and waste > target_waste_pct:
         problems.append(f"✘ Expected waste {_percent(waste)} at your interval (restarts "
@@ -108,7 +110,7 @@ def checkpoint_size_figure(model_params_b: tuple[float, ...] = (7.0, 70.0, 405.0
         ax.bar(xs, heights, bottom=bottoms, color=f"C{i}", hatch=hatch, label=label)
         bottoms = [b + h for b, h in zip(bottoms, heights, strict=True)]
     for x, total in zip(xs, bottoms, strict=True):
-        ax.text(x, total, f"{total:,.0f} GB", ha="center", va="bottom", fontsize=9)
+        ax.text(x, total, f"{readout(total, 'GB')}", ha="center", va="bottom", fontsize=9)
     ax.set_xticks(xs)
     ax.set_xticklabels([f"{n:g}B params" for n in model_params_b])
     ax.set_ylim(0, 1.12 * max(bottoms))
@@ -153,18 +155,19 @@ def waste_curve_figure(checkpoint_s: float = 98.0, mtbf_h: float = 24.0,
     ax.plot(tau_min, lost, ":", color="C1", label="lost work + restarts: (tau/2 + R) / M")
     ax.plot(tau_min, writing + lost, "-", color="black", lw=2, label="total waste")
     ax.axvline(young_min, color="C2", lw=1.5,
-               label=f"Young: {young_min:.3g} min, {best:.2f} % waste")
+               label=f"Young: {readout(young_min, 'min')}, {readout(best, '%')} waste")
     if chosen_min is not None:
         chosen = waste_percent(chosen_min, checkpoint_s, mtbf_h, recovery_min)
         ax.axvline(chosen_min, color="C3", linestyle="-.",
-                   label=f"yours: {chosen_min:.3g} min, {chosen:.2f} % waste")
+                   label=f"yours: {readout(chosen_min, 'min')}, {readout(chosen, '%')} waste")
     ax.set_xscale("log")
     _plain_minute_ticks(ax.xaxis, float(tau_min[0]), float(tau_min[-1]))
     ax.set_ylim(0, min(100.0, 4 * best))
     ax.set_xlabel("checkpoint interval tau (minutes of work, log scale)")
     ax.set_ylabel("expected waste (% of time)")
-    ax.set_title(f"C = {checkpoint_s:.3g} s per checkpoint, MTBF M = {mtbf_h:.3g} h, "
-                 f"restart R = {recovery_min:.3g} min", fontsize=10)
+    ax.set_title(f"C = {readout(checkpoint_s, 's')} per checkpoint, MTBF M = "
+                 f"{readout(mtbf_h, 'h')}, "
+                 f"restart R = {readout(recovery_min, 'min')}", fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     plt.close(fig)
@@ -183,14 +186,17 @@ def status_html(size_gb: float, write_gb_per_s: float, mtbf_h: float, recovery_m
     lost = ck.lost_minutes_per_crash(interval_min, recovery_min)
     cost = ck.cost_per_crash_usd(n_gpus, usd_per_gpu_hour, interval_min, recovery_min)
     if not lines:
-        lines.append(f"✔ Waste {waste:.2f} % is within your {target_waste_pct:g} % target.")
+        lines.append(f"✔ Waste {readout(waste, '%')} is within your {target_waste_pct:g} % target.")
     lines += [
-        f"One checkpoint: {size_gb:,.0f} GB at {write_gb_per_s:g} GB/s = {c:.3g} s. Young's "
-        f"interval: {young_min:.3g} min ({waste_percent(young_min, c, mtbf_h, recovery_min):.2f}"
+        f"One checkpoint: {readout(size_gb, 'GB')} at {write_gb_per_s:g} GB/s = "
+        f"{readout(c, 's')}. Young's "
+        f"interval: {readout(young_min, 'min')} "
+        f"({waste_percent(young_min, c, mtbf_h, recovery_min):.2f}"
         " % waste).",
-        f"Your interval, {interval_min:.3g} min: {_percent(waste)} waste. Each failure costs "
-        f"{interval_min / 2:.3g} min of lost work + {recovery_min:g} min restart = {lost:.3g} "
-        f"min on {n_gpus:,} GPUs: ${cost:,.0f}; about {24 / mtbf_h:.2g} failures a day.",
+        f"Your interval, {readout(interval_min, 'min')}: {_percent(waste)} waste. Each failure "
+        f"costs {readout(interval_min / 2, 'min')} of lost work + {recovery_min:g} min restart = "
+        f"{lost:.3g} "
+        f"min on {n_gpus:,} GPUs: {readout(cost, '$')}; about {24 / mtbf_h:.2g} failures a day.",
     ]
     return "<br>".join(html.escape(line) for line in lines)
 

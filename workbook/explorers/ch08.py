@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from autograder.prediction import Prediction
+from autograder.units import format_rounded as readout
 from solutions import loss_scaler as ls
 from solutions import precision as pr
 from workbook.explorers.view import themed
@@ -123,7 +124,8 @@ def loss_scale_problems(overflows: list[bool], init_scale: float = 65536.0,
     skipped = ls.skipped_steps(overflows)
     if skipped:
         problems.append(f"✘ {skipped} of {len(overflows)} optimizer steps skipped "
-                        f"({100 * skipped / len(overflows):.0f} %): their updates are lost.")
+                        f"({readout(100 * skipped / len(overflows), '%')}): their updates are "
+                        "lost.")
     final = ls.dynamic_loss_scale(overflows, init_scale, growth_interval)
     if final < 1.0:
         problems.append(f"✘ The scale fell below 1 (to {final:g}): the loss is now scaled "
