@@ -236,7 +236,7 @@ def explorer() -> Any:
                             description="hidden size d", style=STYLE),
         seq_len=w.IntSlider(value=2048, min=1024, max=32768, step=1024,
                             description="sequence length s", style=STYLE),
-        tp_degree=w.IntSlider(value=8, min=1, max=32, description="TP degree", style=STYLE),
+        tp_degree=w.IntSlider(value=4, min=1, max=32, description="TP degree", style=STYLE),
         nvlink=w.FloatSlider(value=450.0, min=100.0, max=900.0, step=50.0,
                              description="NVLink GB/s each way", style=STYLE),
         heads=w.Dropdown(options=list(HEAD_PRESETS), description="attention heads",

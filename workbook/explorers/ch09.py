@@ -17,6 +17,7 @@ import html
 from dataclasses import dataclass
 from typing import Any
 
+from autograder.markup import no_math
 from autograder.prediction import Prediction, nearest_option
 from solutions import hardware, models
 from solutions import llama3 as l3
@@ -99,19 +100,18 @@ def grid_figure(tp: int = l3.TP, pp: int = l3.PP, dp: int = l3.DP,
         grid_ax.text(d, p, f"node {node:,}", ha="left" if d < dp / 2 else "right",
                      va="center", fontsize=7, color="white" if p < pp / 2 else "black")
     in_node = "one 8-GPU node (NVLink)" if tp == gpus_per_node else f"{tp} GPUs"
-    grid_ax.set_title(f"{tp * pp * dp:,} GPUs = TP {tp} x PP {pp} x DP {dp}: each cell is a "
+    # The degrees stay unprinted: DP and the layers per stage are exercises 9.1 and 9.2.
+    grid_ax.set_title(f"{tp * pp * dp:,} GPUs = TP {tp} x PP {pp} x DP: each cell is a "
                       f"TP group, {in_node}", fontsize=10, loc="left")
-    grid_ax.set_xlabel(f"DP replica (0 .. {dp - 1}); dashed orange: stage 0's DP group, "
+    grid_ax.set_xlabel("DP replica, one per column; dashed orange: stage 0's DP group, "
                        "its gradient all-reduce spans the whole network")
-    grid_ax.set_ylabel(f"PP stage (0 .. {pp - 1})")
+    grid_ax.set_ylabel("PP stage, one per row")
+    grid_ax.set_xticks([])
+    grid_ax.set_yticks([])
     grid_ax.annotate("red column: one model replica,\nits stages on consecutive nodes",
                      (0, pp / 2), xytext=(min(dp * 0.15, dp - 1), pp / 2),
                      color="white", fontsize=9, va="center",
                      arrowprops={"arrowstyle": "->", "color": "white"})
-    layers = l3.layers_per_stage(l3.N_LAYERS, pp) if pp <= l3.N_LAYERS else ()
-    if layers and pp <= 32:
-        grid_ax.set_yticks(range(pp), [f"{i} ({n} layers)" for i, n in enumerate(layers)],
-                           fontsize=7)
     node_ax.imshow(np.arange(tp)[:, None], aspect="auto", cmap="Greys", vmin=-2,
                    vmax=tp + 2, interpolation="nearest")
     for t in range(tp):
@@ -148,8 +148,9 @@ class Table:
         body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
                        for row in self.rows)
         notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.footnotes)
-        return (f"<table><caption>{html.escape(self.caption)}</caption><thead><tr>{head}"
-                f"</tr></thead><tbody>{body}</tbody></table><ol>{notes}</ol>")
+        # no_math: "$5.576M at an assumed $2" is money, not LaTeX
+        return no_math(f"<table><caption>{html.escape(self.caption)}</caption><thead><tr>"
+                       f"{head}</tr></thead><tbody>{body}</tbody></table><ol>{notes}</ol>")
 
 
 RUN_ARCHITECTURES: dict[str, models.Architecture] = {
