@@ -131,9 +131,13 @@ def _trace_input(kind: Trace, record: Exercise, lookup: Lookup) -> Input:
     import ipywidgets as w
 
     rows = len(record.expected())
-    cells = [[w.Text(placeholder=c, layout=w.Layout(width="9em")) for c in kind.columns]
+    # the boxes give way in a narrow notebook; the step label keeps its full width
+    cells = [[w.Text(placeholder=c, layout=w.Layout(width="9em", min_width="4em",
+                                                     flex="0 1 9em")) for c in kind.columns]
              for _ in range(rows)]
-    lines = [w.HBox([w.Label(f"{kind.step_label} {i + 1}:"), *row]) for i, row in enumerate(cells)]
+    lines = [w.HBox([w.Label(f"{kind.step_label} {i + 1}:",
+                             layout=w.Layout(flex="0 0 auto", min_width="max-content")), *row])
+             for i, row in enumerate(cells)]
 
     def read() -> Any:
         values = [[c.value for c in row] for row in cells]

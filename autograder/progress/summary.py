@@ -122,7 +122,7 @@ class ProgressSummary:
                 f"<ul>{items}</ul>")
 
     def _html_table(self) -> str:
-        head = "".join(f'<th scope="col" style="text-align:{align}; padding:2px 8px">{name}</th>'
+        head = "".join(f'<th scope="col" style="text-align:{align}; padding:2px 4px">{name}</th>'
                        for name, align in (("Chapter", "left"), ("Mastered", "left"),
                                            ("Proficient or better", "right"),
                                            ("Attempted", "right")))
@@ -212,11 +212,11 @@ def _html_bar(done: int, total: int, size: str = "1em") -> str:
 
 
 def _html_row(ch: ChapterProgress) -> str:
-    cell = 'style="padding:2px 8px; text-align:{}"'
+    cell = 'style="padding:2px 4px; text-align:{}"'
     return (
         f"<tr><td {cell.format('left')}>{ch.chapter}. {html.escape(ch.title)}</td>"
         f"<td {cell.format('left')}>{ch.mastered} / {ch.total}<br>"
-        f"{_html_bar(ch.mastered, ch.total, size='0.6em')}</td>"
+        f"{_html_bar(ch.mastered, ch.total, size='0.5em')}</td>"
         f"<td {cell.format('right')}>{ch.proficient} / {ch.total}</td>"
         f"<td {cell.format('right')}>{ch.attempted} / {ch.total}</td></tr>"
     )

@@ -4,8 +4,9 @@ dark on dark.
 
 Screenshots go to test-artifacts/e2e/. Each is read by a check as well as saved:
 
-* figures: every plot image is sampled along its border, which must be light (the figure
-  sits on its own white card, so its dark labels never meet a dark page);
+* figures: every plot image (its PNG, as the page received it) must be opaque with a light
+  background: the figure sits on its own white card, so its dark labels never meet a dark
+  page;
 * text: every visible text element in the outputs has a contrast of at least 3:1 against
   the first opaque background behind it (WCAG's minimum for large text; body text is
   normally far above it);
@@ -15,6 +16,7 @@ Screenshots go to test-artifacts/e2e/. Each is read by a check as well as saved:
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import io
 import json
@@ -61,9 +63,18 @@ READ_PAGE = """
     const fg = lum(st.color), bg = lum(opaque(el));
     const contrast = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
     const clips = st.overflow !== 'visible' || st.textOverflow === 'ellipsis';
+    // inside a box that scrolls sideways, text past the edge is reachable, not cut off
+    let scrolls = false;
+    for (let e = el.parentElement; e; e = e.parentElement) {
+      const o = getComputedStyle(e).overflowX;
+      if (o === 'auto' || o === 'scroll') {
+        scrolls = !e.classList.contains('jp-WindowedPanel-outer');
+        break;
+      }
+    }
     found.push({text: el.textContent.trim().slice(0, 60), contrast: contrast,
                 clipped: clips && el.scrollWidth > el.clientWidth + 1 && el.tagName !== 'PRE',
-                past_edge: r.right > right + 1 && r.left < right});
+                past_edge: !scrolls && r.right > right + 1 && r.left < right});
   }
   return found;
 }
@@ -100,20 +111,18 @@ def set_theme(server: Any, theme: str) -> None:
     put_setting(server, "@jupyterlab/notebook-extension:tracker", {"windowingMode": "none"})
 
 
-def light_border(png: bytes) -> float:
-    """Share of an image's border pixels that are light (luminance above 0.7)."""
+def own_background(png: bytes) -> str:
+    """"" when a figure sits on its own opaque, light background; else what is wrong."""
     from PIL import Image
 
-    image = Image.open(io.BytesIO(png)).convert("RGB")
-    w, h = image.size
-    inset = 3
-    points = ([(x, inset) for x in range(0, w, 4)] + [(x, h - 1 - inset) for x in range(0, w, 4)]
-              + [(inset, y) for y in range(0, h, 4)] + [(w - 1 - inset, y) for y in range(0, h, 4)])
-    light = 0
-    for x, y in points:
-        r, g, b = image.getpixel((x, y))
-        light += (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255 > 0.7
-    return light / len(points)
+    image = Image.open(io.BytesIO(png))
+    if "A" in image.getbands() and image.getchannel("A").getextrema()[0] < 250:
+        return "has transparent pixels: the page shows through behind its text"
+    rgb = image.convert("RGB")
+    w, h = rgb.size
+    corners = [rgb.getpixel((x, y)) for x in (1, w - 2) for y in (1, h - 2)]
+    light = sum((0.2126 * r + 0.7152 * g + 0.0722 * b) / 255 > 0.7 for r, g, b in corners)
+    return "" if light >= 3 else "has a dark background"
 
 
 def read_page(lab: Any, label: str) -> list[str]:
@@ -124,9 +133,12 @@ def read_page(lab: Any, label: str) -> list[str]:
         if not image.is_visible():
             continue
         image.scroll_into_view_if_needed()
-        share = light_border(image.screenshot(path=str(lab.artifacts / f"{label}-fig{k}.png")))
-        if share < 0.9:
-            problems.append(f"{label}: figure {k} has a dark border ({share:.0%} light)")
+        image.screenshot(path=str(lab.artifacts / f"{label}-fig{k}.png"))
+        src = image.get_attribute("src") or ""
+        if src.startswith("data:image/png;base64,"):
+            wrong = own_background(base64.b64decode(src.split(",", 1)[1]))
+            if wrong:
+                problems.append(f"{label}: figure {k} {wrong}")
     for item in page.evaluate(READ_PAGE):
         if item["contrast"] < 3.0:
             problems.append(f"{label}: low contrast {item['contrast']:.1f} for {item['text']!r}")
@@ -192,10 +204,15 @@ def _lock(page: Any) -> None:
     page.get_by_text("Your prediction, revealed.").first.wait_for(timeout=BT.WIDGET_MS)
 
 
-def test_the_border_check_tells_light_from_dark() -> None:
+def test_the_background_check_tells_a_card_from_a_see_through_figure() -> None:
     from PIL import Image
 
-    for colour, light in (((255, 255, 255), True), ((17, 17, 17), False)):
+    def png(mode: str, colour: tuple[int, ...]) -> bytes:
         buffer = io.BytesIO()
-        Image.new("RGB", (40, 30), colour).save(buffer, format="PNG")
-        assert (light_border(buffer.getvalue()) > 0.9) is light
+        Image.new(mode, (40, 30), colour).save(buffer, format="PNG")
+        return buffer.getvalue()
+
+    assert own_background(png("RGB", (255, 255, 255))) == ""
+    assert own_background(png("RGBA", (255, 255, 255, 255))) == ""
+    assert "transparent" in own_background(png("RGBA", (255, 255, 255, 0)))
+    assert "dark" in own_background(png("RGB", (17, 17, 17)))

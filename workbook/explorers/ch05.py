@@ -136,9 +136,11 @@ def beyond_1f1b_table(pp: int = 8) -> Any:
     cells = "".join(f"<tr><td>{name}</td><td><code>{formula}</code></td><td>{value:g}</td>"
                     f"<td>{params}</td><td>{acts}</td></tr>"
                     for name, formula, value, params, acts in beyond_1f1b_rows(pp))
-    return HTML(f"<table><caption>p = {pp}; F = 1, B = 2 (whole backward), W = 1 slot"
+    # its own horizontal scroll: six columns do not fit a narrow notebook
+    return HTML("<div style='overflow-x:auto'>"
+                f"<table><caption>p = {pp}; F = 1, B = 2 (whole backward), W = 1 slot"
                 "</caption><tr><th>schedule</th><th>bubble</th><th>slots</th>"
-                f"<th>parameters</th><th>activations</th></tr>{cells}</table>")
+                f"<th>parameters</th><th>activations</th></tr>{cells}</table></div>")
 
 
 # -- plots --------------------------------------------------------------------------

@@ -220,6 +220,7 @@ def explorer() -> Any:
 
     number = dict(
         gradient=w.FloatLogSlider(value=1e-6, base=10, min=-12, max=6, step=0.1,
+                                  readout_format=".2e",  # "1.00e-06" fits its readout box
                                   description="gradient magnitude", style=STYLE),
         loss_scale=w.FloatLogSlider(value=1.0, base=2, min=0, max=24, step=1,
                                     description="loss scale", style=STYLE),

@@ -149,8 +149,10 @@ class Table:
                        for row in self.rows)
         notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.footnotes)
         # no_math: "$5.576M at an assumed $2" is money, not LaTeX
-        return no_math(f"<table><caption>{html.escape(self.caption)}</caption><thead><tr>"
-                       f"{head}</tr></thead><tbody>{body}</tbody></table><ol>{notes}</ol>")
+        # its own horizontal scroll: the columns do not fit a narrow notebook
+        return no_math(f"<div style='overflow-x:auto'><table><caption>"
+                       f"{html.escape(self.caption)}</caption><thead><tr>{head}</tr></thead>"
+                       f"<tbody>{body}</tbody></table></div><ol>{notes}</ol>")
 
 
 RUN_ARCHITECTURES: dict[str, models.Architecture] = {
