@@ -138,7 +138,8 @@ def _render_hint(key: str) -> str:
     chapter, _ = split_key(key)
     return (
         "Listen reads the transcript with your browser's voice. For recorded audio instead, "
-        f"run `workbook narrate --chapter {chapter}` in a terminal and run this cell again."
+        f"run `workbook narrate --chapter {chapter}` in a terminal (after `make lab` it is "
+        "`.venv/bin/workbook`) and run this cell again."
     )
 
 
