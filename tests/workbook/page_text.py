@@ -136,15 +136,18 @@ class Page(NamedTuple):
     texts: list[str]
     figures: list[str]
     ticks: list[str]
+    errors: list[str]  # a page that stopped early would hide what comes after
 
 
 def page_texts(nb: Any) -> Page:
     """Everything an executed page shows, in three lists (see :class:`Page`)."""
     states: dict[str, dict[str, Any]] = _widget_states(nb)
     seen: set[str] = set()
-    page = Page([], [], [])
+    page = Page([], [], [], [])
     for cell in nb.cells:
         for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                page.errors.append(f"{output.get('ename')}: {output.get('evalue')}")
             for text in _output_texts(output, states, seen):
                 if text.startswith(MARK):
                     figures, ticks = json.loads(text[len(MARK):])

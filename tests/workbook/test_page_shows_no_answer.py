@@ -142,7 +142,8 @@ def leaks(texts: list[str], answers: dict[str, tuple[float, str]]) -> dict[str, 
 
 @pytest.mark.parametrize("chapter", LEAK_CASES, ids=lambda c: c.stem)
 def test_before_the_lock_nothing_shows_an_answer(chapter: Any) -> None:
-    texts, figures, _ = executed(chapter.stem, False)
+    texts, figures, _, errors = executed(chapter.stem, False)
+    assert not errors, errors
     key = f"ch{chapter.number:02d}"
     prediction = prediction_for(key)
     answers = answers_of(chapter.number)
@@ -156,7 +157,8 @@ def test_before_the_lock_nothing_shows_an_answer(chapter: Any) -> None:
 
 @pytest.mark.parametrize("chapter", LEAK_CASES, ids=lambda c: c.stem)
 def test_after_the_lock_no_exercise_answer_shows(chapter: Any) -> None:
-    texts, figures, _ = executed(chapter.stem, True)
+    texts, figures, _, errors = executed(chapter.stem, True)
+    assert not errors, errors
     assert any("Your prediction, revealed" in t for t in texts), "the lock did not open"
     found = leaks(texts + figures, answers_of(chapter.number))
     assert not found, f"{chapter.stem} after the lock:\n" + json.dumps(found, indent=1)
@@ -164,7 +166,7 @@ def test_after_the_lock_no_exercise_answer_shows(chapter: Any) -> None:
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.stem)
 def test_no_dollar_is_typeset_as_math(chapter: Any) -> None:
-    texts, figures, ticks = executed(chapter.stem, True)
+    texts, figures, ticks, _ = executed(chapter.stem, True)
     math_in_figures = [t for t in figures + ticks if unescaped_dollars(t) >= 2]
     assert not math_in_figures, f"figure text typeset as math: {math_in_figures}"
     exposed = [t[:160] for t in texts if unescaped_dollars(t) >= 2 and NO_MATH_CLASS not in t
