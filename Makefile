@@ -3,20 +3,38 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LAB_STAMP := $(VENV)/.installed-lab
+LEARNER_DIR ?= my-notebooks
 ARGS ?=
 
 .PHONY: lab test lint build-notebooks system-deps clean
 
+# The learner's set-up: the package and JupyterLab, nothing else (no test tools).
+$(LAB_STAMP): pyproject.toml
+	test -d $(VENV) || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[lab]"
+	touch $(LAB_STAMP)
+
+# The developer's: the learner's plus pytest, playwright, mypy, ruff, nbgrader, hypothesis.
 $(STAMP): pyproject.toml
-	$(PY) -m venv $(VENV)
+	test -d $(VENV) || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test,lab]"
 	@# nbgrader (for the tests) adds instructor menus to JupyterLab; learners don't need them.
 	$(BIN)/jupyter labextension disable --level=sys_prefix @jupyter/nbgrader >/dev/null 2>&1 || true
-	touch $(STAMP)
+	touch $(STAMP) $(LAB_STAMP)
 
-lab: $(STAMP)
-	$(BIN)/jupyter lab --config=scripts/jupyter_lab_config.py workbook/notebooks/ch00_ring_allreduce.ipynb $(ARGS)
+# JupyterLab serves only $(LEARNER_DIR): the learner notebooks, copied there once (your
+# answers are never overwritten; delete a file to get a fresh copy). The instructor
+# notebooks, with their solutions, stay out of reach of the file browser.
+lab: $(LAB_STAMP)
+	@mkdir -p $(LEARNER_DIR)
+	@for nb in workbook/notebooks/*.ipynb; do \
+	  [ -e "$(LEARNER_DIR)/$$(basename $$nb)" ] || cp "$$nb" "$(LEARNER_DIR)/"; done
+	$(BIN)/jupyter lab --config=scripts/jupyter_lab_config.py \
+	  --ServerApp.root_dir=$(LEARNER_DIR) \
+	  --LabApp.default_url=/lab/tree/ch00_ring_allreduce.ipynb $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

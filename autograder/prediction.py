@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.units import format_quantity, format_value
+from autograder.units import format_rounded, format_value
 
 WAITING = ("Lock in a guess in the \u201cPredict first\u201d cell above; the answer appears "
            "here the moment you do.")
@@ -46,6 +46,23 @@ class Prediction:
         return bool(self.options)
 
 
+def nearest_option(value: float, options: Mapping[str, float], log_scale: bool = False) -> str:
+    """The option whose number is nearest to ``value``: the answer of a multiple-choice
+    prediction computed from a formula ("about 3x" for sqrt(8) = 2.83). Compared by ratio
+    with ``log_scale`` (factors: 8x is as far from 2.83x as 1x is), else by difference."""
+    if not options:
+        raise ValueError("nearest_option needs at least one option")
+
+    def distance(label: str) -> float:
+        if log_scale:
+            if value <= 0 or options[label] <= 0:
+                raise ValueError("log_scale compares positive numbers only")
+            return abs(math.log(value / options[label]))
+        return abs(value - options[label])
+
+    return min(options, key=distance)
+
+
 def parse_guess(prediction: Prediction, text: Any) -> Any:
     """The guess as a number in the prediction's unit (or an option); ValueError if unreadable."""
     if prediction.is_choice:
@@ -65,7 +82,7 @@ def shown(prediction: Prediction, value: Any) -> str:
     """A guess or an actual value as the learner reads it: an option, or "1.75 GB"."""
     if prediction.is_choice or isinstance(value, str):
         return f"\u201c{value}\u201d"
-    return format_quantity(float(f"{float(value):.3g}"), prediction.unit)  # 3 significant figures
+    return format_rounded(float(value), prediction.unit)  # 3 significant figures
 
 
 def _ratio_words(guess: float, actual: float) -> str:

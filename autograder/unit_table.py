@@ -121,10 +121,34 @@ def _others() -> list[tuple[str, Unit]]:
     return out
 
 
+#: Units of dimensions no exercise asks about, known only so that they are refused by name
+#: ("0.0024 kg" is a mass, not a learning rate) instead of read as a counting word.
+OTHER_DIMENSIONS: dict[str, tuple[str, ...]] = {
+    "mass": ("mg", "g", "kg", "gram", "grams", "kilogram", "kilograms", "lb", "lbs", "pound",
+             "pounds", "oz", "ounce", "ounces"),
+    "length": ("nm", "µm", "μm", "mm", "cm", "m", "km", "meter", "meters", "metre", "metres",
+               "inch", "inches", "ft", "foot", "feet", "mile", "miles"),
+    "volume": ("ml", "mL", "l", "L", "liter", "liters", "litre", "litres"),
+    "temperature": ("°C", "°F", "degC", "degF", "kelvin"),
+    "frequency": ("Hz", "kHz", "MHz", "GHz"),
+    "pressure": ("Pa", "kPa", "bar", "psi"),
+    "voltage": ("mV", "V", "kV", "volt", "volts"),
+    "current": ("mA", "amp", "amps", "ampere", "amperes"),
+    "angle": ("rad", "deg", "degree", "degrees", "°"),
+    "amount of substance": ("mol", "mole", "moles"),
+}
+
+
+def _other_dimensions() -> list[tuple[str, Unit]]:
+    return [(word, Unit(family, 1.0, word)) for family, words in OTHER_DIMENSIONS.items()
+            for word in words]
+
+
 def _build() -> tuple[dict[str, tuple[Unit, ...]], dict[str, tuple[Unit, ...]]]:
     exact: dict[str, list[Unit]] = {}
     folded: dict[str, list[Unit]] = {}
-    for key, unit in _sizes() + _bandwidths() + _times() + _compute() + _others():
+    units = _sizes() + _bandwidths() + _times() + _compute() + _others() + _other_dimensions()
+    for key, unit in units:
         for table, k in ((exact, key), (folded, key.lower())):
             meanings = table.setdefault(k, [])
             if all((u.family, u.factor) != (unit.family, unit.factor) for u in meanings):

@@ -14,6 +14,7 @@ import decimal
 import math
 import numbers
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,7 @@ from autograder.unit_table import (
     COUNT_PREFIX,
     ENERGY,
     MONEY,
+    OTHER_DIMENSIONS,
     POWER,
     RATIO,
     SCALES,
@@ -168,6 +170,8 @@ def _phrase(unit: Unit) -> str:
         return f"a number of {unit.symbol}"
     if unit.family == RATIO:
         return "a percentage" if unit.symbol == "%" else "a plain number"
+    if unit.family in OTHER_DIMENSIONS:
+        return ("an " if unit.family[0] in "aeiou" else "a ") + unit.family
     return _PHRASES.get(unit.family, "a number")
 
 
@@ -193,9 +197,19 @@ def _shown(text: str, limit: int = 40) -> str:
 
 
 # -- reading ---------------------------------------------------------------------------
+def ascii_digits(text: str) -> str:
+    """``text`` with every decimal digit of any script ("٣", "５") as an ASCII digit. Other
+    number characters (superscripts, fractions, Roman numerals) stay as they are and are
+    refused by the reader with a message, except a superscript power of ten ("10⁵")."""
+    if text.isascii():
+        return text
+    return "".join(str(unicodedata.decimal(ch)) if unicodedata.category(ch) == "Nd" else ch
+                   for ch in text)
+
+
 def _read_text(raw: str, unit: str) -> Reading:
     want = expectation(unit)
-    text = " ".join(raw.translate(_SPACES).split())
+    text = " ".join(ascii_digits(raw).translate(_SPACES).split())
     if len(text) > _MAX_TEXT:
         raise UnitError(f"expected {want}; got {len(text)} characters of text")
     if text == "":
@@ -292,6 +306,14 @@ def format_value(value: float) -> str:
     decimals = max(0, 5 - math.floor(math.log10(size)))
     text = f"{value:,.{decimals}f}" if size >= 10_000 else f"{value:.{decimals}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def format_rounded(value: float, unit: str = "", significant: int = 3) -> str:
+    """A computed quantity as a readout shows it: ``significant`` figures, then written as
+    :func:`format_quantity` writes it ("117 MB", "0.324%", "$2,185", "7730 ms")."""
+    if not math.isfinite(value) or value == 0:
+        return format_quantity(value, unit)
+    return format_quantity(float(f"{value:.{significant}g}"), unit)
 
 
 def format_quantity(value: float, unit: str) -> str:

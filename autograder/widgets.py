@@ -58,12 +58,17 @@ class Actions:
 
 
 PRINTED = "Answer the question printed above, or press Try a variant for new numbers."
+PRINTED_ONLY = "Answer the question printed above."
+VARIANT_SHOWN = ("New numbers, in the question above: Check, Hint and Show solution now "
+                 "use them.")
 
 
-def _prompt_html(record: Exercise, prompt: str | None, note: str = "") -> str:
+def _prompt_html(record: Exercise, prompt: str | None, note: str = "",
+                 can_vary: bool = True) -> str:
     """The card's header; the question itself only for a variant (the printed question is
     in the markdown cell above the card, so the page shows each prompt once)."""
-    body = f"<em>{html.escape(PRINTED)}</em>" if prompt is None else (
+    printed = PRINTED if can_vary else PRINTED_ONLY
+    body = f"<em>{html.escape(printed)}</em>" if prompt is None else (
         "<strong>Your variant:</strong> " + inline_markdown(prompt))
     extra = f" <em>{html.escape(note)}</em>" if note else ""
     return (f"<div><strong>Exercise {html.escape(record.id)}: {html.escape(record.title)}"
@@ -126,9 +131,13 @@ def _trace_input(kind: Trace, record: Exercise, lookup: Lookup) -> Input:
     import ipywidgets as w
 
     rows = len(record.expected())
-    cells = [[w.Text(placeholder=c, layout=w.Layout(width="9em")) for c in kind.columns]
+    # the boxes give way in a narrow notebook; the step label keeps its full width
+    cells = [[w.Text(placeholder=c, layout=w.Layout(width="9em", min_width="4em",
+                                                     flex="0 1 9em")) for c in kind.columns]
              for _ in range(rows)]
-    lines = [w.HBox([w.Label(f"{kind.step_label} {i + 1}:"), *row]) for i, row in enumerate(cells)]
+    lines = [w.HBox([w.Label(f"{kind.step_label} {i + 1}:",
+                             layout=w.Layout(flex="0 0 auto", min_width="max-content")), *row])
+             for i, row in enumerate(cells)]
 
     def read() -> Any:
         values = [[c.value for c in row] for row in cells]
@@ -237,14 +246,17 @@ class ExerciseWidget:
     output area. The card keeps one state: the numbers it shows (``params``, None for the
     printed ones) are the numbers every Check, Hint and solution uses."""
 
-    def __init__(self, record: Exercise, actions: Actions, note: str = "") -> None:
+    def __init__(self, record: Exercise, actions: Actions, note: str = "",
+                 can_vary: bool = True) -> None:
+        """``can_vary``: whether the question has numbers a variant changes; without them
+        the card offers no "Try a variant" (it would have nothing to show)."""
         import ipywidgets as w
 
         self.record = record
         self.actions = actions
         self.note = note
         self.params: dict[str, Any] | None = None  # None: the printed question
-        self.prompt = w.HTML(_prompt_html(record, None, note))
+        self.prompt = w.HTML(_prompt_html(record, None, note, can_vary))
         self.input, self.read, self.write = answer_input(record, actions.lookup)
         self.last: Any = None  # what the output area shows now
         wide = w.Layout(width="auto")
@@ -264,6 +276,9 @@ class ExerciseWidget:
         submit = getattr(self.input, "submit_box", None)
         if submit is not None:
             _on_enter(submit, self.check)
+        if not can_vary:
+            self.buttons["variant"].disabled = True
+            self.buttons["variant"].layout.display = "none"
         self.box = w.VBox([self.prompt, self.input,
                            w.HBox(list(self.buttons.values()),
                                   layout=w.Layout(flex_flow="row wrap")),
@@ -301,7 +316,8 @@ class ExerciseWidget:
         self.params = dict(practice.params)
         self.prompt.value = _prompt_html(self.record, practice.prompt, self.note)
         self.ladder.children = ()  # hints belong to the numbers they were given for
-        self._show(lambda: practice)
+        shown = _Message(VARIANT_SHOWN)  # the question is in the header, shown once
+        self._show(lambda: shown)
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

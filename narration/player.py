@@ -138,21 +138,33 @@ def _render_hint(key: str) -> str:
     chapter, _ = split_key(key)
     return (
         "Listen reads the transcript with your browser's voice. For recorded audio instead, "
-        f"run `workbook narrate --chapter {chapter}` in a terminal and run this cell again."
+        f"run `workbook narrate --chapter {chapter}` in a terminal (after `make lab` it is "
+        "`.venv/bin/workbook`) and run this cell again."
     )
 
 
 # Runs on the learner's click only: speak the transcript with the Web Speech API, or stop
-# it if it is already speaking. The text travels in a data attribute, escaped as HTML.
+# it if it is already speaking. The text travels in a data attribute, escaped as HTML. A
+# browser may offer the API with no voice installed (Chromium on a bare Linux): then, or
+# if speaking fails or never starts, the note beside the button says so and points to the
+# transcript, instead of the button silently doing nothing.
+NO_VOICE = ("This browser has no voice to read with; the transcript below has every word.")
 _SPEAK_JS = (
-    "(function(b){var s=window.speechSynthesis,m=b.nextElementSibling;"
-    "if(!s||typeof SpeechSynthesisUtterance==='undefined'){m.textContent="
-    "'This browser cannot speak; the transcript below has every word.';return;}"
-    "if(b.dataset.state==='speaking'){s.cancel();b.dataset.state='';"
-    "b.textContent='\u25b6 Listen';return;}"
-    "var u=new SpeechSynthesisUtterance(b.dataset.text);"
-    "u.onend=u.onerror=function(){b.dataset.state='';b.textContent='\u25b6 Listen';};"
-    "s.cancel();b.dataset.state='speaking';b.textContent='\u25a0 Stop';s.speak(u);})(this)"
+    "(function(b){var s=window.speechSynthesis,m=b.nextElementSibling,done=false,"
+    "idle=function(){b.dataset.state='';b.textContent='\u25b6 Listen';},"
+    "no=function(){idle();m.textContent='" + NO_VOICE.replace("'", "\\'") + "';};"
+    "if(!s||typeof SpeechSynthesisUtterance==='undefined'){no();return;}"
+    "if(b.dataset.state==='speaking'){s.cancel();idle();return;}"
+    "var go=function(){if(done){return;}done=true;if(!s.getVoices().length){no();return;}"
+    "var u=new SpeechSynthesisUtterance(b.dataset.text),started=false;"
+    "u.onstart=function(){started=true;m.textContent='';};u.onend=idle;"
+    "u.onerror=function(e){if(e.error==='interrupted'||e.error==='canceled'){idle();}"
+    "else{no();}};"
+    "s.cancel();b.dataset.state='speaking';b.textContent='\u25a0 Stop';s.speak(u);"
+    "setTimeout(function(){if(!started&&!s.speaking&&b.dataset.state==='speaking'){no();}},"
+    "4000);};"
+    "if(s.getVoices().length){go();}else{setTimeout(go,800);"
+    "s.addEventListener('voiceschanged',go,{once:true});}})(this)"
 )
 
 

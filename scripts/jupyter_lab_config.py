@@ -1,5 +1,6 @@
-# JupyterLab settings for `make lab` (a learner's session).
-# nbgrader is installed for the test suite; its server extensions are for instructors
+# JupyterLab settings for `make lab` (a learner's session; the Makefile sets the root to the
+# learner notebooks' folder). nbgrader is not part of a learner's install, but after
+# `make test` it is in the same environment; its server extensions are for instructors
 # running a course and only log errors in a learner's session, so they are switched off.
 c = get_config()  # noqa: F821  (provided by Jupyter when it loads this file)
 c.ServerApp.jpserver_extensions = {

@@ -40,20 +40,22 @@ def widget(exercise_id: str) -> ExerciseWidget:
         variant=lambda: checking.practice(record.id),
         lookup=_learner_namespace_lookup,
     )
-    card = ExerciseWidget(record, actions, note=challenge_note(record.id))
     kind = record.answer_kind
     function_only = kind.function_spec() is not None and kind.value_name(record.names) is None
-    if function_only or not _has_variant(record):
-        card.buttons["variant"].disabled = True
-        card.buttons["variant"].tooltip = "This question has no numbers to vary."
-    return card
+    can_vary = not function_only and _has_variant(record)
+    return ExerciseWidget(record, actions, note=challenge_note(record.id), can_vary=can_vary)
 
 
-def _has_variant(record: Any) -> bool:
+def _has_variant(record: Any, draws: int = 4) -> bool:
+    """Whether "Try a variant" shows the learner something new: a question whose printed
+    numbers change. A lab or a question without numbers has nothing to vary."""
     from autograder.exercise import NoVariantError
 
+    def shown(params: Any = None) -> tuple[str, ...]:
+        return (record.render_prompt(params), *record.render_extras(params))
+
+    printed = shown()
     try:
-        record.variant(0)
+        return any(shown(record.variant(seed)) != printed for seed in range(draws))
     except NoVariantError:
         return False
-    return True

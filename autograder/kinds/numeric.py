@@ -37,12 +37,12 @@ _SLIPS: tuple[tuple[float, frozenset[str], str], ...] = (
     (1e9, _ANY, "check the unit prefixes: three steps of 1,000 apart (bytes vs GB?)"),
     (1e12, _ANY, "check the unit prefixes: four steps of 1,000 apart"),
     (8.0, _BYTES, "bits vs bytes? 1 byte = 8 bits, and links are quoted in bits per second "
-                  "(400 Gb/s = 50 GB/s)"),
+                  "(Gb/s), memory in bytes (GB/s)"),
     (100.0, frozenset({RATIO}), "a fraction and a percentage differ by 100 (0.5 = 50%)"),
     (60.0, frozenset({TIME}), "minutes vs seconds, or hours vs minutes?"),
     (3600.0, frozenset({TIME}), "hours vs seconds?"),
     (24.0, frozenset({TIME}), "days vs hours?"),
-    (2.0, _ANY, "check for a factor of 2 counted twice or left out"),
+    (2.0, _ANY, "check for a factor counted twice or left out"),
 )
 
 
@@ -54,9 +54,8 @@ def _binary_slip(factor: float) -> tuple[float, str] | None:
     for k, names in enumerate(_BINARY_NAMES, start=1):
         if factor in (10.0 ** (3 * k), 2.0 ** (10 * k)):
             ratio = 2.0 ** (10 * k) / 10.0 ** (3 * k)
-            return ratio, (f"that is the ratio of {names} ({format_value(ratio)}): 1 GB = "
-                           "10^9 bytes, 1 GiB = 2^30 bytes; type the unit you used, such "
-                           "as '<number> GiB', and it is converted")
+            return ratio, (f"check {names}: 1 GB = 10^9 bytes, 1 GiB = 2^30 bytes; type the "
+                           "unit you used, such as '<number> GiB', and it is converted")
     return None
 
 
@@ -69,11 +68,6 @@ def _slips(unit: str) -> list[tuple[float, str]]:
     if binary is not None:
         found.insert(4, binary)  # after the powers of 1,000
     return found
-
-
-def _times(factor: float) -> str:
-    exact = {1e3: "1,000", 1e6: "10^6", 1e9: "10^9", 1e12: "10^12"}
-    return exact.get(factor, format_value(factor))
 
 
 @dataclass(frozen=True)
@@ -175,7 +169,9 @@ class Numeric(AnswerKind):
             for scaled, word in ((want * factor, "large"), (want / factor, "small")):
                 # a slip only if the answer is nearer the slipped value than the right one
                 if self._close(value, scaled) and abs(value - scaled) < abs(value - want):
-                    return f"Not yet: your answer is {_times(factor)} times too {word} -- {why}."
+                    # the direction and the likely cause, never the exact factor: with the
+                    # factor the learner could rescale a wrong number into the answer
+                    return f"Not yet: your answer is too {word} -- {why}."
         if self._close(-value, want):
             return "Not yet: the size is right but the sign is wrong."
         return ""

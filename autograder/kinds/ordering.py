@@ -92,7 +92,7 @@ class Ordering(AnswerKind):
                    if wanted and re.match(re.escape(wanted) + r"(?![A-Za-z0-9])", _fold(item))]
         if len(leading) == 1:
             return leading[0]
-        if wanted.isdigit() and 1 <= int(wanted) <= len(self.items):
+        if wanted.isdecimal() and 1 <= int(wanted) <= len(self.items):  # not "¹": int() fails
             return int(wanted) - 1
         raise Unreadable(f"{show(entry)} is not one of the items: {self._listing()}.")
 

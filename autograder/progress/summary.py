@@ -122,12 +122,14 @@ class ProgressSummary:
                 f"<ul>{items}</ul>")
 
     def _html_table(self) -> str:
-        head = "".join(f'<th scope="col" style="text-align:{align}; padding:2px 8px">{name}</th>'
+        head = "".join(f'<th scope="col" style="text-align:{align}; padding:2px 4px">{name}</th>'
                        for name, align in (("Chapter", "left"), ("Mastered", "left"),
                                            ("Proficient or better", "right"),
                                            ("Attempted", "right")))
         rows = "".join(_html_row(ch) for ch in self.chapters)
-        return ('<table style="border-collapse: collapse">'
+        # max-width and a bar under each count: the table fits a narrow notebook (800 px
+        # with the file browser open) instead of running off its right edge
+        return ('<table style="border-collapse: collapse; max-width: 100%">'
                 "<caption style=\"text-align:left\">Progress by chapter</caption>"
                 f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
 
@@ -202,18 +204,19 @@ def _text_row(ch: str, title: str, mastered: str, proficient: str, attempted: st
     return f"{ch:>3}  {short:<32}  {mastered:>9}  {proficient:>10}  {attempted:>9}"
 
 
-def _html_bar(done: int, total: int) -> str:
+def _html_bar(done: int, total: int, size: str = "1em") -> str:
     # The bar is decoration for sighted readers; the numbers beside it carry the meaning.
     bar = text_bar(done, total, fill="\u2588", empty="\u2591")
-    return f'<span aria-hidden="true" style="font-family: monospace">{bar}</span>'
+    return (f'<span aria-hidden="true" style="font-family: monospace; font-size: {size}; '
+            f'white-space: nowrap">{bar}</span>')
 
 
 def _html_row(ch: ChapterProgress) -> str:
-    cell = 'style="padding:2px 8px; text-align:{}"'
+    cell = 'style="padding:2px 4px; text-align:{}"'
     return (
         f"<tr><td {cell.format('left')}>{ch.chapter}. {html.escape(ch.title)}</td>"
-        f"<td {cell.format('left')}>{ch.mastered} / {ch.total} "
-        f"{_html_bar(ch.mastered, ch.total)}</td>"
+        f"<td {cell.format('left')}>{ch.mastered} / {ch.total}<br>"
+        f"{_html_bar(ch.mastered, ch.total, size='0.5em')}</td>"
         f"<td {cell.format('right')}>{ch.proficient} / {ch.total}</td>"
         f"<td {cell.format('right')}>{ch.attempted} / {ch.total}</td></tr>"
     )

@@ -36,8 +36,8 @@ def test_one_wrong_value_is_named_with_its_numeric_explanation() -> None:
     assert verdict.status == "wrong"
     assert verdict.score == pytest.approx(2 / 3)
     assert "still wrong: optimizer" in verdict.message
-    assert verdict.details[0].startswith("optimizer: Not yet: your answer is 1,000 times too "
-                                         "large")
+    assert verdict.details[0].startswith("optimizer: Not yet: your answer is too large -- "
+                                         "check the unit prefix")
     assert verdict.expected == ""  # a wrong answer does not give the answer away
 
 

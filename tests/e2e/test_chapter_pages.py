@@ -26,8 +26,11 @@ NARROW = {"width": 800, "height": 1000}
 # Counts every speech request and every media play() the page makes, from its first script.
 SPY = """
 window.__spoken = []; window.__played = 0;
+window.__voices = null;  // set to [] or [{...}] to pretend the browser has no or some voice
 if (window.speechSynthesis) {
   const speak = window.speechSynthesis.speak.bind(window.speechSynthesis);
+  const voices = window.speechSynthesis.getVoices.bind(window.speechSynthesis);
+  window.speechSynthesis.getVoices = () => window.__voices ?? voices();
   window.speechSynthesis.speak = (u) => {
     window.__spoken.push(u.text); try { speak(u); } catch (e) {} };
 }
@@ -105,6 +108,15 @@ def check_narration(page: Any) -> None:
     assert page.evaluate("window.__spoken.length + window.__played") == 0  # nothing on load
     button = page.get_by_role("button", name=re.compile(r"^Listen to the narration")).first
     button.scroll_into_view_if_needed()
+    note = button.locator("xpath=following-sibling::small[1]")
+    # A browser without a voice: the note says so and points to the transcript.
+    page.evaluate("window.__voices = []")
+    button.click()
+    page.wait_for_function("(n) => n.textContent.includes('no voice')", arg=note.element_handle(),
+                           timeout=5000)
+    assert "transcript" in note.inner_text() and page.evaluate("window.__spoken.length") == 0
+    # A browser with a voice speaks the transcript.
+    page.evaluate("window.__voices = [{name: 'test voice', lang: 'en-US'}]")
     button.click()
     spoken = page.evaluate("window.__spoken")
     assert len(spoken) == 1 and len(spoken[0].split()) > 20, spoken

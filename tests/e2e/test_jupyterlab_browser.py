@@ -144,8 +144,9 @@ class Lab:
             arg=code_cells, timeout=KERNEL_MS)
 
     def card(self, exercise_id: str) -> Any:
-        """The output holding an exercise's widget card (prompt, answer box, four buttons)."""
-        buttons = self.page.get_by_role("button", name="Try a variant")
+        """The output holding an exercise's widget card (prompt, answer box, buttons; a card
+        without numbers to vary has no "Try a variant")."""
+        buttons = self.page.get_by_role("button", name="Show solution")
         return (self.page.locator(".jp-OutputArea-output").filter(has=buttons)
                 .filter(has_text=f"Exercise {exercise_id}:"))
 
@@ -270,13 +271,17 @@ def check_right_and_wrong(lab: Lab, card: Card, right: str, wrong: str, feedback
 
 def solve_a_variant(lab: Lab, card: Card, record: Any) -> None:
     """Draw a variant, read its numbers off the card's prompt, answer it right."""
-    practice = card.press("Try a variant", until=f"Practice {record.id}")
-    drawn = read_params(record.prompt, practice)
-    # The card's own prompt is updated in the same step; wait until it shows these numbers.
+    printed = dict(record.params)
+    card.press("Try a variant", until="New numbers, in the question above")
+    # The question is shown once, in the card's header, rendered: read the numbers there.
     deadline = time.monotonic() + WIDGET_MS / 1000
-    while (params := read_params(record.prompt, str(card.prompt.text_content()))) != drawn:
-        assert time.monotonic() < deadline, f"the card still shows {params}, not {drawn}"
+    while "Your variant" not in str(card.prompt.text_content()):
+        assert time.monotonic() < deadline, "the card's header never showed the variant"
         lab.page.wait_for_timeout(200)
+    header = str(card.prompt.text_content())
+    params = read_params(record.prompt, header)
+    assert params != printed and "**" not in header
+    assert "Your variant" not in str(card.output.text_content())  # not a second copy
     lab.snap("variant", card.root)
     shown = card.check(f"{record.expected(params)!r} {record.answer_kind.unit}", until="Correct")
     lab.snap("variant-correct", card.root)

@@ -9,7 +9,7 @@ from workbook.explorers import ch01
 
 def test_prediction_is_the_stage_three_memory() -> None:
     assert ch01.PREDICTION.unit == "GB"
-    assert ch01.PREDICTION.actual() == pytest.approx(1.75)  # 16/64 bytes x 7e9 / 1e9
+    assert ch01.PREDICTION.actual() == pytest.approx(1.625)  # 16/128 bytes x 13e9 / 1e9
 
 
 def test_layers_of_stage_two() -> None:
@@ -25,9 +25,9 @@ def test_totals_for_exercise_one_six() -> None:
 def test_out_of_memory_in_words() -> None:
     messages = ch01.memory_messages(30.0, 8, 20.0, 84.0)
     assert messages == [
-        "✘ no ZeRO (plain DP): out of memory, 500.0 GB needed, 84 GB available",
-        "✘ ZeRO-1: out of memory, 185.0 GB needed, 84 GB available",
-        "✘ ZeRO-2: out of memory, 132.5 GB needed, 84 GB available",
+        "✘ no ZeRO (plain DP): out of memory, 500 GB needed, 84 GB available",
+        "✘ ZeRO-1: out of memory, 185 GB needed, 84 GB available",
+        "✘ ZeRO-2: out of memory, 132 GB needed, 84 GB available",
     ]
 
 
@@ -35,7 +35,7 @@ def test_nothing_fits() -> None:
     # 175B on 8 GPUs: even stage 3 needs 16/8 x 175 = 350 GB + 20 GB
     messages = ch01.memory_messages(175.0, 8, 20.0, 80.0)
     assert len(messages) == 5
-    assert "ZeRO-3: out of memory, 370.0 GB needed" in messages[3]
+    assert "ZeRO-3: out of memory, 370 GB needed" in messages[3]
     assert messages[4].startswith("✘ No ZeRO stage fits")
 
 
@@ -48,7 +48,7 @@ def test_summary_names_the_lowest_stage_and_the_traffic() -> None:
     lines = ch01.memory_summary(30.0, 8, 20.0, 84.0)
     assert lines[0] == "✔ Lowest stage that fits: ZeRO-3, 80.0 of 84 GB."
     # FP16 gradients of 30B = 60 GB: 2 x 7/8 x 60 = 105 GB; 3 x 7/8 x 60 = 157.5 GB
-    assert "105.0 GB for no ZeRO" in lines[1] and "157.5 GB for ZeRO-3" in lines[1]
+    assert "105 GB for no ZeRO" in lines[1] and "158 GB for ZeRO-3" in lines[1]
 
 
 def test_bars_figure() -> None:

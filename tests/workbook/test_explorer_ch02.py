@@ -9,8 +9,8 @@ from workbook.explorers import ch02
 
 def test_prediction_is_the_communication_share() -> None:
     assert ch02.PREDICTION.unit == "%"
-    # 50 / (64 x 120 + 50) = 50 / 7730
-    assert ch02.PREDICTION.actual() == pytest.approx(100 * 50 / 7730)  # 0.6468 %
+    # 50 / (128 x 120 + 50) = 50 / 15410
+    assert ch02.PREDICTION.actual() == pytest.approx(100 * 50 / 15410)  # 0.3245 %
 
 
 def test_step_plan_of_the_chapter() -> None:
@@ -57,7 +57,7 @@ def test_communication_share_alone() -> None:
 def test_summary_lines() -> None:
     lines = ch02.accumulation_summary(2048, 4, 8, 120.0, 50.0, 0.0, True)
     assert lines[0] == "64 accumulation steps of 4 x 8 GPUs: effective batch 2,048 sequences."
-    assert "saves 3,150 ms" in lines[2]  # 63 x 50
+    assert "saves 3150 ms" in lines[2]  # 63 x 50
     assert "takes 160 ms instead of 120 ms" in lines[3]
 
 
@@ -79,10 +79,10 @@ def test_timeline_with_checkpointing_and_merged_blocks() -> None:
 
 def test_explorer_redraws_when_a_slider_moves() -> None:
     box = ch02.explorer()
-    assert "effective batch 2,048" in box.status.value
+    assert "effective batch 1,024" in box.status.value  # not exercise 2.1's 2,048
     assert "✘" not in box.status.value
-    box.controls["micro_batch"].value = 3  # 2048 / 24 = 85.3 -> 86 steps, 2,064 sequences
-    assert "not a multiple" in box.status.value and "2,064" in box.status.value
-    box.controls["checkpointing"].value = "on"
-    assert "takes 160 ms instead of 120 ms" in box.status.value
+    box.controls["micro_batch"].value = 3  # 1024 / 24 = 42.7 -> 43 steps, 1,032 sequences
+    assert "not a multiple" in box.status.value and "1,032" in box.status.value
+    box.controls["checkpointing"].value = "on"  # 200 ms x 4/3
+    assert "takes 267 ms instead of 200 ms" in box.status.value
     assert len(box.state["figure"].axes[0].collections) == 8

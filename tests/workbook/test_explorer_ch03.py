@@ -68,7 +68,7 @@ def test_short_warmup_against_the_course_heuristic() -> None:
     # k = 8: heuristic 8 x 1000 = 8,000 steps
     (message,) = ch03.lr_messages(256, 2048, 2000, 100_000)
     assert message.startswith("⚠ A warmup of 2,000 steps")
-    assert "8,000 steps for k = 8" in message
+    assert "8000 steps for k = 8" in message
 
 
 def test_warmup_as_long_as_the_run() -> None:
@@ -137,7 +137,7 @@ def test_explorer_reports_and_redraws(monkeypatch: pytest.MonkeyPatch) -> None:
 
     widgets["Cosine decays over"].value = "the base-batch run's steps (k x more)"
     assert drawn[-1][-1] == "base"
-    assert "800,000 steps" in status_of(box)
+    assert "1,600,000 steps" in status_of(box)  # k = 4096 / 256 = 16 x 100,000
 
     count = len(drawn)
     widgets["Total steps"].value = 5000

@@ -76,10 +76,10 @@ def test_overflow_pattern() -> None:
 def test_loss_scale_problems() -> None:
     assert ch08.loss_scale_problems([False] * 5) == []
     assert ch08.loss_scale_problems([False, True, False, True, False]) == [
-        "✘ 2 of 5 optimizer steps skipped (40 %): their updates are lost."]
+        "✘ 2 of 5 optimizer steps skipped (40%): their updates are lost."]
     # 4 -> 2 -> 1 -> 0.5
     assert ch08.loss_scale_problems([True, True, True], init_scale=4.0) == [
-        "✘ 3 of 3 optimizer steps skipped (100 %): their updates are lost.",
+        "✘ 3 of 3 optimizer steps skipped (100%): their updates are lost.",
         "✘ The scale fell below 1 (to 0.5): the loss is now scaled down, and small gradients "
         "underflow sooner.",
     ]
@@ -108,7 +108,7 @@ def test_explorer_reports_and_redraws_when_a_slider_moves() -> None:
     box.controls["loss_scale"].value = 2.0**16
     assert "✘" not in number_status.value and "⚠" not in number_status.value
     # 60 steps, the first 3 overflow: 3 / 60 = 5 %.
-    assert "3 of 60 optimizer steps skipped (5 %)" in trace_status.value
+    assert "3 of 60 optimizer steps skipped (5%)" in trace_status.value
     box.controls["burst"].value = 0
     assert trace_status.value.endswith(">✔ No overflow: no step skipped.</div>")
     box.controls["every"].value = 7

@@ -66,8 +66,9 @@ def test_grid_figure_draws_every_tp_group_and_one_node() -> None:
     grid_ax, node_ax = fig.axes
     assert grid_ax.images[0].get_array().shape == (16, 128)  # stages x replicas
     assert node_ax.images[0].get_array().shape == (8, 1)
-    ticks = [t.get_text() for t in grid_ax.get_yticklabels()]
-    assert (ticks[0], ticks[1], ticks[15]) == ("0 (7 layers)", "1 (8 layers)", "15 (7 layers)")
+    # the degrees and layer counts are exercises 9.1 and 9.2: the picture does not print them
+    texts = [t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text"))]
+    assert not any("128" in t or "layers)" in t for t in texts), texts
     texts = {t.get_text() for t in grid_ax.texts}
     # node of (stage 15, replica 127) = (127 x 16 + 15) x 8 / 8 = 2,047
     assert {"node 0", "node 15", "node 2,032", "node 2,047"} <= texts

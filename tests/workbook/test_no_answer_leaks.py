@@ -121,3 +121,27 @@ def test_feedback_on_a_slip_does_not_show_the_answer(record: Any) -> None:
         if quantity_leaks(text, expected, record.answer_kind.unit):
             found[factor] = text
     assert not found, f"{record.id}: the answer {expected} appears in {found}"
+
+
+FACTOR_WORDS = re.compile(r"\d[\d,.^]*\s*(?:times|x|×)\s+(?:too|more|less|smaller|larger)\b",
+                          re.IGNORECASE)
+
+
+@pytest.mark.parametrize("record", NUMERIC, ids=lambda r: r.id)
+def test_feedback_never_says_by_what_factor_the_answer_is_off(record: Any) -> None:
+    # "2 times too small" and the learner's own number give the answer by one multiplication;
+    # feedback names the direction and the likely cause only.
+    expected = float(record.expected())
+    found = {}
+    for factor in (*SLIP_FACTORS, 3.0, 1 / 3, 4.0, 0.25, 10.0, 0.1):
+        verdict = record.grade(expected * factor)
+        text = "\n".join([verdict.message, *verdict.details])
+        if not verdict.passed and FACTOR_WORDS.search(text):
+            found[factor] = text
+    assert not found, f"{record.id}: {found}"
+
+
+def test_the_factor_sweep_finds_the_old_wording() -> None:
+    assert FACTOR_WORDS.search("Not yet: your answer is 2 times too small -- check")
+    assert FACTOR_WORDS.search("your answer is 1,000 times too large")
+    assert not FACTOR_WORDS.search("Not yet: your answer is too small -- check the unit prefix")

@@ -81,11 +81,11 @@ def test_every_option_has_its_own_feedback_and_every_chapter_a_reflection(key: s
 
 
 def test_reveal_numbers_are_rounded_and_carry_units() -> None:
-    # ch02's true value is 50 / 7,730 = 0.6468...%; ch06's is 117.44051200000001 MB.
+    # ch02's true value is 50 / 15,410 = 0.32446...%; ch06's is 100.663296 MB.
     text = str(Reveal(predictions.prediction_for("ch02"), 0.5))
-    assert "0.647%" in text and "0.6468305" not in text
+    assert "0.324%" in text and "0.32446" not in text
     text = str(Reveal(predictions.prediction_for("ch06"), 60.0))
-    assert "117 MB" in text and "117.44051" not in text
+    assert "101 MB" in text and "100.6633" not in text
 
 
 def test_a_guess_that_cannot_be_read_is_not_locked() -> None:
@@ -96,7 +96,7 @@ def test_a_guess_that_cannot_be_read_is_not_locked() -> None:
 
 
 def test_ledger_lists_prediction_truth_and_reflection() -> None:
-    _choose(predictions.prediction_lock("ch05"), "about half")
+    _choose(predictions.prediction_lock("ch05"), "about a quarter")
     box = predictions.reflection("ch05")
     box.text.value = "  "
     box.button.click()
@@ -104,10 +104,25 @@ def test_ledger_lists_prediction_truth_and_reflection() -> None:
     box.text.value = "More microbatches shrink the bubble but need memory."
     box.button.click()
     rows = {row.prediction.key: row.cells() for row in predictions.ledger().rows}
-    assert rows["ch05"] == ("ch05", "\u201cabout half\u201d", "\u201cabout a quarter\u201d",
+    assert rows["ch05"] == ("ch05", "\u201cabout a quarter\u201d", "\u201cabout half\u201d",
                             "not it", "More microbatches shrink the bubble but need memory.")
     assert rows["ch00"][1] == "not yet" and "once a guess is locked" in rows["ch00"][2]
     assert "((" not in str(predictions.ledger())  # no doubled brackets in the text form
     html = predictions.ledger()._repr_html_()
     assert "<table>" in html and "More microbatches" in html
     assert predictions.reflection("ch05").text.value.startswith("More microbatches")
+
+
+def test_nearest_option_by_difference_and_by_ratio() -> None:
+    from autograder.prediction import nearest_option
+
+    shares = {"small": 0.05, "half": 0.5, "most": 0.9}
+    assert nearest_option(0.3, shares) == "half"  # 0.2 from half, 0.25 from small
+    factors = {"2x": 2.0, "3x": 3.0, "8x": 8.0}
+    # sqrt(8) = 2.83: nearer 3 by ratio (3/2.83 = 1.06 against 2.83/2 = 1.41)
+    assert nearest_option(8**0.5, factors, log_scale=True) == "3x"
+    # 5: by difference nearer 3 (2 against 3); by ratio nearer 8 (1.6 against 1.67)
+    assert nearest_option(5.0, factors) == "3x"
+    assert nearest_option(5.0, factors, log_scale=True) == "8x"
+    with pytest.raises(ValueError):
+        nearest_option(1.0, {})

@@ -10,21 +10,23 @@ model, not NCCL's pipelined double binary tree.
 from __future__ import annotations
 
 import html
-import math
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.prediction import Prediction
+from autograder.prediction import Prediction, nearest_option
+from autograder.units import format_rounded as readout
 from solutions import collectives as col
 from solutions import hardware as hw
+from workbook.explorers.view import themed
 
 MAX_DRAWN_GPUS = 8  # beyond 8 GPUs the per-step panels become too small to read
 N_AXIS = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
 
 # -- the prediction --------------------------------------------------------------------
 
-VOLUME_OPTIONS = ("About the same amount", "Roughly 8x more", "Roughly 100x more")
-_OPTION_FACTORS = (1.0, 8.0, 100.0)
+_VOLUME_FACTORS = {"About the same amount": 1.0, "Roughly 8x more": 8.0,
+                   "Roughly 100x more": 100.0}
+VOLUME_OPTIONS = tuple(_VOLUME_FACTORS)
 
 
 def volume_ratio(small_n: int = 8, large_n: int = 1000, message_gb: float = 1.0) -> float:
@@ -35,19 +37,18 @@ def volume_ratio(small_n: int = 8, large_n: int = 1000, message_gb: float = 1.0)
 
 def closest_volume_option(ratio: float) -> str:
     """The prediction option whose factor is nearest to ``ratio`` (compared on a log scale)."""
-    distances = [abs(math.log(ratio / factor)) for factor in _OPTION_FACTORS]
-    return VOLUME_OPTIONS[distances.index(min(distances))]
+    return nearest_option(ratio, _VOLUME_FACTORS, log_scale=True)
 
 
 PREDICTION = Prediction(
     key="ch00",
-    question=("Eight GPUs all-reduce a 1 GB gradient with a ring. Now a ring of 1,000 GPUs "
-              "all-reduces the same 1 GB gradient. Compared with the 8-GPU ring, how much "
+    question=("Eight GPUs all-reduce a 2 GB gradient with a ring. Now a ring of 1,000 GPUs "
+              "all-reduces the same 2 GB gradient. Compared with the 8-GPU ring, how much "
               "data does each GPU send?"),
-    actual=lambda: closest_volume_option(volume_ratio(8, 1000, 1.0)),
+    actual=lambda: closest_volume_option(volume_ratio(8, 1000, 2.0)),
     options=VOLUME_OPTIONS,
-    explanation=("Each GPU sends 2(N-1)/N x M: 2 x 7/8 x 1 GB = 1.75 GB on 8 GPUs and "
-                 "2 x 999/1000 x 1 GB = 1.998 GB on 1,000, only 14% more. What grows with N "
+    explanation=("Each GPU sends 2(N-1)/N x M: 2 x 7/8 x 2 GB = 3.5 GB on 8 GPUs and "
+                 "2 x 999/1000 x 2 GB = 3.996 GB on 1,000, only 14% more. What grows with N "
                  "is the number of steps, 2(N-1): 14 against 1,998. With equal links the "
                  "bandwidth time hardly changes, but every step pays the latency once, so a "
                  "large ring is slower for small messages."),
@@ -153,7 +154,7 @@ def ring_steps_figure(n_gpus: int = 4) -> Any:
                  "(✔ = all).\nOutlined: the chunk each GPU received in that step.", fontsize=9)
     fig.subplots_adjust(left=0.09, right=0.99, top=0.84, bottom=0.07)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 # -- time: bandwidth part and latency part ------------------------------------------------
@@ -214,7 +215,7 @@ def allreduce_time_figure(message_gb: float = 1.0, link_gb_per_s: float = 50.0,
     ax.legend(fontsize=8)
     fig.subplots_adjust(left=0.1, right=0.98, top=0.92, bottom=0.13)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 def _size(message_gb: float) -> str:
@@ -234,11 +235,12 @@ def ring_messages(message_gb: float, n_gpus: int, link_gb_per_s: float,
     if t.latency_ms > t.bandwidth_ms:
         steps = col.ring_allreduce_steps(n_gpus)
         problems.append(f"✘ Latency-bound: {steps} steps x {latency_us:g} µs = "
-                        f"{t.latency_ms:.3g} ms of latency outweigh the {t.bandwidth_ms:.3g} "
+                        f"{readout(t.latency_ms, 'ms')} of latency outweigh the "
+                        f"{t.bandwidth_ms:.3g} "
                         "ms of bandwidth time. The message is too small for this many steps.")
     if t.tree_ms < t.total_ms:
-        problems.append(f"✘ The ring loses: the simple tree takes {t.tree_ms:.3g} ms, the "
-                        f"ring {t.total_ms:.3g} ms. Fewer, larger steps win here.")
+        problems.append(f"✘ The ring loses: the simple tree takes {readout(t.tree_ms, 'ms')}, the "
+                        f"ring {readout(t.total_ms, 'ms')}. Fewer, larger steps win here.")
     return problems
 
 
@@ -253,9 +255,10 @@ def ring_summary(message_gb: float, n_gpus: int, link_gb_per_s: float,
         f"Each GPU sends 2 x ({n_gpus}-1)/{n_gpus} x {_size(message_gb)} = {_size(sent)} "
         f"in {col.ring_allreduce_steps(n_gpus)} steps (a gather-to-one-GPU scheme would make "
         f"that GPU receive {_size(root)}).",
-        f"Ring time {t.total_ms:.4g} ms = bandwidth {t.bandwidth_ms:.4g} ms + latency "
-        f"{t.latency_ms:.4g} ms; the simple tree: {t.tree_ms:.4g} ms.",
-        f"The two ring terms are equal for a message of N x B x alpha = {crossover:.3g} MB.",
+        f"Ring time {readout(t.total_ms, 'ms')} = bandwidth {readout(t.bandwidth_ms, 'ms')} + "
+        f"latency {readout(t.latency_ms, 'ms')}; the simple tree: {readout(t.tree_ms, 'ms')}.",
+        "The two ring terms are equal for a message of N x B x alpha = "
+        f"{readout(crossover, 'MB')}.",
     ]
 
 
@@ -263,7 +266,10 @@ MESSAGE_SIZES_GB = (1e-6, 1e-5, 1e-4, 1e-3, 2e-3, 1e-2, 0.1, 1.0, 10.0, 100.0)
 
 
 def explorer() -> Any:
-    """Sliders for N, message size, link and latency; the time plot and readout redraw."""
+    """Sliders for N, message size, link and latency; the time plot and readout redraw.
+
+    It starts at 16 GPUs and a 10 GB gradient, numbers no exercise asks about, so its
+    readout never answers one before the learner does."""
     import ipywidgets as w
 
     from workbook.explorers.view import STYLE, View, options_slider
@@ -271,8 +277,8 @@ def explorer() -> Any:
     links = [(f"{link.name}: {link.per_direction_gb_per_s:g} GB/s", link.per_direction_gb_per_s)
              for link in (hw.NVLINK_4, hw.NVLINK_3, hw.IB_NDR, hw.IB_HDR, hw.ROCE_100G)]
     controls = dict(
-        n_gpus=w.BoundedIntText(value=8, min=2, max=4096, description="GPUs N", style=STYLE),
-        message_gb=options_slider(MESSAGE_SIZES_GB, 1.0, "gradient", label=_size),
+        n_gpus=w.BoundedIntText(value=16, min=2, max=4096, description="GPUs N", style=STYLE),
+        message_gb=options_slider(MESSAGE_SIZES_GB, 10.0, "gradient", label=_size),
         link_gb_per_s=w.Dropdown(options=links, value=hw.IB_NDR.per_direction_gb_per_s,
                                  description="link, each way", style=STYLE),
         latency_us=w.FloatSlider(value=5.0, min=0.0, max=50.0, step=0.5,

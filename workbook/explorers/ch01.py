@@ -13,7 +13,9 @@ import html
 from typing import Any
 
 from autograder.prediction import Prediction
+from autograder.units import format_rounded as readout
 from solutions import zero
+from workbook.explorers.view import themed
 
 STAGE_NAMES = ("no ZeRO (plain DP)", "ZeRO-1", "ZeRO-2", "ZeRO-3")
 LAYERS = ("weights (FP16)", "gradients (FP16)", "optimizer state (FP32)", "activations")
@@ -22,14 +24,15 @@ GPU_AXIS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
 PREDICTION = Prediction(
     key="ch01",
-    question=("A 7B-parameter model is trained with mixed-precision Adam on 64 GPUs using "
+    question=("A 13B-parameter model is trained with mixed-precision Adam on 128 GPUs using "
               "ZeRO stage 3. How many GB of model states (weights, gradients and optimizer "
               "state) does each GPU hold: closer to 1, to 10 or to 30?"),
-    actual=lambda: zero.model_state_gb_per_gpu(7e9, 3, 64),
+    actual=lambda: zero.model_state_gb_per_gpu(13e9, 3, 128),
     unit="GB",
-    explanation=("Stage 3 divides all 16 bytes per parameter by N: 16/64 = 0.25 bytes x 7e9 "
-                 "= 1.75 GB. Plain data parallelism would hold 112 GB on every GPU whatever "
-                 "the number of GPUs: doubling the GPUs without ZeRO saves no memory at all."),
+    explanation=("Stage 3 divides all 16 bytes per parameter by N: 16/128 = 0.125 bytes x "
+                 "13e9 = 1.6 GB. Plain data parallelism would hold 16 bytes per parameter, "
+                 "208 GB, on every GPU whatever the number of GPUs: doubling the GPUs without "
+                 "ZeRO saves no memory at all."),
     reflection=(
         "ZeRO stage 3 divided the model states by the number of GPUs. What did it cost in "
         "communication, and when would you stop at stage 1 or 2 instead?"),
@@ -58,8 +61,8 @@ def memory_messages(n_params_b: float, n_gpus: int, activations_gb: float,
                     budget_gb: float) -> list[str]:
     """One "out of memory" line per stage over the budget; an empty list when all fit."""
     totals = stage_totals_gb(n_params_b, n_gpus, activations_gb)
-    problems = [f"✘ {STAGE_NAMES[s]}: out of memory, {need:.1f} GB needed, {budget_gb:g} GB "
-                "available" for s, need in enumerate(totals) if need > budget_gb]
+    problems = [f"✘ {STAGE_NAMES[s]}: out of memory, {readout(need, 'GB')} needed, {budget_gb:g} "
+                "GB available" for s, need in enumerate(totals) if need > budget_gb]
     if len(problems) == len(totals):
         problems.append("✘ No ZeRO stage fits. Add GPUs (smaller shards), shrink the "
                         "activations (checkpointing), or split the model with tensor or "
@@ -78,8 +81,8 @@ def memory_summary(n_params_b: float, n_gpus: int, activations_gb: float,
                      f"{budget_gb:g} GB.")
     low = zero.comm_gb_per_gpu(n_params_b * 1e9, 0, n_gpus)
     high = zero.comm_gb_per_gpu(n_params_b * 1e9, 3, n_gpus)
-    lines.append(f"Sent per GPU per step: {low:.1f} GB for no ZeRO, ZeRO-1 and ZeRO-2; "
-                 f"{high:.1f} GB for ZeRO-3 (1.5x).")
+    lines.append(f"Sent per GPU per step: {readout(low, 'GB')} for no ZeRO, ZeRO-1 and ZeRO-2; "
+                 f"{readout(high, 'GB')} for ZeRO-3 (1.5x).")
     return lines
 
 
@@ -101,8 +104,8 @@ def _draw_bars(ax: Any, n_params_b: float, n_gpus: int, activations_gb: float,
     for x, total in enumerate(totals):
         verdict = "✘ out of memory" if total > budget_gb else "✔ fits"
         clipped = total > 0.9 * top  # the bar runs off the chart: label it inside
-        ax.text(x, 0.8 * top if clipped else total, f"{total:.1f} GB{' ↑' if clipped else ''}"
-                f"\n{verdict}", ha="center", va="bottom", fontsize=8,
+        label = f"{readout(total, 'GB')}{' ↑' if clipped else ''}\n{verdict}"
+        ax.text(x, 0.8 * top if clipped else total, label, ha="center", va="bottom", fontsize=8,
                 bbox=dict(facecolor="white", edgecolor="none", alpha=0.85) if clipped else None)
     ax.set_ylim(0, top)
     ax.set_ylabel("memory per GPU (GB)")
@@ -141,7 +144,7 @@ def memory_bars_figure(n_params_b: float = 7.0, n_gpus: int = 64, activations_gb
     _draw_bars(ax, n_params_b, n_gpus, activations_gb, budget_gb)
     fig.subplots_adjust(left=0.1, right=0.98, top=0.92, bottom=0.1)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 def memory_vs_gpus_figure(n_params_b: float = 7.0, activations_gb: float = 0.0,
@@ -153,7 +156,7 @@ def memory_vs_gpus_figure(n_params_b: float = 7.0, activations_gb: float = 0.0,
     _draw_curves(ax, n_params_b, activations_gb, budget_gb, n_gpus)
     fig.subplots_adjust(left=0.1, right=0.98, top=0.92, bottom=0.12)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 def dashboard_figure(n_params_b: float, n_gpus: int, activations_gb: float,
@@ -166,7 +169,7 @@ def dashboard_figure(n_params_b: float, n_gpus: int, activations_gb: float,
     _draw_curves(curves, n_params_b, activations_gb, budget_gb, n_gpus)
     fig.subplots_adjust(left=0.06, right=0.99, top=0.92, bottom=0.12, wspace=0.22)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 #: every model size the chapter and its exercises name, and the usual public sizes between
@@ -174,13 +177,16 @@ PARAM_SIZES_B = (1.0, 1.3, 3.0, 7.0, 7.5, 8.0, 13.0, 30.0, 34.0, 65.0, 70.0, 175
 
 
 def explorer() -> Any:
-    """Sliders for model size, GPUs, activations and budget; bars, curves and verdicts redraw."""
+    """Sliders for model size, GPUs, activations and budget; bars, curves and verdicts redraw.
+
+    It starts at 13B on 8 GPUs: not the 7B model the exercises and the prediction ask about,
+    so its bars never show their answers before the learner works them out."""
     import ipywidgets as w
 
     from workbook.explorers.view import STYLE, View, options_slider
 
     controls = dict(
-        n_params_b=options_slider(PARAM_SIZES_B, 7.0, "parameters", label=lambda v: f"{v:g}B"),
+        n_params_b=options_slider(PARAM_SIZES_B, 13.0, "parameters", label=lambda v: f"{v:g}B"),
         n_gpus=w.IntSlider(value=8, min=1, max=1024, description="data-parallel GPUs",
                            style=STYLE),
         activations_gb=w.FloatSlider(value=0.0, min=0.0, max=80.0, step=1.0,

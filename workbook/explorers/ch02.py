@@ -15,23 +15,25 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.prediction import Prediction
+from autograder.units import format_rounded as readout
 from solutions import accumulation as acc
+from workbook.explorers.view import themed
 
 MAX_DRAWN_BLOCKS = 128  # more micro-batches than this are drawn as one merged block
 COMM_TARGET_PCT = 10.0  # the share of the step the explorer calls too much communication
 
 PREDICTION = Prediction(
     key="ch02",
-    question=("Each GPU runs 64 micro-batches per optimizer step, each taking 120 ms of "
+    question=("Each GPU runs 128 micro-batches per optimizer step, each taking 120 ms of "
               "forward + backward, and then one 50 ms gradient AllReduce that does not "
               "overlap with compute. What percentage of the step is communication: about a "
               "third, about a tenth, or under 1%?"),
-    actual=lambda: 100 * acc.comm_fraction_of_step(64, 120.0, 50.0),
+    actual=lambda: 100 * acc.comm_fraction_of_step(128, 120.0, 50.0),
     unit="%",
-    explanation=("One AllReduce against 64 micro-batches: 50 / (64 x 120 + 50) = 50 / 7,730 "
-                 "= 0.65%. Without no_sync() every micro-batch would all-reduce: "
-                 "64 x 50 / (64 x 120 + 64 x 50) = 3,200 / 10,880 = 29%. Accumulating does "
-                 "not make one AllReduce cheaper; it makes it rare."),
+    explanation=("One AllReduce against 128 micro-batches: 50 / (128 x 120 + 50) = 50 / 15,410 "
+                 "= 0.32%. Without no_sync() every micro-batch would all-reduce, and 50 of "
+                 "every 170 ms would be communication: 29%. Accumulating does not make one "
+                 "AllReduce cheaper; it makes it rare."),
     reflection=(
         "Accumulation made the AllReduce rare. What does it not change about a training run, and "
         "when would you still rather add GPUs than micro-batches?"),
@@ -97,8 +99,8 @@ def accumulation_messages(target_batch: int, micro_batch: int, dp_degree: int,
                         f"{per_step:,}: {plan.accum_steps} steps give an effective batch of "
                         f"{reached:,}. DeepSpeed would reject this configuration.")
     if plan.comm_pct() > max_comm_pct:
-        problems.append(f"✘ Communication is {plan.comm_pct():.1f}% of the step, above the "
-                        f"{max_comm_pct:g}% target: accumulate more micro-batches per step "
+        problems.append(f"✘ Communication is {readout(plan.comm_pct(), '%')} of the step, above "
+                        f"the {max_comm_pct:g}% target: accumulate more micro-batches per step "
                         "or overlap the AllReduce with the backward pass.")
     return problems
 
@@ -113,15 +115,15 @@ def accumulation_summary(target_batch: int, micro_batch: int, dp_degree: int,
     lines = [
         f"{plan.accum_steps} accumulation steps of {micro_batch} x {dp_degree} GPUs: "
         f"effective batch {batch:,} sequences.",
-        f"Accumulating: {plan.step_ms():,.0f} ms per step, communication "
-        f"{plan.comm_pct():.2f}%, {1e3 * batch / plan.step_ms():,.1f} sequences/s.",
-        f"AllReduce after every micro-batch: {plan.step_ms(True):,.0f} ms, communication "
-        f"{plan.comm_pct(True):.1f}%; accumulating saves "
-        f"{acc.comm_time_saved_ms(plan.accum_steps, allreduce_ms):,.0f} ms.",
+        f"Accumulating: {readout(plan.step_ms(), 'ms')} per step, communication "
+        f"{readout(plan.comm_pct(), '%')}, {readout(1e3 * batch / plan.step_ms(), 'sequences/s')}.",
+        f"AllReduce after every micro-batch: {readout(plan.step_ms(True), 'ms')}, communication "
+        f"{readout(plan.comm_pct(True), '%')}; accumulating saves "
+        f"{readout(acc.comm_time_saved_ms(plan.accum_steps, allreduce_ms), 'ms')}.",
     ]
     if checkpointing:
-        lines.append(f"Checkpointing: each micro-batch takes {plan.micro_batch_ms:,.0f} ms "
-                     f"instead of {micro_batch_ms:,.0f} ms (x 4/3, the forward pass again).")
+        lines.append(f"Checkpointing: each micro-batch takes {readout(plan.micro_batch_ms, 'ms')} "
+                     f"instead of {readout(micro_batch_ms, 'ms')} (x 4/3, the forward pass again).")
     return lines
 
 
@@ -171,7 +173,7 @@ def timeline_figure(accum_steps: int = 8, micro_batch_ms: float = 120.0,
             ax.broken_barh(blocks, (y - 0.35, 0.7), facecolors=color, hatch=hatch,
                            edgecolor="white", linewidth=0.5, label=label if y == 1 else None)
         end = plan.step_ms(sync_every)
-        ax.text(end, y, f"  {end:,.0f} ms\n  comm {plan.comm_pct(sync_every):.1f}%",
+        ax.text(end, y, f"  {readout(end, 'ms')}\n  comm {readout(plan.comm_pct(sync_every), '%')}",
                 va="center", fontsize=8)
     ax.set_yticks([y for y, _, _ in rows], [label for _, label, _ in rows], fontsize=8)
     ax.set_xlim(0, plan.step_ms(True) * 1.18)
@@ -182,23 +184,26 @@ def timeline_figure(accum_steps: int = 8, micro_batch_ms: float = 120.0,
     ax.set_ylim(-0.6, 2.1)
     fig.subplots_adjust(left=0.17, right=0.98, top=0.88, bottom=0.18)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 def explorer() -> Any:
-    """Sliders for the batch, the GPUs and the timings; timeline and verdicts redraw."""
+    """Sliders for the batch, the GPUs and the timings; timeline and verdicts redraw.
+
+    It starts from a step of its own (a batch of 1024, 200 ms micro-batches), not from the
+    exercises' numbers, so its readouts never answer them before the learner does."""
     import ipywidgets as w
 
     from workbook.explorers.view import STYLE, View
 
     controls = dict(
-        target_batch=w.IntSlider(value=2048, min=32, max=16384, step=32,
+        target_batch=w.IntSlider(value=1024, min=32, max=16384, step=32,
                                  description="target effective batch", style=STYLE),
         micro_batch=w.IntSlider(value=4, min=1, max=64, description="micro-batch per GPU",
                                 style=STYLE),
         dp_degree=w.IntSlider(value=8, min=1, max=512, description="data-parallel GPUs",
                               style=STYLE),
-        micro_batch_ms=w.FloatSlider(value=120.0, min=10.0, max=1000.0, step=10.0,
+        micro_batch_ms=w.FloatSlider(value=200.0, min=10.0, max=1000.0, step=10.0,
                                      description="fwd + bwd per micro-batch (ms)",
                                      style=STYLE),
         allreduce_ms=w.FloatSlider(value=50.0, min=0.0, max=500.0, step=5.0,

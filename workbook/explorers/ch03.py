@@ -9,11 +9,12 @@ McCandlish et al.'s step and data costs (arXiv:1812.06162, §2).
 from __future__ import annotations
 
 import html
-import math
 from typing import Any
 
-from autograder.prediction import Prediction
+from autograder.prediction import Prediction, nearest_option
+from autograder.units import format_rounded as readout
 from solutions import lr_scaling as lr
+from workbook.explorers.view import themed
 
 #: dropdown label -> how the peak rate follows the batch
 RULES: dict[str, str] = {"linear": "linear", "square root": "sqrt", "none (keep the base rate)":
@@ -26,15 +27,11 @@ _POINTS = 241  # samples per curve: smooth enough, cheap to draw
 _CHOICES = {"about 2x": 2.0, "about 3x": 3.0, "8x": 8.0}
 
 
-def _closest_choice(factor: float) -> str:
-    return min(_CHOICES, key=lambda label: abs(math.log(_CHOICES[label] / factor)))
-
-
 PREDICTION = Prediction(
     key="ch03",
     question=("A learning rate was tuned at a batch of 256; the new batch is 2048. Under the "
               "square-root rule, by what factor does the learning rate grow?"),
-    actual=lambda: _closest_choice(lr.sqrt_scaled_lr(1.0, 256, 2048)),
+    actual=lambda: nearest_option(lr.sqrt_scaled_lr(1.0, 256, 2048), _CHOICES, log_scale=True),
     options=tuple(_CHOICES),
     explanation=("k = 2048 / 256 = 8, and sqrt(8) = 2.83, so about 3x (the linear rule would "
                  "give the full 8x). The second question, over how many steps the cosine "
@@ -102,8 +99,8 @@ def lr_messages(base_batch: float, new_batch: float, warmup_steps: int, total_st
     heuristic = lr.warmup_steps_heuristic(base_batch, new_batch)
     if rule != "none" and k > 1 and warmup_steps < heuristic:
         messages.append(f"⚠ A warmup of {warmup_steps:,} steps is shorter than this course's "
-                        f"heuristic, k x 1000 = {heuristic:,.0f} steps for k = {k:g} (a rule "
-                        "of thumb, not a published result).")
+                        f"heuristic, k x 1000 = {readout(heuristic, 'steps')} for k = {k:g} (a "
+                        "rule of thumb, not a published result).")
     if rule == "none" and k > 1:
         messages.append(f"⚠ Keeping the base rate while the batch grows {k:g}-fold: each "
                         "example now moves the weights about k times less, so reaching the "
@@ -149,7 +146,7 @@ def lr_schedule_figure(base_lr: float = 3e-4, base_batch: int = 256, new_batch: 
     ax.legend(fontsize=8, frameon=False)
     fig.subplots_adjust(left=0.1, right=0.96, bottom=0.15, top=0.9)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 def _ratio_label(value: float, _: Any = None) -> str:
@@ -190,7 +187,7 @@ def critical_batch_figure(marked: tuple[float, ...] = (1 / 8, 8.0)) -> Any:
     ax.legend(fontsize=8, frameon=False, loc="upper center")
     fig.subplots_adjust(left=0.1, right=0.96, bottom=0.15, top=0.9)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 # -- the explorer -------------------------------------------------------------------
@@ -208,17 +205,20 @@ BASE_LRS = (1e-5, 3e-5, 6e-5, 1e-4, 1.5e-4, 3e-4, 6e-4, 1e-3, 3e-3, 1e-2)
 
 
 def explorer() -> Any:
-    """Sliders for both batches, the base rate, warmup and run length; a live schedule plot."""
+    """Sliders for both batches, the base rate, warmup and run length; a live schedule plot.
+
+    It starts from a batch of 4096 (k = 16), not the exercises' 2048, so its peaks and
+    warmup never answer 3.1 to 3.3 before the learner does."""
     import ipywidgets as w
 
     from workbook.explorers.view import STYLE, View, options_slider
 
     base_batch = w.IntSlider(value=256, min=32, max=4096, step=32, description="Base batch",
                              style=STYLE)
-    new_batch = w.IntSlider(value=2048, min=32, max=32768, step=32, description="New batch",
+    new_batch = w.IntSlider(value=4096, min=32, max=32768, step=32, description="New batch",
                             style=STYLE)
     base_lr = options_slider(BASE_LRS, 3e-4, "Base learning rate", label=lambda v: f"{v:.1e}")
-    warmup = w.IntSlider(value=8000, min=0, max=40_000, step=500, description="Warmup steps",
+    warmup = w.IntSlider(value=16_000, min=0, max=40_000, step=500, description="Warmup steps",
                          style=STYLE)
     total = w.IntSlider(value=100_000, min=5000, max=500_000, step=5000, style=STYLE,
                         description="Total steps")

@@ -13,8 +13,10 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from autograder.prediction import Prediction
+from autograder.prediction import Prediction, nearest_option
+from autograder.units import format_rounded as readout
 from solutions import overlap as ov
+from workbook.explorers.view import themed
 
 #: toggle label -> (per-direction bandwidth in GB/s, link kind). H100 SXM: 900 GB/s NVLink
 #: in total, 450 GB/s per direction (H100 datasheet); one ConnectX-7 NDR port per GPU:
@@ -29,33 +31,29 @@ GPU_COUNTS = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 _CHOICES = {"nearly all of it": 0.9, "about half of it": 0.5, "only a small sliver": 0.05}
 
 
-def _closest_choice(exposed_share: float) -> str:
-    return min(_CHOICES, key=lambda label: abs(_CHOICES[label] - exposed_share))
-
-
 def _exposed_share(n_layers: int, layer_ms: float, comm_ms: float) -> float:
     return ov.exposed_comm_ms(n_layers, comm_ms, layer_ms) / (n_layers * comm_ms)
 
 
 PREDICTION = Prediction(
     key="ch04",
-    question=("A backward pass takes 200 ms over 40 equal layers, and each layer's gradient "
-              "AllReduce takes 1.5 ms once that layer is done. How much of the total "
+    question=("A backward pass takes 240 ms over 24 equal layers, and each layer's gradient "
+              "AllReduce takes 3 ms once that layer is done. How much of the total "
               "communication time shows up as extra step time?"),
-    actual=lambda: _closest_choice(_exposed_share(40, 200 / 40, 1.5)),
+    actual=lambda: nearest_option(_exposed_share(24, 240 / 24, 3.0), _CHOICES),
     options=tuple(_CHOICES),
-    explanation=("Each AllReduce (1.5 ms) ends before the next layer's backward (5 ms) does, so "
-                 "only the very last one, for the first layer, sticks out: 1.5 ms of the 60 ms "
-                 "of communication (2.5%). At 10 ms per AllReduce they would queue instead, "
-                 "and 10 + 39 x (10 - 5) = 205 ms of the 400 ms would be exposed."),
+    explanation=("Each AllReduce (3 ms) ends before the next layer's backward (10 ms) does, so "
+                 "only the very last one, for the first layer, sticks out: 3 ms of the 72 ms "
+                 "of communication. At 15 ms per AllReduce they would queue instead, and "
+                 "15 + 23 x (15 - 10) = 130 ms of the 360 ms would be exposed."),
     feedback={
         "nearly all of it": (
             "That is what happens without overlap, when every AllReduce waits for the whole "
-            "backward pass. Here each 1.5 ms AllReduce runs while the next layer's 5 ms backward "
+            "backward pass. Here each 3 ms AllReduce runs while the next layer's 10 ms backward "
             "computes."),
         "about half of it": (
-            "Half would need the AllReduces to take about as long as a layer's backward; at 1.5 "
-            "ms against 5 ms each one ends long before the next is ready."),
+            "Half would need the AllReduces to take about as long as a layer's backward; at 3 "
+            "ms against 10 ms each one ends long before the next is ready."),
         "only a small sliver": (
             "Right: only the last AllReduce, after the first layer's backward, has nothing left "
             "to hide behind."),
@@ -108,9 +106,10 @@ def overlap_messages(n_layers: int, layer_ms: float, params_billion: float, n_gp
     comm_ms = comm_per_bucket_ms(params_billion, n_gpus, link_gb_per_s, n_layers)
     if comm_ms > layer_ms:
         exposed = ov.exposed_comm_ms(n_layers, comm_ms, layer_ms)
-        messages.append(f"✘ Each bucket's AllReduce ({comm_ms:.2f} ms) takes longer than one "
-                        f"layer's backward ({layer_ms:.2f} ms): the AllReduces queue up and "
-                        f"{exposed:.1f} ms run past the end of the backward pass.")
+        messages.append(f"✘ Each bucket's AllReduce ({readout(comm_ms, 'ms')}) takes longer than "
+                        "one "
+                        f"layer's backward ({readout(layer_ms, 'ms')}): the AllReduces queue up "
+                        f"and {readout(exposed, 'ms')} run past the end of the backward pass.")
     return messages
 
 
@@ -123,12 +122,13 @@ def summary_lines(n_layers: int, layer_ms: float, params_billion: float, n_gpus:
     exposed = ov.exposed_comm_ms(n_layers, comm_ms, layer_ms)
     return [
         f"Gradient: {ov.gradient_gb(params_billion):g} GB (FP16); ring AllReduce over "
-        f"{n_gpus} GPUs at {link_gb_per_s:g} GB/s: {total_ms:.1f} ms, or {comm_ms:.2f} ms "
+        f"{n_gpus} GPUs at {link_gb_per_s:g} GB/s: {readout(total_ms, 'ms')}, or "
+        f"{readout(comm_ms, 'ms')} "
         f"for each of {n_layers} buckets.",
         f"Communication / backward compute = {total_ms / backward_ms:.2f}.",
-        f"Exposed: {exposed:.1f} ms of {total_ms:.1f} ms "
+        f"Exposed: {readout(exposed, 'ms')} of {readout(total_ms, 'ms')} "
         f"({1 - ov.overlapped_comm_fraction(n_layers, comm_ms, layer_ms):.1%}); "
-        f"backward + exposed = {backward_ms + exposed:.1f} ms.",
+        f"backward + exposed = {readout(backward_ms + exposed, 'ms')}.",
     ]
 
 
@@ -144,13 +144,13 @@ def _draw_overlap(ax: Any, n_layers: int, layer_ms: float, comm_ms: float) -> No
     ax.axvspan(backward_end, comm_end, color="#C44E52", alpha=0.15, hatch="xx")
     ax.axvline(backward_end, color="black", linestyle="--", linewidth=1)
     ax.text(backward_end, 2.65, " backward ends", fontsize=8, va="bottom")
-    ax.text(comm_end, 0.35, f"exposed: {exposed:.1f} ms ", ha="right", va="top", fontsize=9,
+    ax.text(comm_end, 0.35, f"exposed: {readout(exposed, 'ms')} ", ha="right", va="top", fontsize=9,
             color="#8B0000")
     ax.set_yticks([1.0, 2.0], ["AllReduce\n(per bucket)", "backward\n(layer L ... 1)"])
     ax.set_ylim(0, 3.2)
     ax.set_xlim(0, max(comm_end, backward_end) * 1.02)
     ax.set_title(f"{n_layers} layers x {layer_ms:g} ms backward, {comm_ms:g} ms AllReduce per "
-                 f"bucket: {exposed:.1f} ms of {n_layers * comm_ms:.1f} ms exposed",
+                 f"bucket: {readout(exposed, 'ms')} of {readout(n_layers * comm_ms, 'ms')} exposed",
                  fontsize=10, loc="left")
 
 
@@ -163,7 +163,7 @@ def overlap_figure(n_layers: int = 40, layer_ms: float = 5.0, comm_ms: float = 1
     ax.set_xlabel("time since the backward pass started (ms)")
     fig.subplots_adjust(left=0.13, right=0.98, bottom=0.22, top=0.87)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 def compare_figure(n_layers: int = 40, layer_ms: float = 5.0,
@@ -179,7 +179,7 @@ def compare_figure(n_layers: int = 40, layer_ms: float = 5.0,
     axes[-1].set_xlabel("time since the backward pass started (ms)")
     fig.subplots_adjust(left=0.13, right=0.98, bottom=0.11, top=0.93, hspace=0.35)
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 # -- the explorer -------------------------------------------------------------------
@@ -204,8 +204,8 @@ def explorer() -> Any:
 
     from workbook.explorers.view import STYLE, View, options_slider
 
-    layers = w.IntSlider(value=40, min=4, max=96, description="Layers (= buckets)", style=STYLE)
-    layer_ms = w.FloatSlider(value=5.0, min=0.5, max=20.0, step=0.5, style=STYLE,
+    layers = w.IntSlider(value=32, min=4, max=96, description="Layers (= buckets)", style=STYLE)
+    layer_ms = w.FloatSlider(value=6.0, min=0.5, max=20.0, step=0.5, style=STYLE,
                              description="Backward per layer (ms)")
     params = options_slider(PARAM_SIZES_B, 10.0, "Model", label=lambda v: f"{v:g}B params")
     gpus = w.Dropdown(options=list(GPU_COUNTS), value=8, description="GPUs", style=STYLE)

@@ -18,7 +18,7 @@ import html
 from fractions import Fraction
 from typing import Any
 
-from autograder.prediction import Prediction
+from autograder.prediction import Prediction, nearest_option
 from autograder.units import format_quantity, format_value
 from solutions import pipeline as pl
 from solutions.pipeline import Span, idle_spans, makespan, peak_activations
@@ -39,28 +39,24 @@ def _pct(fraction: float) -> str:
 _CHOICES = {"about 5%": 0.05, "about a quarter": 0.25, "about half": 0.5}
 
 
-def _closest_choice(value: float) -> str:
-    return min(_CHOICES, key=lambda label: abs(_CHOICES[label] - value))
-
-
 PREDICTION = Prediction(
     key="ch05",
-    question=("Four pipeline stages process 12 microbatches with the 1F1B schedule. What share "
+    question=("Six pipeline stages process 10 microbatches with the 1F1B schedule. What share "
               "of the ideal compute time is lost to the bubble?"),
-    actual=lambda: _closest_choice(pl.bubble_over_compute(4, 12)),
+    actual=lambda: nearest_option(pl.bubble_over_compute(6, 10), _CHOICES),
     options=tuple(_CHOICES),
-    explanation=("The bubble is (p-1)/m = 3/12 = 25% of the ideal compute time (3/15 = 20% of "
+    explanation=("The bubble is (p-1)/m = 5/10 = 50% of the ideal compute time (5/15 = 33% of "
                  "the whole step). GPipe has exactly the same bubble; what 1F1B changes is "
-                 "memory: stage 0 holds 4 microbatches' activations instead of all 12."),
+                 "memory: stage 0 holds 6 microbatches' activations instead of all 10."),
     feedback={
         "about 5%": (
-            "5% would take about 60 microbatches for 4 stages; with 12 the bubble is (p-1)/m = "
-            "3/12."),
+            "5% would take about 100 microbatches for 6 stages; with 10 the bubble is (p-1)/m = "
+            "5/10."),
         "about a quarter": (
-            "Right: (p-1)/m = 3/12."),
+            "A quarter would take 20 microbatches for 6 stages; with 10 the bubble is (p-1)/m = "
+            "5/10. 1F1B changes memory, not the bubble."),
         "about half": (
-            "Half is (p-1)/m with only 6 microbatches; 12 halve it again. 1F1B changes memory, "
-            "not the bubble."),
+            "Right: (p-1)/m = 5/10."),
     },
     reflection=(
         "To shrink the bubble you can add microbatches or interleave stages. What does each of "
@@ -187,9 +183,11 @@ def beyond_1f1b_table(pp: int = 8) -> Any:
                     f"<td>{format_value(value)}</td>"
                     f"<td>{params}</td><td>{acts}</td></tr>"
                     for name, formula, value, params, acts in beyond_1f1b_rows(pp))
-    return HTML(f"<table><caption>p = {pp}; F = 1, B = 2 (whole backward), W = 1 slot"
+    # its own horizontal scroll: six columns do not fit a narrow notebook
+    return HTML("<div style='overflow-x:auto'>"
+                f"<table><caption>p = {pp}; F = 1, B = 2 (whole backward), W = 1 slot"
                 "</caption><tr><th>schedule</th><th>bubble</th><th>slots</th>"
-                f"<th>parameters</th><th>activations</th></tr>{cells}</table>")
+                f"<th>parameters</th><th>activations</th></tr>{cells}</table></div>")
 
 
 # -- plots --------------------------------------------------------------------------

@@ -19,10 +19,14 @@ import math
 from typing import Any
 
 from autograder.prediction import Prediction
+from autograder.units import format_rounded as readout
 from solutions import hardware as hw
+from solutions import models
+from solutions import performance_flops as pf
 from solutions import tensor_parallel as tp
 from solutions.collectives import ring_allreduce_bandwidth_time_s
 from solutions.overlap import compute_time_ms
+from workbook.explorers.view import themed
 
 GPUS_PER_NODE = hw.H100_SXM.gpus_per_node  # 8 GPUs share one NVLink domain
 INTER_NODE = hw.IB_NDR  # one 400 Gb/s NIC per GPU: 50 GB/s each way
@@ -37,13 +41,13 @@ HEAD_PRESETS: dict[str, tuple[int, int]] = {
 
 PREDICTION = Prediction(
     key="ch06",
-    question=("A layer's activation of 4096 tokens x 8192 values in FP16 is summed over TP = 8 "
+    question=("A layer's activation of 4096 tokens x 8192 values in FP16 is summed over TP = 4 "
               "GPUs with a ring AllReduce. How many MB (1 MB = 1e6 bytes) does each GPU send "
-              "in that one AllReduce: closer to 60, 120 or 500?"),
-    actual=lambda: tp.tp_allreduce_mb_per_gpu(1, 4096, 8192, 8),
+              "in that one AllReduce: closer to 25, 100 or 400?"),
+    actual=lambda: tp.tp_allreduce_mb_per_gpu(1, 4096, 8192, 4),
     unit="MB",
-    explanation=("The tensor holds 4096 x 8192 x 2 bytes = 67.1 MB, and a ring sends 2 x 7/8 "
-                 "of it per GPU: 117.4 MB. That volume does not shrink as TP grows, while "
+    explanation=("The tensor holds 4096 x 8192 x 2 bytes = 67.1 MB, and a ring sends 2 x 3/4 "
+                 "of it per GPU: 100.7 MB. That volume does not shrink as TP grows, while "
                  "each GPU's share of the work does; four such AllReduces per layer sit on "
                  "the critical path, which is why TP stays inside one NVLink domain: 8 GPUs "
                  "on an H100 server, up to 72 on a GB200 NVL72 rack."),
@@ -55,10 +59,21 @@ PREDICTION = Prediction(
 
 
 # -- the model behind the pictures --------------------------------------------------------
+def gpt_layer(d_model: int) -> models.Architecture:
+    """One GPT layer as Narayanan et al. count it: multi-head attention of width d (the head
+    count does not change the FLOPs), a 4d GeLU MLP, no biases."""
+    return models.Architecture("GPT layer", n_layers=1, d_model=d_model, n_heads=1,
+                               n_kv_heads=1, d_ffn=4 * d_model, vocab_size=1, ffn="gelu")
+
+
 def layer_flops(d_model: int, seq_len: int, micro_batch: int = 1) -> float:
-    """Forward + backward FLOPs of one layer: ``72 b s d^2 (1 + s / (6 d))`` (no recompute)."""
+    """Forward + backward FLOPs of one layer, no recomputation, full score matrix:
+    3 forwards of :func:`solutions.performance_flops.layer_flops_per_token` for each of the
+    ``b s`` tokens, which is ``72 b s d^2 (1 + s / (6 d))``."""
     tp.activation_bytes(micro_batch, seq_len, d_model)  # validates the three sizes
-    return 72.0 * micro_batch * seq_len * d_model**2 * (1.0 + seq_len / (6.0 * d_model))
+    per_token = pf.layer_flops_per_token(gpt_layer(d_model), seq_len, moe_layer=False,
+                                         causal=False)
+    return 3.0 * per_token * micro_batch * seq_len
 
 
 def spans_servers(tp_degree: int, across_servers: bool = False) -> bool:
@@ -146,7 +161,7 @@ def split_shapes_figure(d_model: int = 8192, tp_degree: int = 8) -> Any:
                  fontsize=10)
     fig.tight_layout()
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 def layer_time_figure(d_model: int = 8192, seq_len: int = 4096,
@@ -164,7 +179,7 @@ def layer_time_figure(d_model: int = 8192, seq_len: int = 4096,
     ax.bar(xs, compute, color="C0", label="compute (fwd + bwd)")
     ax.bar(xs, comm, bottom=compute, color="C3", hatch="xx", label="TP AllReduces (4 per layer)")
     for x, c, m in zip(xs, compute, comm, strict=True):
-        label = f"comm {100 * m / c:.0f}%" if m else "no TP comm"
+        label = f"comm {readout(100 * m / c, '%')}" if m else "no TP comm"
         ax.text(x, c + m, label, ha="center", va="bottom", fontsize=8)
     top = max(c + m for c, m in times)
     ax.set_ylim(0, 1.25 * top)
@@ -184,7 +199,7 @@ def layer_time_figure(d_model: int = 8192, seq_len: int = 4096,
     ax.legend(loc="upper center", fontsize=8)
     fig.tight_layout()
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 # -- the explorer -------------------------------------------------------------------------
@@ -198,8 +213,10 @@ def status_html(d_model: int, seq_len: int, tp_degree: int, heads: tuple[int, in
     compute, comm = layer_times_ms(d_model, seq_len, tp_degree, nvlink_gb_per_s,
                                    across_servers)
     mb = tp.tp_allreduce_mb_per_gpu(1, seq_len, d_model, tp_degree)
-    lines.append(f"Each AllReduce: {mb:.1f} MB sent per GPU. Per layer: compute {compute:.2f} "
-                 f"ms, TP communication {comm:.2f} ms ({100 * comm / compute:.0f} % of "
+    lines.append(f"Each AllReduce: {readout(mb, 'MB')} sent per GPU. Per layer: compute "
+                 f"{compute:.2f} "
+                 f"ms, TP communication {readout(comm, 'ms')} "
+                 f"({readout(100 * comm / compute, '%')} of "
                  "compute).")
     if n_heads % tp_degree == 0 and (n_kv % tp_degree == 0 or tp_degree % n_kv == 0):
         copies = tp.kv_head_replicas(n_kv, tp_degree)
@@ -218,9 +235,9 @@ def explorer() -> Any:
     controls = dict(
         d_model=w.IntSlider(value=8192, min=1024, max=16384, step=1024,
                             description="hidden size d", style=STYLE),
-        seq_len=w.IntSlider(value=4096, min=1024, max=32768, step=1024,
+        seq_len=w.IntSlider(value=2048, min=1024, max=32768, step=1024,
                             description="sequence length s", style=STYLE),
-        tp_degree=w.IntSlider(value=8, min=1, max=32, description="TP degree", style=STYLE),
+        tp_degree=w.IntSlider(value=4, min=1, max=32, description="TP degree", style=STYLE),
         nvlink=w.FloatSlider(value=450.0, min=100.0, max=900.0, step=50.0,
                              description="NVLink GB/s each way", style=STYLE),
         heads=w.Dropdown(options=list(HEAD_PRESETS), description="attention heads",

@@ -12,28 +12,30 @@ import html
 from typing import Any
 
 from autograder.prediction import Prediction
+from autograder.units import format_rounded as readout
 from solutions import checkpointing as ck
+from workbook.explorers.view import themed
 
 BUCKETS = ("every few minutes", "roughly every hour", "every few hours")
 DALY_TOLERANCE = 0.10  # beyond this gap the first-order formula is no longer a good guide
 
 PREDICTION = Prediction(
     key="ch07",
-    question=("Writing one checkpoint takes 98 s (980 GB at 10 GB/s), and the cluster fails "
-              "on average once every 24 hours. Balancing the time spent writing against the "
-              "work lost at a failure, how often should the run checkpoint?"),
-    actual=lambda: interval_bucket(ck.young_interval_s(98.0, 24 * 3600.0) / 60.0),
+    question=("Writing one checkpoint takes 2 minutes, and the cluster fails on average once "
+              "every 12 hours. Balancing the time spent writing against the work lost at a "
+              "failure, how often should the run checkpoint?"),
+    actual=lambda: interval_bucket(ck.young_interval_s(120.0, 12 * 3600.0) / 60.0),
     options=BUCKETS,
-    explanation=("Young's interval is sqrt(2 x 98 s x 86,400 s) = 4115 s = 68.6 minutes: "
+    explanation=("Young's interval is sqrt(2 x 120 s x 43,200 s) = 3,220 s, about 54 minutes: "
                  "roughly every hour. At that interval writing and lost work cost the same, "
-                 "2.4 % each, 4.8 % in all. (The second question: a ten times faster write "
-                 "shortens the interval by sqrt(10), about 3x, to 22 minutes.)"),
+                 "3.7 % each, 7.5 % in all. (The second question: a ten times faster write "
+                 "shortens the interval by sqrt(10), about 3x, to 17 minutes.)"),
     feedback={
         "every few minutes": (
-            "That often, the 98 s write eats a large share of every interval: more time goes to "
-            "writing than a failure would ever cost."),
+            "That often, the 2-minute write eats a large share of every interval: more time goes "
+            "to writing than a failure would ever cost."),
         "roughly every hour": (
-            "Right: the balance point sqrt(2 x 98 s x 24 h) is about 69 minutes."),
+            "Right: the balance point sqrt(2 x 2 min x 12 h) is about 54 minutes."),
         "every few hours": (
             "Every few hours, each failure loses on average half an interval of work, which "
             "outweighs the writes saved."),
@@ -60,7 +62,7 @@ def waste_percent(interval_min: float, checkpoint_s: float, mtbf_h: float,
 
 def _percent(value: float) -> str:
     # Past 100 % the first-order model has broken down; a bigger number would mislead.
-    return "over 100 %" if value > 100.0 else f"{value:.1f} %"
+    return "over 100 %" if value > 100.0 else f"{readout(value, '%')}"
 
 
 def checkpoint_problems(checkpoint_s: float, mtbf_h: float, interval_min: float,
@@ -70,20 +72,21 @@ def checkpoint_problems(checkpoint_s: float, mtbf_h: float, interval_min: float,
     problems: list[str] = []
     interval_s, mtbf_s = interval_min * 60.0, mtbf_h * 3600.0
     if interval_s <= checkpoint_s:
-        problems.append(f"✘ The interval ({interval_min:.3g} min) is no longer than one "
-                        f"checkpoint write ({checkpoint_s / 60:.3g} min): writing alone would "
-                        "take at least half of the wall-clock time.")
+        problems.append(f"✘ The interval ({readout(interval_min, 'min')}) is no longer than one "
+                        f"checkpoint write ({readout(checkpoint_s / 60, 'min')}): writing alone "
+                        "would take at least half of the wall-clock time.")
     if interval_s >= mtbf_s:
-        problems.append(f"✘ The interval ({interval_min / 60:.3g} h) is as long as the MTBF "
-                        f"({mtbf_h:.3g} h) or longer: most intervals end in a failure before "
-                        "their checkpoint is written.")
+        problems.append(f"✘ The interval ({readout(interval_min / 60, 'h')}) is as long as the "
+                        f"MTBF ({readout(mtbf_h, 'h')}) or longer: most intervals end in a failure "
+                        "before their checkpoint is written.")
     young = ck.young_interval_s(checkpoint_s, mtbf_s)
     daly = ck.daly_interval_s(checkpoint_s, mtbf_s)
     if abs(young - daly) > DALY_TOLERANCE * daly:
-        problems.append(f"✘ One write ({checkpoint_s / 60:.3g} min) is not small next to the "
-                        f"MTBF ({mtbf_h:.3g} h): Young's interval ({young / 60:.3g} min) is "
-                        f"off by {100 * abs(young - daly) / daly:.0f} %; Daly's higher-order "
-                        f"estimate is {daly / 60:.3g} min.")
+        problems.append(f"✘ One write ({readout(checkpoint_s / 60, 'min')}) is not small next to "
+                        f"the MTBF ({readout(mtbf_h, 'h')}): Young's interval "
+                        f"({readout(young / 60, 'min')}) is "
+                        f"off by {readout(100 * abs(young - daly) / daly, '%')}; Daly's "
+                        f"higher-order estimate is {readout(daly / 60, 'min')}.")
     waste = waste_percent(interval_min, checkpoint_s, mtbf_h, recovery_min)
     if target_waste_pct is not None and waste > target_waste_pct:
         problems.append(f"✘ Expected waste {_percent(waste)} at your interval (restarts "
@@ -107,7 +110,7 @@ def checkpoint_size_figure(model_params_b: tuple[float, ...] = (7.0, 70.0, 405.0
         ax.bar(xs, heights, bottom=bottoms, color=f"C{i}", hatch=hatch, label=label)
         bottoms = [b + h for b, h in zip(bottoms, heights, strict=True)]
     for x, total in zip(xs, bottoms, strict=True):
-        ax.text(x, total, f"{total:,.0f} GB", ha="center", va="bottom", fontsize=9)
+        ax.text(x, total, f"{readout(total, 'GB')}", ha="center", va="bottom", fontsize=9)
     ax.set_xticks(xs)
     ax.set_xticklabels([f"{n:g}B params" for n in model_params_b])
     ax.set_ylim(0, 1.12 * max(bottoms))
@@ -116,7 +119,7 @@ def checkpoint_size_figure(model_params_b: tuple[float, ...] = (7.0, 70.0, 405.0
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 def _plain_minute_ticks(axis: Any, low: float, high: float) -> None:
@@ -152,22 +155,23 @@ def waste_curve_figure(checkpoint_s: float = 98.0, mtbf_h: float = 24.0,
     ax.plot(tau_min, lost, ":", color="C1", label="lost work + restarts: (tau/2 + R) / M")
     ax.plot(tau_min, writing + lost, "-", color="black", lw=2, label="total waste")
     ax.axvline(young_min, color="C2", lw=1.5,
-               label=f"Young: {young_min:.3g} min, {best:.2f} % waste")
+               label=f"Young: {readout(young_min, 'min')}, {readout(best, '%')} waste")
     if chosen_min is not None:
         chosen = waste_percent(chosen_min, checkpoint_s, mtbf_h, recovery_min)
         ax.axvline(chosen_min, color="C3", linestyle="-.",
-                   label=f"yours: {chosen_min:.3g} min, {chosen:.2f} % waste")
+                   label=f"yours: {readout(chosen_min, 'min')}, {readout(chosen, '%')} waste")
     ax.set_xscale("log")
     _plain_minute_ticks(ax.xaxis, float(tau_min[0]), float(tau_min[-1]))
     ax.set_ylim(0, min(100.0, 4 * best))
     ax.set_xlabel("checkpoint interval tau (minutes of work, log scale)")
     ax.set_ylabel("expected waste (% of time)")
-    ax.set_title(f"C = {checkpoint_s:.3g} s per checkpoint, MTBF M = {mtbf_h:.3g} h, "
-                 f"restart R = {recovery_min:.3g} min", fontsize=10)
+    ax.set_title(f"C = {readout(checkpoint_s, 's')} per checkpoint, MTBF M = "
+                 f"{readout(mtbf_h, 'h')}, "
+                 f"restart R = {readout(recovery_min, 'min')}", fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 # -- the explorer -------------------------------------------------------------------------
@@ -182,14 +186,17 @@ def status_html(size_gb: float, write_gb_per_s: float, mtbf_h: float, recovery_m
     lost = ck.lost_minutes_per_crash(interval_min, recovery_min)
     cost = ck.cost_per_crash_usd(n_gpus, usd_per_gpu_hour, interval_min, recovery_min)
     if not lines:
-        lines.append(f"✔ Waste {waste:.2f} % is within your {target_waste_pct:g} % target.")
+        lines.append(f"✔ Waste {readout(waste, '%')} is within your {target_waste_pct:g} % target.")
     lines += [
-        f"One checkpoint: {size_gb:,.0f} GB at {write_gb_per_s:g} GB/s = {c:.3g} s. Young's "
-        f"interval: {young_min:.3g} min ({waste_percent(young_min, c, mtbf_h, recovery_min):.2f}"
+        f"One checkpoint: {readout(size_gb, 'GB')} at {write_gb_per_s:g} GB/s = "
+        f"{readout(c, 's')}. Young's "
+        f"interval: {readout(young_min, 'min')} "
+        f"({waste_percent(young_min, c, mtbf_h, recovery_min):.2f}"
         " % waste).",
-        f"Your interval, {interval_min:.3g} min: {_percent(waste)} waste. Each failure costs "
-        f"{interval_min / 2:.3g} min of lost work + {recovery_min:g} min restart = {lost:.3g} "
-        f"min on {n_gpus:,} GPUs: ${cost:,.0f}; about {24 / mtbf_h:.2g} failures a day.",
+        f"Your interval, {readout(interval_min, 'min')}: {_percent(waste)} waste. Each failure "
+        f"costs {readout(interval_min / 2, 'min')} of lost work + {recovery_min:g} min restart = "
+        f"{lost:.3g} "
+        f"min on {n_gpus:,} GPUs: {readout(cost, '$')}; about {24 / mtbf_h:.2g} failures a day.",
     ]
     return "<br>".join(html.escape(line) for line in lines)
 
@@ -203,19 +210,22 @@ INTERVAL_MIN = (1.0, 2.0, 5.0, 10.0, 15.0, 22.0, 30.0, 45.0, 60.0, 68.0, 69.0, 9
 
 
 def explorer() -> Any:
-    """Sliders for size, bandwidth, MTBF, restart and interval; the waste curve redraws."""
+    """Sliders for size, bandwidth, MTBF, restart and interval; the waste curve redraws.
+
+    It starts from a 2 TB checkpoint at 20 GB/s and a 12-hour MTBF on 2048 GPUs, not the
+    exercises' numbers, so its readout never answers 7.1 to 7.4 before the learner does."""
     import ipywidgets as w
 
     from workbook.explorers.view import STYLE, View, options_slider
 
     controls = dict(
-        size_gb=options_slider(SIZES_GB, 980.0, "checkpoint size", "GB"),
-        write_gb_per_s=options_slider(WRITE_GB_PER_S, 10.0, "write bandwidth", "GB/s"),
-        mtbf_h=options_slider(MTBF_H, 24.0, "MTBF", "h"),
+        size_gb=options_slider(SIZES_GB, 2000.0, "checkpoint size", "GB"),
+        write_gb_per_s=options_slider(WRITE_GB_PER_S, 20.0, "write bandwidth", "GB/s"),
+        mtbf_h=options_slider(MTBF_H, 12.0, "MTBF", "h"),
         recovery_min=w.FloatSlider(value=2.0, min=0.0, max=30.0, step=1.0,
                                    description="restart minutes", style=STYLE),
         interval_min=options_slider(INTERVAL_MIN, 60.0, "your interval", "min"),
-        n_gpus=w.Dropdown(options=[64, 512, 2048, 16384], value=512, description="GPUs",
+        n_gpus=w.Dropdown(options=[64, 512, 2048, 16384], value=2048, description="GPUs",
                           style=STYLE),
         usd_per_gpu_hour=w.FloatSlider(value=2.0, min=0.5, max=6.0, step=0.25,
                                        description="\\$ per GPU-hour", style=STYLE),

@@ -12,8 +12,10 @@ import math
 from typing import Any
 
 from autograder.prediction import Prediction
+from autograder.units import format_rounded as readout
 from solutions import loss_scaler as ls
 from solutions import precision as pr
+from workbook.explorers.view import themed
 
 # Top to bottom on the number lines: widest range first.
 LINE_FORMATS = (pr.FP32, pr.BF16, pr.FP16, pr.FP8_E5M2, pr.FP8_E4M3)
@@ -30,9 +32,9 @@ PREDICTION = Prediction(
     options=tuple(SCALE_OPTIONS.values()),
     explanation=("Each overflow halves the scale and skips its step: 65536 -> 32768 -> 16384, "
                  "a quarter. Growing it back needs 2000 clean steps in a row, which five "
-                 "steps never reach. (The second question: mixed-precision Adam saves no "
-                 "model-state memory; 2 + 2 + 4 + 4 + 4 and 4 + 4 + 4 + 4 are both 16 bytes "
-                 "per parameter.)"),
+                 "steps never reach. (The second question, what mixed precision saves in "
+                 "model-state memory, is yours to count in exercise 8.3: list the bytes per "
+                 "parameter both ways.)"),
     feedback={
         "the same as at the start": (
             "The scaler does not average out: each overflow halves the scale, and only "
@@ -122,7 +124,8 @@ def loss_scale_problems(overflows: list[bool], init_scale: float = 65536.0,
     skipped = ls.skipped_steps(overflows)
     if skipped:
         problems.append(f"✘ {skipped} of {len(overflows)} optimizer steps skipped "
-                        f"({100 * skipped / len(overflows):.0f} %): their updates are lost.")
+                        f"({readout(100 * skipped / len(overflows), '%')}): their updates are "
+                        "lost.")
     final = ls.dynamic_loss_scale(overflows, init_scale, growth_interval)
     if final < 1.0:
         problems.append(f"✘ The scale fell below 1 (to {final:g}): the loss is now scaled "
@@ -173,7 +176,7 @@ def number_lines_figure(value: float | None = None,
                  fontsize=10)
     fig.tight_layout()
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 def loss_scale_figure(overflows: list[bool], init_scale: float = 65536.0,
@@ -201,7 +204,7 @@ def loss_scale_figure(overflows: list[bool], init_scale: float = 65536.0,
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
     plt.close(fig)
-    return fig
+    return themed(fig)
 
 
 # -- the explorer -------------------------------------------------------------------------
@@ -217,6 +220,7 @@ def explorer() -> Any:
 
     number = dict(
         gradient=w.FloatLogSlider(value=1e-6, base=10, min=-12, max=6, step=0.1,
+                                  readout_format=".2e",  # "1.00e-06" fits its readout box
                                   description="gradient magnitude", style=STYLE),
         loss_scale=w.FloatLogSlider(value=1.0, base=2, min=0, max=24, step=1,
                                     description="loss scale", style=STYLE),

@@ -17,7 +17,8 @@ import html
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.prediction import Prediction
+from autograder.markup import no_math
+from autograder.prediction import Prediction, nearest_option
 from solutions import hardware, models
 from solutions import llama3 as l3
 from workbook.explorers.ch09_planner import (
@@ -35,16 +36,13 @@ __all__ = ["PREDICTION", "PlannerSettings", "Table", "explorer", "grid_figure",
 _LAYER_CHOICES = {"about 2 billion": 2e9, "about 3 billion": 3e9, "about 4 billion": 4e9}
 
 
-def _closest(value: float) -> str:
-    return min(_LAYER_CHOICES, key=lambda label: abs(_LAYER_CHOICES[label] - value))
-
-
 PREDICTION = Prediction(
     key="ch09",
     question=("One transformer layer of Llama 3 405B: width 16,384, 128 query heads sharing "
               "8 key/value heads, a SwiGLU feed-forward block of width 53,248. How many "
               "parameters does it hold?"),
-    actual=lambda: _closest(l3.layer_params(l3.D_MODEL, l3.N_HEADS, l3.N_KV_HEADS, l3.D_FFN)),
+    actual=lambda: nearest_option(
+        l3.layer_params(l3.D_MODEL, l3.N_HEADS, l3.N_KV_HEADS, l3.D_FFN), _LAYER_CHOICES),
     options=tuple(_LAYER_CHOICES),
     explanation=("Q and O are 16,384 x 16,384 each (268.4M); K and V only 16,384 x 1,024 "
                  "each (16.8M), because 8 KV heads of 128 serve all 128 query heads: 570.4M "
@@ -102,19 +100,18 @@ def grid_figure(tp: int = l3.TP, pp: int = l3.PP, dp: int = l3.DP,
         grid_ax.text(d, p, f"node {node:,}", ha="left" if d < dp / 2 else "right",
                      va="center", fontsize=7, color="white" if p < pp / 2 else "black")
     in_node = "one 8-GPU node (NVLink)" if tp == gpus_per_node else f"{tp} GPUs"
-    grid_ax.set_title(f"{tp * pp * dp:,} GPUs = TP {tp} x PP {pp} x DP {dp}: each cell is a "
+    # The degrees stay unprinted: DP and the layers per stage are exercises 9.1 and 9.2.
+    grid_ax.set_title(f"{tp * pp * dp:,} GPUs = TP {tp} x PP {pp} x DP: each cell is a "
                       f"TP group, {in_node}", fontsize=10, loc="left")
-    grid_ax.set_xlabel(f"DP replica (0 .. {dp - 1}); dashed orange: stage 0's DP group, "
+    grid_ax.set_xlabel("DP replica, one per column; dashed orange: stage 0's DP group, "
                        "its gradient all-reduce spans the whole network")
-    grid_ax.set_ylabel(f"PP stage (0 .. {pp - 1})")
+    grid_ax.set_ylabel("PP stage, one per row")
+    grid_ax.set_xticks([])
+    grid_ax.set_yticks([])
     grid_ax.annotate("red column: one model replica,\nits stages on consecutive nodes",
                      (0, pp / 2), xytext=(min(dp * 0.15, dp - 1), pp / 2),
                      color="white", fontsize=9, va="center",
                      arrowprops={"arrowstyle": "->", "color": "white"})
-    layers = l3.layers_per_stage(l3.N_LAYERS, pp) if pp <= l3.N_LAYERS else ()
-    if layers and pp <= 32:
-        grid_ax.set_yticks(range(pp), [f"{i} ({n} layers)" for i, n in enumerate(layers)],
-                           fontsize=7)
     node_ax.imshow(np.arange(tp)[:, None], aspect="auto", cmap="Greys", vmin=-2,
                    vmax=tp + 2, interpolation="nearest")
     for t in range(tp):
@@ -151,8 +148,11 @@ class Table:
         body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
                        for row in self.rows)
         notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.footnotes)
-        return (f"<table><caption>{html.escape(self.caption)}</caption><thead><tr>{head}"
-                f"</tr></thead><tbody>{body}</tbody></table><ol>{notes}</ol>")
+        # no_math: "$5.576M at an assumed $2" is money, not LaTeX
+        # its own horizontal scroll: the columns do not fit a narrow notebook
+        return no_math(f"<div style='overflow-x:auto'><table><caption>"
+                       f"{html.escape(self.caption)}</caption><thead><tr>{head}</tr></thead>"
+                       f"<tbody>{body}</tbody></table></div><ol>{notes}</ol>")
 
 
 RUN_ARCHITECTURES: dict[str, models.Architecture] = {

@@ -8,8 +8,8 @@ plot area that never shows stale, garbled or misplaced output.
   error raised by a callback lands there, never in JupyterLab's log console.
 * An invalid configuration clears the plot and says why in its place (a stale plot next
   to a "✘ invalid" readout would show numbers for a configuration that does not exist).
-* Figures are drawn on a transparent background with mid-grey text and axes, readable in
-  light and dark themes.
+* Figures sit on their own white background with dark text, readable in light and dark
+  themes alike.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 from autograder.markup import no_math
 
 GREY = "#808080"  # mid-grey: readable on white and on JupyterLab's dark background
+PAPER = "#ffffff"  # every figure's own background, in every theme
 STYLE = {"description_width": "initial"}
 INVALID_CLASS = "dtw-plot-invalid"
 
@@ -40,6 +41,8 @@ def wrapping_row(widgets: Iterable[Any]) -> Any:
     for item in items:
         if hasattr(item, "style") and hasattr(item.style, "description_width"):
             item.style.description_width = "initial"
+        if hasattr(item, "style") and hasattr(item.style, "button_width"):
+            item.style.button_width = "auto"  # toggle buttons as wide as their labels
         is_slider = "Slider" in type(item).__name__
         # A slider's track takes what is left of its width: give it room, never more than
         # the page; everything else takes its natural width.
@@ -50,29 +53,18 @@ def wrapping_row(widgets: Iterable[Any]) -> Any:
 
 
 def themed(fig: Any) -> Any:
-    """The figure with a transparent background and mid-grey text, ticks, spines and legend."""
-    fig.patch.set_alpha(0.0)
-    for text in fig.texts:
-        text.set_color(GREY)
+    """The figure on its own light card: an opaque white background and dark text, so it
+    reads the same in JupyterLab's light and dark themes and in Colab. (A transparent
+    figure would leave every black label, annotation and table cell on a dark page.)"""
+    fig.patch.set_facecolor(PAPER)
+    fig.patch.set_alpha(1.0)
     for ax in fig.get_axes():
-        ax.set_facecolor("none")
-        ax.title.set_color(GREY)
-        ax.xaxis.label.set_color(GREY)
-        ax.yaxis.label.set_color(GREY)
-        ax.tick_params(colors=GREY, which="both")
-        for spine in ax.spines.values():
-            spine.set_edgecolor(GREY)
-        for line in ax.get_lines():
-            if line.get_color() in ("black", "k", "#000000"):
-                line.set_color(GREY)
+        if ax.get_facecolor()[3] == 0:  # a transparent axes would show the page through
+            ax.set_facecolor(PAPER)
         legend = ax.get_legend()
         if legend is not None:
-            legend.get_frame().set_alpha(0.0)
-            for text in legend.get_texts():
-                text.set_color(GREY)
-            for handle in getattr(legend, "legend_handles", getattr(legend, "legendHandles", [])):
-                if hasattr(handle, "get_color") and handle.get_color() in ("black", "k"):
-                    handle.set_color(GREY)
+            legend.get_frame().set_facecolor(PAPER)
+            legend.get_frame().set_alpha(0.9)
     return fig
 
 

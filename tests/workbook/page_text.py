@@ -1,0 +1,264 @@
+"""What a learner can read on an executed chapter page, and the answers to look for in it.
+
+Used by the page-leak test. ``page_texts`` executes a learner notebook in a fresh kernel
+and returns every piece of text the page shows: stream and rich outputs, the text of every
+matplotlib figure the chapter drew (titles, labels, tick labels, legends, annotations,
+found by hooking figure creation, since explorers close their figures after drawing them),
+and the visible widgets (HTML values, labels, descriptions, slider readouts, the outputs of
+Output widgets), walked from the widgets each cell displayed and skipping anything hidden
+with ``display: none`` (an explorer's covered verdicts).
+
+``answer_forms`` renders an expected answer the way a page might print it: in its own unit,
+in the neighbouring decimal prefixes (1.75 GB as 1750 MB), as a fraction or a percentage,
+and ``shows`` decides whether a printed number is that answer at the precision it is printed.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import nbformat
+from nbclient import NotebookClient
+
+from autograder.unit_table import (
+    COUNT_PREFIX,
+    MONEY,
+    RATIO,
+    TIME,
+    count_unit,
+    lookup,
+    target_unit,
+)
+
+MARK = "DTW-FIGURE-TEXT:"
+HOOK = """\
+import matplotlib.figure as _dtw_mf
+_dtw_figures = []
+_dtw_init = _dtw_mf.Figure.__init__
+def _dtw_hooked(self, *args, **kwargs):
+    _dtw_init(self, *args, **kwargs)
+    _dtw_figures.append(self)
+_dtw_mf.Figure.__init__ = _dtw_hooked
+"""
+COLLECT = """\
+import json as _dtw_json
+import matplotlib.text as _dtw_text
+_dtw_found, _dtw_ticks = [], []
+for _dtw_fig in _dtw_figures:
+    try:
+        _dtw_fig.canvas.draw()  # tick labels are made at draw time
+    except Exception:
+        pass
+    _dtw_tick_ids = {id(t) for ax in _dtw_fig.axes for axis in (ax.xaxis, ax.yaxis)
+                     for t in axis.get_ticklabels(which="both")}
+    for _dtw_t in _dtw_fig.findobj(_dtw_text.Text):
+        if _dtw_t.get_visible() and _dtw_t.get_text().strip():
+            (_dtw_ticks if id(_dtw_t) in _dtw_tick_ids else _dtw_found).append(_dtw_t.get_text())
+print(_DTW_MARK + _dtw_json.dumps([_dtw_found, _dtw_ticks]))
+""".replace("_DTW_MARK", repr(MARK))
+
+
+def execute(path: Path, workdir: Path) -> nbformat.NotebookNode:
+    """The notebook at ``path`` run top to bottom, with the figure hook around it."""
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(HOOK))
+    nb.cells.append(nbformat.v4.new_code_cell(COLLECT))
+    client = NotebookClient(nb, timeout=120, kernel_name="python3", store_widget_state=True,
+                            resources={"metadata": {"path": str(workdir)}})
+    client.execute()
+    return nb
+
+
+def _widget_states(nb: nbformat.NotebookNode) -> dict[str, dict[str, Any]]:
+    stored = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    return {key: value.get("state", {}) for key, value in stored.get("state", {}).items()}
+
+
+def _ref(value: Any) -> str | None:
+    if isinstance(value, str) and value.startswith("IPY_MODEL_"):
+        return value[len("IPY_MODEL_"):]
+    return None
+
+
+def _output_texts(output: dict[str, Any], states: dict[str, dict[str, Any]],
+                  seen: set[str]) -> list[str]:
+    """The text of one output (of a cell or of an Output widget), widgets included."""
+    if output.get("output_type") == "stream":
+        return [str(output.get("text", ""))]
+    data = output.get("data", {})
+    view = data.get("application/vnd.jupyter.widget-view+json")
+    if view:
+        return _widget_texts(view["model_id"], states, seen)
+    return [str(data[kind]) for kind in ("text/html", "text/markdown", "text/plain")
+            if kind in data][:1]  # a front end shows one of them: the richest
+
+
+def _hidden(state: dict[str, Any], states: dict[str, dict[str, Any]]) -> bool:
+    layout = states.get(_ref(state.get("layout")) or "", {})
+    return layout.get("display") == "none" or layout.get("visibility") == "hidden"
+
+
+def _widget_texts(model_id: str, states: dict[str, dict[str, Any]], seen: set[str]) -> list[str]:
+    """The visible text of a widget and of everything inside it."""
+    if model_id in seen or model_id not in states:
+        return []
+    seen.add(model_id)
+    state = states[model_id]
+    if _hidden(state, states):
+        return []
+    texts = [str(state.get(name)) for name in ("description", "placeholder", "value",
+                                               "tooltip", "readout_format")
+             if isinstance(state.get(name), (str, int, float)) and name != "readout_format"]
+    labels = state.get("_options_labels")
+    index = state.get("index")
+    if isinstance(labels, list):  # a selection shows its chosen label (a slider's readout)
+        chosen = [labels[index]] if isinstance(index, int) and index < len(labels) else []
+        texts += labels if state.get("_model_name") in ("DropdownModel", "ToggleButtonsModel",
+                                                        "RadioButtonsModel") else chosen
+    for child in state.get("children", []):
+        ref = _ref(child)
+        if ref:
+            texts += _widget_texts(ref, states, seen)
+    for output in state.get("outputs", []):
+        texts += _output_texts(output, states, seen)
+    return texts
+
+
+class Page(NamedTuple):
+    """What an executed page shows: text outputs and visible widgets (as the raw HTML or
+    text), figure texts (titles, labels, legends, annotations) and figure tick labels."""
+
+    texts: list[str]
+    figures: list[str]
+    ticks: list[str]
+    errors: list[str]  # a page that stopped early would hide what comes after
+
+
+def page_texts(nb: Any) -> Page:
+    """Everything an executed page shows, in three lists (see :class:`Page`)."""
+    states: dict[str, dict[str, Any]] = _widget_states(nb)
+    seen: set[str] = set()
+    page = Page([], [], [], [])
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                page.errors.append(f"{output.get('ename')}: {output.get('evalue')}")
+            for text in _output_texts(output, states, seen):
+                if text.startswith(MARK):
+                    figures, ticks = json.loads(text[len(MARK):])
+                    page.figures.extend(figures)
+                    page.ticks.extend(ticks)
+                else:
+                    page.texts.append(text)
+    return page
+
+
+_TAG = re.compile(r"<(script|style)\b.*?</\1>|<[^>]*>", re.DOTALL | re.IGNORECASE)
+_NARRATION_LENGTH = re.compile(r"\(about [^()]*\bwords\)")  # a player's "(about 56 s, 141 words)"
+_EXERCISE_ID = re.compile(r"\b(?:[Ee]xercises?|[Cc]hapter) \d+(?:\.\d+)?(?:\s*(?:,|and|-|to|–)\s*"
+                          r"\d+(?:\.\d+)?)*")
+
+
+def readable(text: str) -> str:
+    """What a reader sees of ``text``: tags and attributes dropped, entities decoded,
+    exercise numbers ("exercise 1.6") removed (they are names, not quantities)."""
+    visible = html.unescape(_TAG.sub(" ", text))
+    return _EXERCISE_ID.sub(" ", _NARRATION_LENGTH.sub(" ", visible))
+
+
+# -- the answers, in the forms a page might print them ------------------------------------
+
+NUMBER = re.compile(r"(?<![\w.])-?\d(?:[\d,]*\d)?(?:\.\d+)?(?:[eE][-+]?\d+)?")
+PREFIX_STEPS = (1.0, 1e3, 1e-3, 1e6, 1e-6)
+TIME_UNITS_S = (1e-6, 1e-3, 1.0, 60.0, 3600.0, 86400.0)
+
+
+def answer_forms(value: float, unit: str) -> list[float]:
+    """``value`` in ``unit`` as a page might print it: in this unit or another of its family
+    (1.75 GB as 1750 MB, 98 s as 1.6 min, $1.06M as 1.06), a fraction as a percentage."""
+    target = target_unit(unit)
+    if target.family == TIME:
+        seconds = value * target.factor
+        forms = [seconds / factor for factor in TIME_UNITS_S]
+    elif target.family == MONEY:
+        forms = [value, value / 1e3, value / 1e6, value / 1e9]
+    elif target.family == RATIO:
+        forms = [value, value * 100 if target.symbol != "%" else value / 100]
+    elif target.family.startswith(COUNT_PREFIX):
+        forms = [value, value / 1e3, value / 1e6]  # "8,000 steps" as "8k"
+    else:  # sizes, bandwidths, FLOPs, power, energy: the decimal prefixes
+        forms = [value * step for step in PREFIX_STEPS]
+    return [f for f in forms if f != 0]
+
+
+def _significant(token: str) -> int:
+    digits = token.lstrip("-").replace(",", "").split("e")[0].split("E")[0].replace(".", "")
+    return len(digits.lstrip("0"))
+
+
+def shows(token: str, form: float) -> bool:
+    """Whether the printed ``token`` is ``form`` at the precision it is printed with, and
+    precise enough to give the answer away: two significant digits or more, or decimals
+    ("0.6"), and within 3 % of it; a lone digit ("2 GB") or zero is too coarse."""
+    if _significant(token) < 2 and "." not in token:
+        return False
+    text = token.replace(",", "")
+    printed = Decimal(text)
+    if printed == 0 or abs(float(printed) - form) > 0.03 * abs(form):
+        return False
+    exponent = printed.as_tuple().exponent
+    if not isinstance(exponent, int):
+        return False
+    quantum = Decimal(1).scaleb(exponent)
+    exact = Decimal(repr(form))
+    for rounding in (ROUND_HALF_UP, ROUND_HALF_EVEN):
+        try:
+            if exact.quantize(quantum, rounding=rounding) == printed:
+                return True
+        except InvalidOperation:  # more digits than a Decimal holds: not a printed form
+            return False
+    return abs(float(printed) - form) <= 1e-3 * abs(form)
+
+
+_WORD_AFTER = re.compile(r"[ \t]*([A-Za-zµμ$%][\w/$%-]*)")
+
+
+def _family_after(text: str, end: int) -> str | None:
+    """The family of what is written right after position ``end``: a unit's ("98 GB" ->
+    size), a counting word's ("128 query heads" -> count:query), or None (nothing)."""
+    match = _WORD_AFTER.match(text, end)
+    if not match:
+        return None
+    meanings, _ = lookup(match.group(1))
+    return meanings[0].family if meanings else count_unit(match.group(1)).family
+
+
+def found_in(text: str, forms: list[float], family: str = "") -> list[str]:
+    """The numbers in ``text`` that print one of ``forms``: not one written with a unit or
+    a counting word of another family than the answer's ``family`` ("98 GB" is not the
+    answer "98 s", "128 query heads" not a data-parallel degree of 128), and not a bare
+    two-digit whole number ("a TP group of 16"), which says too little on its own."""
+    found = []
+    for match in NUMBER.finditer(text):
+        token = match.group()
+        written = _family_after(text, match.end())
+        if written is not None and family and written != family:
+            continue
+        if written is None and "." not in token and _significant(token) < 3:
+            continue
+        if any(shows(token, f) for f in forms):
+            found.append(token)
+    return found
+
+
+def unescaped_dollars(text: str) -> int:
+    """Dollar signs a typesetter would read as math delimiters (matplotlib's own
+    ``$\\mathdefault{10^{3}}$`` tick labels are math on purpose and not counted)."""
+    if "\\mathdefault" in text:
+        return 0
+    return len(re.findall(r"(?<!\\)\$", text))

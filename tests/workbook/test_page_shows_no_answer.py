@@ -1,0 +1,213 @@
+"""Nothing a learner sees before answering gives the answer away.
+
+Every learner notebook is executed twice in a fresh kernel: once as a learner first opens
+it (no prediction locked) and once after a wrong guess was locked. Every text output,
+every visible widget (explorer readouts at their defaults, the lock's prompt, the reveal)
+and every text of every matplotlib figure (titles, labels, legends, annotations; tick
+labels are an axis's scale, not a readout, and are left out) is searched for
+
+* before the lock: the prediction's answer and every exercise's answer;
+* after the lock: every exercise's answer (the reveal may state the prediction's own);
+
+each rendered in its unit and the neighbouring prefixes, as a fraction or a percentage,
+at the precision the page prints (1.75 GB is found as "1.8 GB", "1750 MB" or "1.75").
+Numbers the exercise itself gives in its prompt are not answers and are not looked for.
+The same pass checks that no output shows "$...$" that a front end would typeset as math.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autograder.exercise import Exercise
+from autograder.kinds import Numeric
+from autograder.markup import NO_MATH_CLASS
+from autograder.unit_table import target_unit
+from workbook import progress_log
+from workbook.build import learner_path
+from workbook.outline import CHAPTERS
+from workbook.prediction_page import prediction_for
+from workbook.records import all_challenges, all_exercises
+
+
+def _load_page_text() -> Any:
+    """The helpers live next to this file; tests are not a package, so load them by path."""
+    if "page_text" not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            "page_text", Path(__file__).with_name("page_text.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["page_text"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["page_text"]
+
+
+pt = _load_page_text()
+answer_forms, found_in, page_texts, readable = (pt.answer_forms, pt.found_in, pt.page_texts,
+                                               pt.readable)
+unescaped_dollars = pt.unescaped_dollars
+
+pytestmark = pytest.mark.slow
+
+
+def _givens(record: Exercise) -> list[float]:
+    return [float(v) for v in record.params.values()
+            if isinstance(v, (int, float)) and not isinstance(v, bool)]
+
+
+def answers_of(chapter: int) -> dict[str, tuple[float, str]]:
+    """Exercise id -> (expected value, unit) for the chapter's numeric exercises.
+
+    Left out: a single digit ("1 head"), a number the exercise's own prompt gives, and an
+    answer that a later exercise of the chapter prints as its input (7.2 starts from 7.1's
+    "980 GB checkpoint"): the chapter shows that number in a prompt anyway."""
+    records = [r for r in (*all_exercises(), *all_challenges()) if r.chapter == chapter]
+    found = {}
+    for k, record in enumerate(records):
+        if type(record.answer_kind) is not Numeric:
+            continue
+        value, unit = float(record.expected()), record.answer_kind.unit
+        forms, family = answer_forms(value, unit), target_unit(unit).family
+        own = any(abs(value - g) <= 1e-9 * max(1.0, abs(g)) for g in _givens(record))
+        later = any(found_in(r.render_prompt(), forms, family) for r in records[k + 1:])
+        if (value.is_integer() and abs(value) < 10) or own or later:
+            continue
+        found[record.id] = (value, unit)
+    return found
+
+
+# Chapter 9 still shows the paper's layout before its exercises: the published-runs table
+# and the reconstruction ("DP = GPUs / (TP x CP x PP): 128", Table 4) answer 9.1, and the
+# planner, which starts from the paper's layout with two chunks, shows 9.6's 46.9% bubble.
+# Moving those after the exercises (or starting the planner elsewhere) is a change to the
+# chapter's structure; until it lands these cases are expected to fail, and strict=True
+# turns the fix into a reminder to drop the mark.
+CH09_OPEN = pytest.mark.xfail(strict=True, reason="chapter 9 shows 9.1 and 9.6 before them")
+LEAK_CASES = [pytest.param(c, marks=CH09_OPEN) if c.number == 9 else c for c in CHAPTERS]
+
+
+def wrong_guess(key: str) -> Any:
+    prediction = prediction_for(key)
+    actual = prediction.actual()
+    if prediction.is_choice:
+        return next(option for option in prediction.options if option != actual)
+    return float(f"{float(actual) * 7.3:.3g}")
+
+
+@cache
+def executed(chapter_stem: str, locked: bool) -> Any:
+    """The page's texts and figure texts, executed in its own progress home (once per
+    test session: the two tests after the lock read the same run)."""
+    chapter = next(c for c in CHAPTERS if c.stem == chapter_stem)
+    workdir = Path(tempfile.mkdtemp(prefix=f"dtw-page-{chapter_stem}-"))
+    before = os.environ.get("WORKBOOK_HOME")
+    os.environ["WORKBOOK_HOME"] = str(workdir / "home")
+    progress_log.reopen()
+    try:
+        if locked:
+            key = f"ch{chapter.number:02d}"
+            progress_log.record_event("prediction", key, json.dumps(wrong_guess(key)))
+        return page_texts(pt.execute(learner_path(chapter), workdir))
+    finally:
+        if before is None:
+            os.environ.pop("WORKBOOK_HOME", None)
+        else:
+            os.environ["WORKBOOK_HOME"] = before
+        progress_log.reopen()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def leaks(texts: list[str], answers: dict[str, tuple[float, str]]) -> dict[str, list[str]]:
+    """Exercise id -> the lines of ``texts`` that print its answer."""
+    found: dict[str, list[str]] = {}
+    for exercise_id, (value, unit) in answers.items():
+        forms, family = answer_forms(value, unit), target_unit(unit).family
+        for text in texts:
+            for line in readable(text).splitlines():
+                hits = found_in(line, forms, family)
+                if hits:
+                    found.setdefault(exercise_id, []).append(f"{hits} in {line.strip()[:160]!r}")
+    return found
+
+
+@pytest.mark.parametrize("chapter", LEAK_CASES, ids=lambda c: c.stem)
+def test_before_the_lock_nothing_shows_an_answer(chapter: Any) -> None:
+    texts, figures, _, errors = executed(chapter.stem, False)
+    assert not errors, errors
+    key = f"ch{chapter.number:02d}"
+    prediction = prediction_for(key)
+    answers = answers_of(chapter.number)
+    if not prediction.is_choice:
+        answers[f"prediction {key}"] = (float(prediction.actual()), prediction.unit)
+    found = leaks(texts + figures, answers)
+    assert not found, f"{chapter.stem} before the lock:\n" + json.dumps(found, indent=1)
+    if prediction.is_choice:  # the chosen option is never named as the answer
+        assert not any(f"answer is \u201c{prediction.actual()}" in t for t in texts)
+
+
+@pytest.mark.parametrize("chapter", LEAK_CASES, ids=lambda c: c.stem)
+def test_after_the_lock_no_exercise_answer_shows(chapter: Any) -> None:
+    texts, figures, _, errors = executed(chapter.stem, True)
+    assert not errors, errors
+    assert any("Your prediction, revealed" in t for t in texts), "the lock did not open"
+    found = leaks(texts + figures, answers_of(chapter.number))
+    assert not found, f"{chapter.stem} after the lock:\n" + json.dumps(found, indent=1)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.stem)
+def test_no_dollar_is_typeset_as_math(chapter: Any) -> None:
+    texts, figures, ticks, _ = executed(chapter.stem, True)
+    math_in_figures = [t for t in figures + ticks if unescaped_dollars(t) >= 2]
+    assert not math_in_figures, f"figure text typeset as math: {math_in_figures}"
+    exposed = [t[:160] for t in texts if unescaped_dollars(t) >= 2 and NO_MATH_CLASS not in t
+               and not t.lstrip().startswith(("<pre", "[", "(", "'"))]
+    assert not exposed, f"outputs whose '$' a front end would typeset: {exposed}"
+
+
+def test_the_search_finds_printed_answers() -> None:
+    # ch01's old figure: "ZeRO-3 1.8 GB" for 1.75 GB, and 112.0 / 29.3 for 1.1 and 1.2.
+    assert found_in("ZeRO-3 1.8 GB ✔ fits", answer_forms(1.75, "GB")) == ["1.8"]
+    assert found_in("112.0 GB", answer_forms(112.0, "GB")) == ["112.0"]
+    assert found_in("1750 MB", answer_forms(1.75, "GB")) == ["1750"]
+    assert found_in("comm 0.6 %", answer_forms(0.6, "%")) == ["0.6"]
+    assert found_in("comm 0.6 %", answer_forms(0.0061, "")) == ["0.6"]
+    # a single digit is too coarse to give anything away; another number is not the answer
+    assert not found_in("about 2 GB", answer_forms(1.75, "GB"))
+    assert not found_in("29.4 GB", answer_forms(29.25, "GB"))
+    assert not found_in("0.0 GB", answer_forms(1.75e-6, "GB"))
+    assert not found_in("16 GB", answer_forms(15.5, "GB"))  # rounded too far to tell
+    assert found_in("C = 98 s", answer_forms(98.0, "s"), "time") == ["98"]
+    assert not found_in("98 GB", answer_forms(98.0, "s"), "time")
+    assert not found_in("a TP group of 16", answer_forms(16.1, "GB"), "size")
+    assert not found_in("128 query heads", answer_forms(128.0, ""), "ratio")
+    assert found_in("TP 8 x PP 16 x DP 128: each cell", answer_forms(128.0, ""), "ratio")
+    assert unescaped_dollars("$\\mathdefault{10^{3}}$") == 0
+    assert unescaped_dollars("costs $2 to $5") == 2
+    assert readable('<p style="line-height: 1.4">Exercise 1.75 is <b>fun</b></p>').split() == [
+        "is", "fun"]
+
+
+def test_the_walk_skips_hidden_widgets() -> None:
+    nb: Any = {"cells": [{"outputs": [{"output_type": "display_data", "data": {
+        "application/vnd.jupyter.widget-view+json": {"model_id": "box"}}}]}],
+        "metadata": {"widgets": {"application/vnd.jupyter.widget-state+json": {"state": {
+            "box": {"state": {"children": ["IPY_MODEL_a", "IPY_MODEL_b"]}},
+            "a": {"state": {"value": "shown 12.5", "layout": "IPY_MODEL_la"}},
+            "b": {"state": {"value": "hidden 99.5", "layout": "IPY_MODEL_lb"}},
+            "la": {"state": {}}, "lb": {"state": {"display": "none"}}}}}}}
+
+    class Nb(dict):  # attribute access like nbformat's NotebookNode
+        __getattr__ = dict.__getitem__
+
+    page = page_texts(Nb(cells=nb["cells"], metadata=nb["metadata"]))
+    assert page.texts == ["shown 12.5"]
