@@ -10,6 +10,7 @@ from autograder.exercise import Exercise
 from autograder.kinds import Choice, Misconception, Numeric, Option
 from autograder.kinds.base import Params
 from solutions import zero
+from workbook.records._models import SIZES_B
 
 ZERO_MEM = ("Rajbhandari et al., 'ZeRO: Memory Optimizations Toward Training Trillion Parameter "
             "Models', SC20 (arXiv:1910.02054), §3.1 (16 bytes per parameter) and §5, Figure 1 "
@@ -18,14 +19,6 @@ ZERO_COMM = ("Rajbhandari et al., 'ZeRO', SC20 (arXiv:1910.02054), §7 (DP and Z
              "move 2 Psi per GPU, stage 3 moves 3 Psi)")
 NCCL_PERF = "NVIDIA nccl-tests, doc/PERFORMANCE.md (ring factor (n-1)/n per collective)"
 
-#: Parameter counts (billions) of published models, so that a class draws many different
-#: sizes: GPT-2 and GPT-3/OPT families, Pythia, BLOOM, Llama 1-3, Mistral, Mixtral, Falcon,
-#: Qwen2.5, Gemma 2, Phi-3, Megatron-LM 8.3B, Turing-NLG 17B, ZeRO's 7.5B and 100B, T5-11B,
-#: Chinchilla, Gopher, MT-NLG, PaLM, Nemotron-4, Grok-1, DBRX.
-SIZES_B = (0.125, 0.35, 0.41, 0.5, 0.76, 1.0, 1.1, 1.3, 1.4, 1.5, 1.7, 2.0, 2.7, 2.8, 3.0,
-           3.8, 6.7, 6.9, 7.0, 7.1, 7.3, 7.5, 8.0, 8.3, 9.0, 11.0, 12.0, 13.0, 14.0, 17.0,
-           27.0, 30.0, 32.0, 32.5, 34.0, 40.0, 46.7, 62.0, 65.0, 66.0, 67.0, 70.0, 72.0,
-           100.0, 132.0, 175.0, 176.0, 180.0, 280.0, 314.0, 340.0, 405.0, 530.0, 540.0)
 # Up to 128: beyond that the small shards (12/N, 2/N bytes) fall inside the 0.5 % tolerance
 # and the misconceptions that drop them could no longer be told apart.
 DP_DEGREES = (8, 16, 32, 64, 128)
