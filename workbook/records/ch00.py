@@ -123,7 +123,7 @@ def _vary_0_3(rng: random.Random) -> dict[str, Any]:
     n_gpus = rng.choice([4, 8])
     message_gb = rng.choice([0.5, 1.0, 2.0, 4.0, 8.0, 16.0])
     peak = rng.choice([300.0, 450.0, 900.0])  # A100 / H100 / B200 NVLink, per direction
-    utilisation = rng.uniform(0.40, 0.95)
+    utilisation = rng.uniform(0.52, 0.94)
     busbw = utilisation * peak
     time_ms = 1000 * message_gb * col.busbw_factor("allreduce", n_gpus) / busbw
     return dict(n_gpus=n_gpus, message_gb=message_gb, time_ms=round(time_ms, 1),

@@ -181,8 +181,16 @@ def _scenario_6_4(n_heads: int, n_kv_heads: int, tp_degree: int) -> dict[str, An
 
 
 def _vary_6_4(rng: random.Random) -> dict[str, Any]:
-    n_heads, n_kv_heads = rng.choice([(32, 8), (64, 8), (128, 8), (48, 4), (96, 8)])
-    return _scenario_6_4(n_heads, n_kv_heads, rng.choice([2, 4, 8, 16]))
+    # (query heads, K/V heads) of GQA models: Llama 3 8B and Mistral 7B (32, 8), Llama 2/3 70B
+    # and Qwen2.5-72B (64, 8), Llama 3 405B (128, 8), Qwen2.5-14B/32B (40, 8), Qwen2.5-7B
+    # (28, 4), Gemma 2 9B (16, 8), Gemma 2 27B (32, 16), ChatGLM2-6B (32, 2), and the
+    # course's (48, 4) and (96, 8). TP divides the query heads and divides, or is a multiple
+    # of, the K/V heads.
+    n_heads, n_kv_heads = rng.choice([(32, 8), (64, 8), (128, 8), (40, 8), (28, 4), (16, 8),
+                                      (32, 16), (32, 2), (48, 4), (96, 8)])
+    return _scenario_6_4(n_heads, n_kv_heads, rng.choice(
+        [t for t in (2, 4, 8, 16) if n_heads % t == 0
+         and (n_kv_heads % t == 0 or t % n_kv_heads == 0)]))
 
 
 def _fractional_kv_heads(p: Any) -> float:
