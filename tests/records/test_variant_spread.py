@@ -22,6 +22,7 @@ import pytest
 
 from autograder.exercise import Exercise
 from autograder.kinds import Choice, Numeric
+from autograder.kinds._common import close
 from workbook.records import all_challenges, all_exercises
 
 SEEDS = range(400)
@@ -101,3 +102,22 @@ def test_a_function_to_write_gets_each_students_own_hidden_inputs(record: Exerci
     cases = [repr(record.personalised(f"student-{i}").answer_kind.test_cases())  # type: ignore[attr-defined]
              for i in range(20)]
     assert len(set(cases)) == 20
+
+
+@pytest.mark.parametrize("record", [r for r in RECORDS if type(r.answer_kind) is Numeric],
+                         ids=lambda r: r.id)
+def test_no_mistake_is_accepted_anywhere_in_the_wider_ranges(record: Exercise) -> None:
+    """Over every seed a class would draw, no misconception lands inside the tolerance
+    (tests/records/test_feedback.py checks 60 draws; the ranges here are wide enough that a
+    rare combination, e.g. a ratio of 1.001 whose inverse 0.999 is a mistake, must be ruled
+    out for all 400)."""
+    kind = record.answer_kind
+    assert isinstance(kind, Numeric)
+    for seed in SEEDS:
+        params = record.variant(seed)
+        want = float(record.expected(params))
+        for wrong, feedback in record.wrong_answers(params):
+            value = float(wrong)
+            if not close(value, want, 1e-9):
+                assert not close(value, want, kind.rel_tol, kind.abs_tol), (
+                    record.id, seed, value, want, feedback)

@@ -219,9 +219,10 @@ EX_4_4 = Exercise(
            "communication, so the effective MFU becomes MFU x T_compute / (T_compute + "
            "T_comm)."),
     params=dict(flops_tflop=120.0, peak_tflops=989.4, mfu=0.5, comm_ms=350.0),
-    vary=lambda rng: dict(flops_tflop=rng.choice([60.0, 120.0, 240.0, 480.0]),
+    vary=lambda rng: dict(flops_tflop=rng.choice([60.0, 90.0, 120.0, 180.0, 240.0, 360.0,
+                                                  480.0]),
                           peak_tflops=rng.choice([312.0, 989.4]),
-                          mfu=rng.choice([0.35, 0.4, 0.5]),
+                          mfu=rng.choice([0.3, 0.35, 0.4, 0.45, 0.5]),
                           comm_ms=rng.choice([50.0, 87.5, 175.0, 350.0])),
     answer_kind=Numeric(unit="", rel_tol=0.003),
     reference=_ratio_4_4,
