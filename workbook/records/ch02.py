@@ -29,12 +29,17 @@ BATCH_NOTE = ("Vocabulary: the *micro-batch* is what one GPU runs in one forward
               "GPUs: micro-batch x accumulation steps x data-parallel degree.")
 
 
+MAX_BATCH_SEQUENCES = 16_384
+
+
 def _vary_batch(rng: random.Random) -> dict[str, Any]:
     # micro-batch 1 is left out only because "target / dp" would then equal the answer.
     micro, dp = rng.choice([2, 4, 8, 16]), rng.choice([8, 16, 32, 64, 128])
     # Any whole number of accumulation steps is a real configuration (GPT-NeoX and
-    # DeepSpeed configs use 3, 6, 12, ... as readily as powers of two).
-    return dict(target_batch=micro * dp * rng.randint(2, 128),
+    # DeepSpeed configs use 3, 6, 12, ... as readily as powers of two); the effective batch
+    # stays at most 16,384 sequences (Llama 3 405B ended at 16M tokens, 2,048 sequences).
+    steps = rng.randint(2, max(2, min(128, MAX_BATCH_SEQUENCES // (micro * dp))))
+    return dict(target_batch=micro * dp * steps,
                 micro_batch=micro, dp_degree=dp)
 
 
