@@ -30,9 +30,10 @@ BATCHES = (64, 128, 256, 512)
 #: from 6.0e-4 at 125M to 6.0e-5 at 175B; Llama uses 3.0e-4 and 1.5e-4), one decimal each.
 BASE_LRS = (6e-5, 8e-5, 1e-4, 1.2e-4, 1.5e-4, 2e-4, 2.5e-4, 3e-4, 4e-4, 5e-4, 6e-4, 8e-4,
             1e-3)
-#: Batch growth factors k = B_new / B_base for 3.3: whole and half factors from 1.5 to 32,
-#: so that k x 1000 is a whole number of steps below the shortest run of 50,000.
-WARMUP_FACTORS = tuple(k / 2 for k in range(3, 65))
+#: Batch growth factors k = B_new / B_base for 3.3: quarters from 1.25 to 16 (the range the
+#: chapter used before, in finer steps), so that B_new and k x 1000 steps are whole numbers
+#: and the warmup stays under a third of the shortest run (50,000 steps).
+WARMUP_FACTORS = tuple(k / 4 for k in range(5, 65))
 
 
 def _vary_scaling(rng: random.Random) -> dict[str, Any]:
