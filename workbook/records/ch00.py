@@ -18,6 +18,9 @@ THAKUR = ("Thakur, Rabenseifner & Gropp, 'Optimization of Collective Communicati
 PATARASUK = ("Patarasuk & Yuan, 'Bandwidth optimal all-reduce algorithms for clusters of "
              "workstations', JPDC 69(2), 2009 (2(N-1)/N x S is the lower bound)")
 A100_SPEC = "NVIDIA A100 Tensor Core GPU datasheet (NVLink: 600 GB/s, i.e. 300 GB/s per direction)"
+NVLINK_SPEC = ("NVIDIA H100 Tensor Core GPU datasheet (NVLink: 900 GB/s, 450 GB/s per direction) "
+               "and DGX B200 / GB200 NVL72 specifications (fifth-generation NVLink: 1.8 TB/s "
+               "per GPU, 900 GB/s per direction)")
 
 
 #: FP16/BF16 gradients of published models, GB (2 bytes x parameters): GPT-2 124M to 1.5B,
@@ -170,7 +173,7 @@ EX_0_3 = Exercise(
             p["message_gb"], p["time_ms"]) / p["peak_gb_per_s"],
             "2 x algbw uses the large-N factor; with n = {n_gpus} it is 2(n-1)/n."),
     ),
-    sources=(NCCL_PERF, A100_SPEC),
+    sources=(NCCL_PERF, A100_SPEC, NVLINK_SPEC),
 )
 
 
