@@ -6,7 +6,7 @@ differs from the printed one (for a debug exercise the buggy line or the program
 to write is graded on fresh inputs); the prompt, notes, options or code, hints and
 explanation render without template errors; the reference answer grades as correct against
 the variant; and sentences whose truth depends on the numbers ("is not whole", "divides",
-"fits", "a < b") agree with the numbers they name.
+"fits", "a < b", "16 / 8 GPUs", "TP = 16 is more than the 8") agree with the numbers they name.
 """
 
 from __future__ import annotations
@@ -57,6 +57,14 @@ def _false_conditionals(text: str) -> list[str]:
                                 + _NUMBER + r" ?GB", text):
         if (_n(a) <= _n(b)) == bool(neg):
             wrong.append(f"{a} GB {neg}fits in {b} GB")
+    # a count split evenly: "16 / 8 GPUs", "128 / 8 query heads" must be whole
+    for a, b in re.findall(_NUMBER + r"\s*/\s*" + _NUMBER + r" (?:GPUs|(?:query |K/V )?heads)",
+                           text):
+        if _n(a) % _n(b):
+            wrong.append(f"{a} / {b} is a count that is not whole")
+    for a, neg, b in re.findall(r"= " + _NUMBER + r" is (not )?more than the " + _NUMBER, text):
+        if (_n(a) > _n(b)) == bool(neg):
+            wrong.append(f"{a} is {neg}more than {b}")
     for a, op, b in re.findall(_NUMBER + r"\s*(?:[a-zA-Z%]+\s*)?(<=|>=|<|>)\s*" + _NUMBER, text):
         x, y = _n(a), _n(b)
         if not {"<": x < y, ">": x > y, "<=": x <= y, ">=": x >= y}[op]:
@@ -117,6 +125,9 @@ def test_debug_variants_show_different_programs_graded_the_same_way(record: Exer
     ("5 does not divide 12", False), ("15.2 GB fits in 80 GB", False),
     ("95 GB fits in 80 GB", True), ("95 GB does not fit in 80 GB", False),
     ("since 0.26 ms < 2 ms", False), ("since 3 ms <= 2 ms", True), ("with 7,000 > 6,400", False),
+    ("replicated on 16 / 8 GPUs", False), ("replicated on 16 / 6 GPUs", True),
+    ("Each GPU gets 28 / 8 query heads", True), ("Each GPU gets 28 / 4 query heads", False),
+    ("TP = 16 is more than the 8 K/V heads", False), ("TP = 4 is more than the 8", True),
 ])
 def test_the_conditional_check_itself(text: str, wrong: bool) -> None:
     assert bool(_false_conditionals(text)) is wrong

@@ -18,6 +18,15 @@ THAKUR = ("Thakur, Rabenseifner & Gropp, 'Optimization of Collective Communicati
 PATARASUK = ("Patarasuk & Yuan, 'Bandwidth optimal all-reduce algorithms for clusters of "
              "workstations', JPDC 69(2), 2009 (2(N-1)/N x S is the lower bound)")
 A100_SPEC = "NVIDIA A100 Tensor Core GPU datasheet (NVLink: 600 GB/s, i.e. 300 GB/s per direction)"
+NVLINK_SPEC = ("NVIDIA H100 Tensor Core GPU datasheet (NVLink: 900 GB/s, 450 GB/s per direction) "
+               "and DGX B200 / GB200 NVL72 specifications (fifth-generation NVLink: 1.8 TB/s "
+               "per GPU, 900 GB/s per direction)")
+
+
+#: FP16/BF16 gradients of published models, GB (2 bytes x parameters): GPT-2 124M to 1.5B,
+#: OPT/GPT-3 sizes, Llama 1-3, Mistral 7B, Qwen2.5, Gemma 2, Falcon 40B, plus round sizes.
+GRADIENT_GB = (0.25, 0.5, 0.7, 1.0, 1.5, 2.0, 2.6, 3.0, 4.0, 5.4, 6.0, 7.0, 8.0, 13.4, 14.0,
+               16.0, 18.0, 26.0, 28.0, 54.0, 64.0, 80.0, 140.0)
 
 
 # -- 0.1 --------------------------------------------------------------------------------
@@ -30,8 +39,8 @@ EX_0_1 = Exercise(
     params=dict(n_gpus=8, message_gb=1.0),
     # N = 2 would make the "(N-1)M" misconception equal the answer, and N > 64 would put
     # the "2M" misconception within the tolerance.
-    vary=lambda rng: dict(n_gpus=rng.choice([4, 8, 16, 32, 64]),
-                          message_gb=rng.choice([0.5, 1.0, 2.0, 4.0, 7.0, 14.0])),
+    vary=lambda rng: dict(n_gpus=rng.choice([4, 8, 16, 24, 32, 48, 64]),
+                          message_gb=rng.choice(GRADIENT_GB)),
     answer_kind=Numeric(unit="GB", rel_tol=0.005),
     reference=lambda p: col.ring_allreduce_gb_per_gpu(p["message_gb"], p["n_gpus"]),
     hints=(
@@ -115,9 +124,9 @@ EX_0_2 = Exercise(
 
 def _vary_0_3(rng: random.Random) -> dict[str, Any]:
     n_gpus = rng.choice([4, 8])
-    message_gb = rng.choice([1.0, 2.0, 4.0, 8.0])
-    peak = rng.choice([300.0, 450.0])  # A100 / H100 NVLink, per direction
-    utilisation = rng.uniform(0.55, 0.92)
+    message_gb = rng.choice([0.5, 1.0, 2.0, 4.0, 8.0, 16.0])
+    peak = rng.choice([300.0, 450.0, 900.0])  # A100 / H100 / B200 NVLink, per direction
+    utilisation = rng.uniform(0.52, 0.94)
     busbw = utilisation * peak
     time_ms = 1000 * message_gb * col.busbw_factor("allreduce", n_gpus) / busbw
     return dict(n_gpus=n_gpus, message_gb=message_gb, time_ms=round(time_ms, 1),
@@ -164,7 +173,7 @@ EX_0_3 = Exercise(
             p["message_gb"], p["time_ms"]) / p["peak_gb_per_s"],
             "2 x algbw uses the large-N factor; with n = {n_gpus} it is 2(n-1)/n."),
     ),
-    sources=(NCCL_PERF, A100_SPEC),
+    sources=(NCCL_PERF, A100_SPEC, NVLINK_SPEC),
 )
 
 

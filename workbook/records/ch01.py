@@ -10,6 +10,7 @@ from autograder.exercise import Exercise
 from autograder.kinds import Choice, Misconception, Numeric, Option
 from autograder.kinds.base import Params
 from solutions import zero
+from workbook.records._models import SIZES_B
 
 ZERO_MEM = ("Rajbhandari et al., 'ZeRO: Memory Optimizations Toward Training Trillion Parameter "
             "Models', SC20 (arXiv:1910.02054), §3.1 (16 bytes per parameter) and §5, Figure 1 "
@@ -18,7 +19,6 @@ ZERO_COMM = ("Rajbhandari et al., 'ZeRO', SC20 (arXiv:1910.02054), §7 (DP and Z
              "move 2 Psi per GPU, stage 3 moves 3 Psi)")
 NCCL_PERF = "NVIDIA nccl-tests, doc/PERFORMANCE.md (ring factor (n-1)/n per collective)"
 
-SIZES_B = (1.3, 7.0, 13.0, 30.0, 70.0, 175.0)
 # Up to 128: beyond that the small shards (12/N, 2/N bytes) fall inside the 0.5 % tolerance
 # and the misconceptions that drop them could no longer be told apart.
 DP_DEGREES = (8, 16, 32, 64, 128)

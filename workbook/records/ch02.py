@@ -29,10 +29,17 @@ BATCH_NOTE = ("Vocabulary: the *micro-batch* is what one GPU runs in one forward
               "GPUs: micro-batch x accumulation steps x data-parallel degree.")
 
 
+MAX_BATCH_SEQUENCES = 16_384
+
+
 def _vary_batch(rng: random.Random) -> dict[str, Any]:
     # micro-batch 1 is left out only because "target / dp" would then equal the answer.
     micro, dp = rng.choice([2, 4, 8, 16]), rng.choice([8, 16, 32, 64, 128])
-    return dict(target_batch=micro * dp * rng.choice([4, 8, 16, 32, 64, 128]),
+    # Any whole number of accumulation steps is a real configuration (GPT-NeoX and
+    # DeepSpeed configs use 3, 6, 12, ... as readily as powers of two); the effective batch
+    # stays at most 16,384 sequences (Llama 3 405B ended at 16M tokens, 2,048 sequences).
+    steps = rng.randint(2, max(2, min(128, MAX_BATCH_SEQUENCES // (micro * dp))))
+    return dict(target_batch=micro * dp * steps,
                 micro_batch=micro, dp_degree=dp)
 
 
@@ -81,8 +88,9 @@ EX_2_2 = Exercise(
             "takes {allreduce_ms} ms and does not overlap with compute. How many ms of "
             "AllReduce time does (b) save for those {accum_steps} micro-batches?"),
     params=dict(accum_steps=64, allreduce_ms=50.0),
-    vary=lambda rng: dict(accum_steps=rng.choice([4, 8, 16, 32, 64, 128]),
-                          allreduce_ms=rng.choice([5.0, 12.0, 20.0, 50.0, 80.0, 150.0])),
+    vary=lambda rng: dict(accum_steps=rng.randint(2, 128),
+                          allreduce_ms=rng.choice([5.0, 8.0, 12.0, 20.0, 25.0, 35.0, 50.0,
+                                                   80.0, 120.0, 150.0])),
     answer_kind=Numeric(unit="ms", rel_tol=0.005),
     reference=lambda p: acc.comm_time_saved_ms(p["accum_steps"], p["allreduce_ms"]),
     hints=(

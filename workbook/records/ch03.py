@@ -26,13 +26,21 @@ MCCANDLISH = ("McCandlish, Kaplan, Amodei et al., 'An Empirical Model of Large-B
 SGDR = ("Loshchilov & Hutter, 'SGDR: Stochastic Gradient Descent with Warm Restarts', "
         "ICLR 2017, Eq. 5 (cosine annealing)")
 BATCHES = (64, 128, 256, 512)
+#: Tuned base learning rates of the kind published for Adam/AdamW runs (GPT-3's table runs
+#: from 6.0e-4 at 125M to 6.0e-5 at 175B; Llama uses 3.0e-4 and 1.5e-4), one decimal each.
+BASE_LRS = (6e-5, 8e-5, 1e-4, 1.2e-4, 1.5e-4, 2e-4, 2.5e-4, 3e-4, 4e-4, 5e-4, 6e-4, 8e-4,
+            1e-3)
+#: Batch growth factors k = B_new / B_base for 3.3: quarters from 1.25 to 16 (the range the
+#: chapter used before, in finer steps), so that B_new and k x 1000 steps are whole numbers
+#: and the warmup stays under a third of the shortest run (50,000 steps).
+WARMUP_FACTORS = tuple(k / 4 for k in range(5, 65))
 
 
 def _vary_scaling(rng: random.Random) -> dict[str, Any]:
     base_batch = rng.choice(BATCHES)
-    return dict(base_lr=rng.choice([1e-4, 3e-4, 6e-4, 1e-3]),
+    return dict(base_lr=rng.choice(BASE_LRS),
                 base_batch=base_batch,
-                new_batch=base_batch * rng.choice([2, 4, 8, 16]))
+                new_batch=base_batch * rng.choice([2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32]))
 
 
 # -- 3.1 --------------------------------------------------------------------------------
@@ -111,7 +119,8 @@ EX_3_2 = Exercise(
 
 def _vary_3_3(rng: random.Random) -> dict[str, Any]:
     base_batch = rng.choice(BATCHES)
-    return dict(base_batch=base_batch, new_batch=base_batch * rng.choice([2, 4, 8, 16]),
+    new_batch = base_batch * rng.choice(WARMUP_FACTORS)
+    return dict(base_batch=base_batch, new_batch=int(new_batch),
                 total_steps=rng.choice([50_000, 100_000, 200_000, 500_000]))
 
 
@@ -157,9 +166,11 @@ EX_3_3 = Exercise(
 
 def _vary_3_4(rng: random.Random) -> dict[str, Any]:
     # Far from B_crit on either side, so that exactly one option describes the outcome.
-    critical = rng.choice([1.0, 2.0, 4.0, 8.0])
+    # Ratios that give short decimals (1/8, 1/10, 1/16, ...), at least 8x away from B_crit.
+    critical = rng.choice([0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 16.0])
     return dict(critical_batch_m=critical,
-                batch_m=critical * rng.choice([1 / 16, 1 / 8, 8.0, 16.0]))
+                batch_m=round(critical * rng.choice([1 / 40, 1 / 32, 1 / 20, 1 / 16, 1 / 10,
+                                                     1 / 8, 8.0, 10.0, 16.0]), 6))
 
 
 def _regime_key(p: Params) -> str:

@@ -86,11 +86,14 @@ def _overlap_pct(p: Params) -> float:
 
 
 def _vary_4_2(rng: random.Random) -> dict[str, Any]:
-    n_layers = rng.choice([24, 32, 40, 48, 80])
+    # Layer counts of published models (GPT-2/3, Llama 1-3, Mistral, Falcon, ...).
+    n_layers = rng.choice([24, 28, 32, 36, 40, 48, 60, 64, 70, 80, 96, 126])
     per_layer_ms = rng.choice([2.0, 4.0, 5.0])
     # Some variants have more communication than computation per layer.
     return dict(n_layers=n_layers, backward_ms=n_layers * per_layer_ms,
-                comm_per_layer_ms=per_layer_ms * rng.choice([0.1, 0.3, 0.5, 0.8, 1.25, 1.5]))
+                comm_per_layer_ms=per_layer_ms * rng.choice([0.1, 0.3, 0.5, 0.8, 1.1, 1.2,
+                                                             1.25, 1.4, 1.5, 1.75, 2.0,
+                                                             2.5, 3.0]))
 
 
 EX_4_2 = Exercise(
@@ -157,9 +160,11 @@ EX_4_3 = Exercise(
            "reduces its own 1/8 of the gradient over its own link, the cross-node phase "
            "moves 8 times less per link."),
     params=dict(params_billion=10.0, n_nodes=8, gpus_per_node=8, ib_gb_per_s=100.0),
-    vary=lambda rng: dict(params_billion=rng.choice([1.0, 7.0, 10.0, 13.0]),
-                          n_nodes=rng.choice([4, 8, 16, 32]),
+    vary=lambda rng: dict(params_billion=rng.choice([1.0, 1.3, 2.7, 7.0, 8.0, 10.0, 13.0,
+                                                     20.0, 30.0]),
+                          n_nodes=rng.choice([4, 8, 12, 16, 24, 32, 64]),
                           gpus_per_node=8,
+                          # HDR 200 Gb/s, NDR 400 Gb/s, two bonded NDR links
                           ib_gb_per_s=rng.choice([25.0, 50.0, 100.0])),
     answer_kind=Numeric(unit="ms", rel_tol=0.01),
     reference=_inter_node_ms,
@@ -214,9 +219,10 @@ EX_4_4 = Exercise(
            "communication, so the effective MFU becomes MFU x T_compute / (T_compute + "
            "T_comm)."),
     params=dict(flops_tflop=120.0, peak_tflops=989.4, mfu=0.5, comm_ms=350.0),
-    vary=lambda rng: dict(flops_tflop=rng.choice([60.0, 120.0, 240.0, 480.0]),
+    vary=lambda rng: dict(flops_tflop=rng.choice([60.0, 90.0, 120.0, 180.0, 240.0, 360.0,
+                                                  480.0]),
                           peak_tflops=rng.choice([312.0, 989.4]),
-                          mfu=rng.choice([0.35, 0.4, 0.5]),
+                          mfu=rng.choice([0.3, 0.35, 0.4, 0.45, 0.5]),
                           comm_ms=rng.choice([50.0, 87.5, 175.0, 350.0])),
     answer_kind=Numeric(unit="", rel_tol=0.003),
     reference=_ratio_4_4,

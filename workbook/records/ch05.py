@@ -28,8 +28,8 @@ MEGATRON_DIVISIBLE = ("Megatron-Core, megatron/core/pipeline_parallel/schedules.
 
 
 def _vary_pm(rng: random.Random) -> dict[str, Any]:
-    pp = rng.choice([2, 4, 8, 16])
-    return dict(pp=pp, m=pp * rng.choice([2, 3, 4, 8]))
+    pp = rng.choice([2, 4, 6, 8, 10, 12, 16, 24, 32])
+    return dict(pp=pp, m=pp * rng.randint(2, 16))
 
 
 # -- 5.1 --------------------------------------------------------------------------------
@@ -72,8 +72,8 @@ EX_5_1 = Exercise(
 
 def _vary_5_2(rng: random.Random) -> dict[str, Any]:
     pp = rng.choice([4, 8, 16])
-    return dict(pp=pp, m=pp * rng.choice([2, 3, 4]), stage=rng.choice([0, 0, 1, pp // 2]),
-                activation_gb=rng.choice([0.5, 1.0, 2.0, 3.0]))
+    return dict(pp=pp, m=pp * rng.choice([2, 3, 4]), stage=rng.randrange(pp),
+                activation_gb=rng.choice([0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0]))
 
 
 EX_5_2 = Exercise(
@@ -120,8 +120,8 @@ EX_5_2 = Exercise(
 # -- 5.3 --------------------------------------------------------------------------------
 
 def _vary_5_3(rng: random.Random) -> dict[str, Any]:
-    pp = rng.choice([4, 8, 16])
-    return dict(pp=pp, m=pp * rng.choice([2, 3, 4]), v=rng.choice([2, 3, 4]))
+    pp = rng.choice([2, 4, 6, 8, 12, 16])
+    return dict(pp=pp, m=pp * rng.choice([2, 3, 4, 6, 8]), v=rng.choice([2, 3, 4, 6]))
 
 
 EX_5_3 = Exercise(
@@ -160,9 +160,9 @@ EX_5_3 = Exercise(
 # -- 5.4 --------------------------------------------------------------------------------
 
 def _vary_5_4(rng: random.Random) -> dict[str, Any]:
-    pp = rng.choice([2, 4, 8])
-    return dict(pp=pp, m=pp * rng.choice([2, 3, 4]), v=rng.choice([1, 2, 4]),
-                activation_gb=rng.choice([0.25, 0.5, 1.0]))
+    pp = rng.choice([2, 4, 8, 16])
+    return dict(pp=pp, m=pp * rng.choice([2, 3, 4, 6, 8]), v=rng.choice([1, 2, 3, 4]),
+                activation_gb=rng.choice([0.125, 0.25, 0.5, 1.0, 2.0]))
 
 
 EX_5_4 = Exercise(
@@ -313,7 +313,8 @@ EX_5_6 = Exercise(
             "microbatches m for which the bubble over ideal compute time, (p-1)/m, is "
             "**strictly below** {target_pct} %?"),
     params=dict(pp=8, target_pct=5),
-    vary=lambda rng: dict(pp=rng.choice([4, 8, 12, 16]), target_pct=rng.choice([2, 5, 10])),
+    vary=lambda rng: dict(pp=rng.choice([2, 4, 6, 8, 10, 12, 16, 24, 32]),
+                          target_pct=rng.choice([1, 2, 3, 4, 5, 8, 10, 15, 20])),
     answer_kind=Numeric(unit="microbatches", rel_tol=0.0, abs_tol=0.0),
     reference=lambda p: pl.min_microbatches(p["pp"], p["target_pct"] / 100),
     hints=(

@@ -26,9 +26,9 @@ MEGATRON_INTERLEAVED = ("Megatron-LM, megatron/core/pipeline_parallel/schedules.
 
 
 def _vary(rng: random.Random) -> dict[str, Any]:
-    pp = rng.choice([4, 8, 16])
-    return dict(pp=pp, v=rng.choice([2, 3, 4]), m=pp * rng.choice([2, 4]),
-                activation_gb=rng.choice([0.5, 1.0, 1.5, 2.0]))
+    pp = rng.choice([2, 4, 6, 8, 12, 16])
+    return dict(pp=pp, v=rng.choice([2, 3, 4, 6]), m=pp * rng.choice([2, 4]),
+                activation_gb=rng.choice([0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0]))
 
 
 def _peak_gb(p: Any) -> float:

@@ -8,6 +8,7 @@ from typing import Any
 from autograder.exercise import Exercise
 from autograder.kinds import Misconception, Numeric
 from solutions import tensor_parallel as tp
+from workbook.records._models import D_MODELS, SHAPES
 
 MEGATRON = "Shoeybi et al. 2019, Megatron-LM (arXiv:1909.08053), §3 and Figure 4"
 GQA = "Ainslie et al. 2023, GQA (arXiv:2305.13245), §2"
@@ -22,7 +23,7 @@ NVL72 = ("NVIDIA GB200 NVL72 (2025): 72 Blackwell GPUs in one NVLink domain; HGX
 
 # -- 6.1 ---------------------------------------------------------------------------------
 def _vary_6_1(rng: random.Random) -> dict[str, Any]:
-    return dict(d_model=rng.choice([4096, 5120, 8192, 12288, 16384]), tp=rng.choice([2, 4, 8]))
+    return dict(d_model=rng.choice(D_MODELS), tp=rng.choice([2, 4, 8, 16]))
 
 
 EX_6_1 = Exercise(
@@ -55,8 +56,8 @@ EX_6_1 = Exercise(
 
 # -- 6.2 ---------------------------------------------------------------------------------
 def _vary_6_2(rng: random.Random) -> dict[str, Any]:
-    return dict(tp=rng.choice([2, 4, 8]), d_model=rng.choice([4096, 5120, 8192, 12288]),
-                seq_len=rng.choice([2048, 4096, 8192]), micro_batch=rng.choice([1, 2]))
+    return dict(tp=rng.choice([2, 4, 8]), d_model=rng.choice(D_MODELS),
+                seq_len=rng.choice([1024, 2048, 4096, 8192]), micro_batch=rng.choice([1, 2, 4]))
 
 
 def _activation_mb(p: Any) -> float:
@@ -114,8 +115,8 @@ EX_6_2 = Exercise(
 
 # -- 6.3 ---------------------------------------------------------------------------------
 def _vary_6_3(rng: random.Random) -> dict[str, Any]:
-    d_model, n_layers = rng.choice([(4096, 32), (5120, 40), (8192, 80), (12288, 96)])
-    return dict(d_model=d_model, n_layers=n_layers, tp=rng.choice([2, 4, 8]))
+    d_model, n_layers = rng.choice(SHAPES)
+    return dict(d_model=d_model, n_layers=n_layers, tp=rng.choice([2, 4, 8, 16]))
 
 
 def _all_layers_gb(p: Any) -> float:
@@ -180,8 +181,16 @@ def _scenario_6_4(n_heads: int, n_kv_heads: int, tp_degree: int) -> dict[str, An
 
 
 def _vary_6_4(rng: random.Random) -> dict[str, Any]:
-    n_heads, n_kv_heads = rng.choice([(32, 8), (64, 8), (128, 8), (48, 4), (96, 8)])
-    return _scenario_6_4(n_heads, n_kv_heads, rng.choice([2, 4, 8, 16]))
+    # (query heads, K/V heads) of GQA models: Llama 3 8B and Mistral 7B (32, 8), Llama 2/3 70B
+    # and Qwen2.5-72B (64, 8), Llama 3 405B (128, 8), Qwen2.5-14B/32B (40, 8), Qwen2.5-7B
+    # (28, 4), Gemma 2 9B (16, 8), Gemma 2 27B (32, 16), ChatGLM2-6B (32, 2), and the
+    # course's (48, 4) and (96, 8). TP divides the query heads and divides, or is a multiple
+    # of, the K/V heads.
+    n_heads, n_kv_heads = rng.choice([(32, 8), (64, 8), (128, 8), (40, 8), (28, 4), (16, 8),
+                                      (32, 16), (32, 2), (48, 4), (96, 8)])
+    return _scenario_6_4(n_heads, n_kv_heads, rng.choice(
+        [t for t in (2, 4, 8, 16) if n_heads % t == 0
+         and (n_kv_heads % t == 0 or t % n_kv_heads == 0)]))
 
 
 def _fractional_kv_heads(p: Any) -> float:

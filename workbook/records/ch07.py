@@ -8,6 +8,7 @@ from typing import Any
 from autograder.exercise import Exercise
 from autograder.kinds import Function, Misconception, Numeric
 from solutions import checkpointing as ck
+from workbook.records._models import SIZES_B
 
 YOUNG = "Young 1974, A first order approximation to the optimum checkpoint interval, CACM 17(9)"
 ZERO = "Rajbhandari et al. 2020, ZeRO (arXiv:1910.02054), §3.1: mixed-precision Adam state"
@@ -16,7 +17,7 @@ DALY = "Daly 2006, A higher order estimate of the optimum checkpoint interval, F
 
 # -- 7.1 ---------------------------------------------------------------------------------
 def _vary_7_1(rng: random.Random) -> dict[str, Any]:
-    return dict(n_params_b=rng.choice([1.3, 7, 13, 34, 70, 175, 405]))
+    return dict(n_params_b=rng.choice(SIZES_B))
 
 
 def _size_gb(p: Any, bytes_per_param: float) -> float:
@@ -53,8 +54,9 @@ EX_7_1 = Exercise(
 
 # -- 7.2 ---------------------------------------------------------------------------------
 def _vary_7_2(rng: random.Random) -> dict[str, Any]:
-    return dict(size_gb=rng.choice([98.0, 182.0, 490.0, 980.0, 2450.0, 5670.0]),
-                write_gb_per_s=rng.choice([5.0, 10.0, 20.0, 50.0, 100.0]))
+    # 14 bytes per parameter (exercise 7.1) of a published model of at least 1B parameters.
+    return dict(size_gb=round(14 * rng.choice([s for s in SIZES_B if s >= 1.0]), 1),
+                write_gb_per_s=rng.choice([5.0, 10.0, 20.0, 25.0, 50.0, 100.0, 200.0]))
 
 
 EX_7_2 = Exercise(
@@ -85,8 +87,11 @@ EX_7_2 = Exercise(
 
 # -- 7.3 ---------------------------------------------------------------------------------
 def _vary_7_3(rng: random.Random) -> dict[str, Any]:
-    return dict(mtbf_h=rng.choice([2.0, 3.0, 8.0, 12.0, 24.0, 48.0]),
-                checkpoint_s=rng.choice([15.0, 30.0, 60.0, 98.0, 180.0]))
+    # Llama 3 405B saw 419 unexpected interruptions in 54 days: an MTBF of about 3 hours.
+    return dict(mtbf_h=rng.choice([1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 36.0,
+                                   48.0, 72.0]),
+                checkpoint_s=rng.choice([10.0, 15.0, 20.0, 30.0, 45.0, 60.0, 90.0, 98.0,
+                                         120.0, 180.0, 300.0]))
 
 
 def _young_min(p: Any) -> float:

@@ -10,6 +10,7 @@ from autograder.kinds import Choice, Function, Misconception, Numeric, Trace
 from autograder.kinds.choice import deal, dealt
 from solutions import loss_scaler as ls
 from solutions import precision as pr
+from workbook.records._models import SHAPES
 
 IEEE = "IEEE 754-2008, §3.4 (binary interchange formats)"
 FP8 = "Micikevicius et al. 2022, FP8 Formats for Deep Learning (arXiv:2209.05433), Table 1"
@@ -310,8 +311,9 @@ EX_8_4 = Exercise(
 
 # -- 8.5 ---------------------------------------------------------------------------------
 def _vary_8_5(rng: random.Random) -> dict[str, Any]:
-    d_model, n_layers = rng.choice([(4096, 32), (5120, 40), (8192, 80), (16384, 126)])
-    return dict(micro_batch=rng.choice([1, 2, 4, 8]), seq_len=rng.choice([2048, 4096, 8192]),
+    d_model, n_layers = rng.choice(SHAPES)
+    return dict(micro_batch=rng.choice([1, 2, 4, 8]),
+                seq_len=rng.choice([1024, 2048, 4096, 8192]),
                 d_model=d_model, n_layers=n_layers)
 
 
