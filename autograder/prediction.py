@@ -175,7 +175,7 @@ class Cover:
 
     @property
     def covered(self) -> bool:
-        return self.note.layout.display != "none"
+        return bool(self.note.layout.display != "none")
 
     def uncover(self, _guess: Any = None) -> None:
         self.note.layout.display = "none"

@@ -21,7 +21,7 @@ class _Friendly(string.Formatter):
     def format_field(self, value: Any, format_spec: str) -> str:
         if not format_spec and isinstance(value, (int, float)) and not isinstance(value, bool):
             return format_value(value)
-        return super().format_field(value, format_spec)
+        return str(super().format_field(value, format_spec))
 
 
 _FORMATTER = _Friendly()

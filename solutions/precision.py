@@ -46,7 +46,7 @@ class FloatFormat:
     @property
     def bias(self) -> int:
         """Exponent bias ``2^(e-1) - 1`` (15 for FP16, 127 for FP32 and BF16, 7 for E4M3)."""
-        return 2 ** (self.exponent_bits - 1) - 1
+        return int(2 ** (self.exponent_bits - 1) - 1)
 
     @property
     def bits(self) -> int:
@@ -59,9 +59,9 @@ class FloatFormat:
         top_exponent = 2**self.exponent_bits - 1 - self.bias
         if self.ieee_specials:
             # All-ones exponent reserved: top usable exponent is one lower, full mantissa.
-            return (2.0 - 2.0**-self.mantissa_bits) * 2.0 ** (top_exponent - 1)
+            return float((2.0 - 2.0**-self.mantissa_bits) * 2.0 ** (top_exponent - 1))
         # All-ones exponent usable; its all-ones mantissa is NaN, so drop one ulp more.
-        return (2.0 - 2.0 ** (1 - self.mantissa_bits)) * 2.0**top_exponent
+        return float((2.0 - 2.0 ** (1 - self.mantissa_bits)) * 2.0**top_exponent)
 
     @property
     def min_normal(self) -> float:

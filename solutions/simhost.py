@@ -120,7 +120,7 @@ class Rank:
             raise SimError(f"rank {self._id} at step {self._host.step}: recv({src}) but no "
                            "message has arrived")
         message, arrived = queue.pop(0)
-        payload = arrived.copy()  # made in this step: it counts as this rank's memory
+        payload: np.ndarray = arrived.copy()  # made in this step: it counts as this rank's memory
         payload.flags.writeable = False
         self._host.ops.append([1, int(src), message])
         self._ids[id(payload)] = (message, payload)

@@ -30,7 +30,8 @@ def tp_mlp_forward(rank: Any) -> Generator[None, None, np.ndarray]:
     """Reference program: local column- then row-parallel matmuls, one all-reduce."""
     x, a, b = rank.data["x"], rank.data["a"], rank.data["b"]
     partial = np.maximum(x @ a, 0.0) @ b
-    return (yield from rank.all_reduce(partial))
+    total: np.ndarray = yield from rank.all_reduce(partial)
+    return total
 
 
 def cases(params: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:

@@ -39,7 +39,7 @@ def zero3_forward(rank: Any) -> Generator[None, None, np.ndarray]:
         x = np.maximum(x @ np.concatenate(parts).reshape(d, d), 0.0)
         rank.free(*parts)
         del parts
-    return x
+    return np.asarray(x)
 
 
 def cases(params: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:

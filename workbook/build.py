@@ -73,7 +73,8 @@ def _notebook(chapter: Chapter, blocks: list[Block], instructor: bool) -> Notebo
                                "generated": True}
     for index, cell in enumerate(nb.cells):
         cell["id"] = f"ch{chapter.number:02d}-{index:03d}"  # stable ids: rebuilds are byte-equal
-    return nb
+    built: NotebookNode = nb
+    return built
 
 
 def build_chapter(chapter: Chapter) -> Built:
@@ -83,7 +84,7 @@ def build_chapter(chapter: Chapter) -> Built:
 
 
 def serialize(nb: NotebookNode) -> str:
-    return nbformat.writes(nb, version=4) + "\n"
+    return str(nbformat.writes(nb, version=4)) + "\n"
 
 
 README = PACKAGE_DIR.parent / "README.md"

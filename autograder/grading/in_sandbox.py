@@ -37,7 +37,7 @@ class Skipped(Exception):
     """A call not made because an earlier call of the same function ran out of time."""
 
 
-def _cell(_frame: Any = sys._getframe, _int: type = int) -> int:
+def _cell(_frame: Any = sys._getframe, _int: Callable[[str], int] = int) -> int:
     """The learner cell ("<cell N>", not the grader's cell 0) on the current stack, or -1."""
     frame = _frame(2)
     while frame is not None:
@@ -57,7 +57,7 @@ def _as_text(path: Any, _type: type = type, _fspath: Any = os.fspath) -> str:
 
 
 def _inside(path: Any, protected: tuple[str, ...], _norm: Any = os.path.normpath,
-            _real: Any = os.path.realpath, _cwd: Any = os.getcwd) -> str:
+            _real: Callable[[str], str] = os.path.realpath, _cwd: Any = os.getcwd) -> str:
     """The protected path ``path`` reaches (as written or resolved), or ""."""
     text = _as_text(path)
     if not text:

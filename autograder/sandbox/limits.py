@@ -73,7 +73,7 @@ def _unshare(flags: int) -> str | None:
 
 
 def _prctl(option: int, value: int) -> bool:
-    return _libc().prctl(option, ctypes.c_ulong(value), 0, 0, 0) == 0
+    return bool(_libc().prctl(option, ctypes.c_ulong(value), 0, 0, 0) == 0)
 
 
 def _map_own_ids() -> None:

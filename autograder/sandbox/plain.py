@@ -98,8 +98,8 @@ def type_name(cls: type) -> str:
     except AttributeError:
         module = None
     if _type(module) is not str or module == "builtins":
-        return qualname
-    return module + "." + qualname
+        return str(qualname)
+    return str(module + "." + qualname)
 
 
 def to_wire_tree(value: Any) -> Any:

@@ -58,7 +58,9 @@ def _check(result: int, what: str) -> None:
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int,
            data: str | None = None) -> None:
-    enc = (lambda text: text.encode() if text is not None else None)
+    def enc(text: str | None) -> bytes | None:
+        return text.encode() if text is not None else None
+
     _check(_libc().mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags),
                          enc(data)), f"mount {target}")
 

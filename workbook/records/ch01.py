@@ -42,7 +42,7 @@ def _vary_memory(rng: random.Random) -> dict[str, Any]:
 
 def _bytes(p: Params, per_param: float) -> float:
     """GB for ``per_param`` bytes per parameter (for misconceptions)."""
-    return p["n_params_b"] * per_param
+    return float(p["n_params_b"] * per_param)
 
 
 # -- 1.1 --------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ def _vary(rng: random.Random) -> dict[str, Any]:
 
 
 def _peak_gb(p: Any) -> float:
-    return p["activation_gb"] * p["pp"] * pl.interleaved_activation_factor(p["pp"], p["v"])
+    return float(p["activation_gb"] * p["pp"] * pl.interleaved_activation_factor(p["pp"], p["v"]))
 
 
 EX_5_7 = Exercise(

@@ -120,7 +120,7 @@ def _vary_6_3(rng: random.Random) -> dict[str, Any]:
 
 
 def _all_layers_gb(p: Any) -> float:
-    return tp.layer_params_12d2(p["d_model"]) * p["n_layers"] * 2 / 1e9
+    return float(tp.layer_params_12d2(p["d_model"]) * p["n_layers"] * 2 / 1e9)
 
 
 EX_6_3 = Exercise(
@@ -197,7 +197,7 @@ def _fractional_kv_heads(p: Any) -> float:
     # Only a misconception when it differs from the right answer (TP > n_kv_heads).
     if p["tp"] <= p["n_kv_heads"]:
         raise ValueError("n_kv_heads / tp is the right answer here")
-    return p["n_kv_heads"] / p["tp"]
+    return float(p["n_kv_heads"] / p["tp"])
 
 
 EX_6_4 = Exercise(
@@ -247,7 +247,7 @@ def _vary_6_5(rng: random.Random) -> dict[str, Any]:
 
 
 def _comm_ms(p: Any) -> float:
-    return tp.tp_allreduces_per_step(p["n_layers"]) * p["allreduce_ms"]
+    return float(tp.tp_allreduces_per_step(p["n_layers"]) * p["allreduce_ms"])
 
 
 EX_6_5 = Exercise(

@@ -21,7 +21,7 @@ def _vary_7_1(rng: random.Random) -> dict[str, Any]:
 
 
 def _size_gb(p: Any, bytes_per_param: float) -> float:
-    return p["n_params_b"] * 1e9 * bytes_per_param / 1e9
+    return float(p["n_params_b"] * 1e9 * bytes_per_param / 1e9)
 
 
 EX_7_1 = Exercise(

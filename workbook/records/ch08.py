@@ -164,7 +164,7 @@ def _half(p: Any) -> float:
 def _without_master(p: Any) -> float:
     if not p["master_bytes"]:
         raise ValueError("no master copy in this recipe")
-    return (p["low_bytes"] - p["master_bytes"]) / p["fp32_bytes"]
+    return float((p["low_bytes"] - p["master_bytes"]) / p["fp32_bytes"])
 
 
 EX_8_3 = Exercise(

@@ -151,7 +151,7 @@ def _gqa_layer(p: Mapping[str, Any]) -> int:
 
 
 def _mha_layer(p: Mapping[str, Any]) -> int:
-    return 4 * p["d_model"] ** 2 + 3 * p["d_model"] * p["d_ffn"]
+    return int(4 * p["d_model"] ** 2 + 3 * p["d_model"] * p["d_ffn"])
 
 
 EX_9_3 = Exercise(
@@ -315,7 +315,7 @@ def _vary_9_6(rng: random.Random) -> dict[str, Any]:
 
 
 def _m(p: Mapping[str, Any]) -> int:
-    return p["batch_per_dp"] // p["micro_batch"]
+    return int(p["batch_per_dp"] // p["micro_batch"])
 
 
 def _bubble_pct(p: Mapping[str, Any]) -> float:

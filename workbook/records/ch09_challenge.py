@@ -13,6 +13,9 @@ from typing import Any
 from autograder.exercise import Exercise
 from autograder.kinds import Constraints, Rule
 from solutions import models, planner
+from solutions.layout import ParallelConfig
+from solutions.planner_memory import memory_per_gpu
+from solutions.stack import LLAMA3
 from workbook.records.ch09 import (
     FSDP_DOCS,
     KORTHIKANTI,
@@ -107,10 +110,10 @@ def _solution_words(p: Mapping[str, Any]) -> str:
     listed = "; ".join(f"TP {a['tp']}, PP {a['pp']}, DP {a['dp']}" for a in valid)
     ref = _design_reference(p)
     m = p["global_batch_seqs"] // ref["dp"]
-    cfg = planner.ParallelConfig(tp=ref["tp"], pp=ref["pp"], dp=ref["dp"], grad_accum=m,
+    cfg = ParallelConfig(tp=ref["tp"], pp=ref["pp"], dp=ref["dp"], grad_accum=m,
                                  seq_len=p["seq_len"], zero_stage=3,
                                  activation_recompute="none", virtual_stages=p["v"])
-    mem = planner.memory_per_gpu(models.LLAMA3_405B, cfg, planner.LLAMA3).as_gb()
+    mem = memory_per_gpu(models.LLAMA3_405B, cfg, LLAMA3).as_gb()
     words = (f"Layouts that meet every requirement: {listed}. For TP {ref['tp']}, PP "
              f"{ref['pp']}, DP {ref['dp']}: {m} micro-batches per pipeline, a bubble of "
              f"{planner.bubble(cfg):.1%} of compute (below {p['max_bubble_pct']}%), and "
