@@ -18,7 +18,8 @@ from typing import Any, Literal
 from autograder.kinds.base import AnswerKind, CellNames, Misconception, Params, Verdict
 from autograder.template import fill
 
-# What the learner does (see DESIGN.md); not to be confused with the answer kind.
+# What the learner does: derive a number, trace a process, build a function, debug one,
+# design a layout. Not to be confused with the answer kind, which says how an answer is read.
 Category = Literal["derive", "trace", "build", "debug", "design"]
 CATEGORIES: tuple[str, ...] = ("derive", "trace", "build", "debug", "design")
 

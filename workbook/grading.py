@@ -36,8 +36,8 @@ from autograder.grading.read import Cell, read_notebook
 from autograder.grading.swap import replace_problem
 from autograder.sandbox import bwrap
 from workbook.grading_term import Term, write_gradebook
-from workbook.layout import instructor_path, learner_path
 from workbook.outline import CHAPTERS, Chapter
+from workbook.paths import instructor_path, learner_path
 from workbook.records import lookup
 
 REFERENCE_PACKAGES = frozenset({"solutions", "workbook", "autograder"})

@@ -30,8 +30,8 @@ from autograder.cell_metadata import METADATA_KEY, workbook_meta
 from autograder.exercise import Exercise
 from autograder.grading.private_files import make_private_dir, write_private
 from autograder.personal import fingerprint, personalised, student_seed
-from workbook.layout import learner_path
 from workbook.outline import CHAPTERS, Chapter
+from workbook.paths import learner_path
 from workbook.records import printed
 from workbook.roster import Roster
 
