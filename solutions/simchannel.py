@@ -46,6 +46,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from queue import Queue
 from typing import IO, Any
 
 import numpy as np
@@ -212,14 +213,48 @@ def _fresh(command: list[str]) -> Host:
         with _LOCK:
             host = queue.popleft() if queue else None
     if host is None:
-        host = Host(command)
+        host = _SPAWNER.start(command)
     with _LOCK:
         missing = _WARM[0] - len(queue)
     for _ in range(max(missing, 0)):
-        spare = Host(command)
+        spare = _SPAWNER.start(command)
         with _LOCK:
             queue.append(spare)
     return host
+
+
+class _Spawner:
+    """Starts every ranks' process from one thread that lives as long as this process:
+    bubblewrap's ``--die-with-parent`` ends a process when the *thread* that started it
+    ends, and the graders start hosts from short-lived threads."""
+
+    def __init__(self) -> None:
+        self.requests: Queue[tuple[list[str], Queue[Host | BaseException]]] = Queue()
+        self.thread: threading.Thread | None = None
+
+    def start(self, command: list[str]) -> Host:
+        with _LOCK:
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._serve, name="rank-hosts",
+                                               daemon=True)
+                self.thread.start()
+        answer: Queue[Host | BaseException] = Queue(1)
+        self.requests.put((command, answer))
+        started = answer.get()
+        if isinstance(started, BaseException):
+            raise started
+        return started
+
+    def _serve(self) -> None:
+        while True:
+            command, answer = self.requests.get()
+            try:
+                answer.put(Host(command))
+            except BaseException as error:  # noqa: BLE001 - handed to the caller
+                answer.put(error)
+
+
+_SPAWNER = _Spawner()
 
 
 def start_host(bundle: Any, wrap: Wrap | None = None, time_limit_s: float = 10.0,
