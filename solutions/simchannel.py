@@ -32,18 +32,21 @@ shards, no empty sums), never trusting that a rank kept to its own data.
 
 from __future__ import annotations
 
+import atexit
 import os
+import resource
 import select
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
+from queue import Queue
 from typing import IO, Any
 
 import numpy as np
@@ -69,22 +72,50 @@ class RunFailure:
     step: int = -1
 
 
-@cache
+_STAGES: dict[bool, str] = {}
+_LOCK = threading.Lock()
+
+
 def stage_host_code(collectives: bool = True) -> str:
     """A private folder holding copies of the modules the ranks' process needs, as a
     ``solutions`` package of a few files: nothing else of the project (and no ring
-    collectives for a lab that asks the learner to write them)."""
+    collectives for a lab that asks the learner to write them). One per process and kind,
+    removed when the process exits (:func:`cleanup`)."""
+    with _LOCK:
+        if collectives not in _STAGES:
+            _STAGES[collectives] = _stage(collectives)
+        return _STAGES[collectives]
+
+
+def _stage(collectives: bool) -> str:
     stage = Path(tempfile.mkdtemp(prefix="wb-ranks-"))
-    package = stage / "solutions"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    here = Path(__file__).parent
-    for name in HOST_MODULES + (("simcollectives",) if collectives else ()):
-        shutil.copyfile(here / f"{name}.py", package / f"{name}.py")
-    for path in stage.rglob("*"):
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    stage.chmod(0o755)
+    try:
+        package = stage / "solutions"
+        package.mkdir()
+        (package / "__init__.py").write_text("")
+        here = Path(__file__).parent
+        for name in HOST_MODULES + (("simcollectives",) if collectives else ()):
+            shutil.copyfile(here / f"{name}.py", package / f"{name}.py")
+        for path in stage.rglob("*"):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        stage.chmod(0o755)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
     return str(stage)
+
+
+def cleanup() -> None:
+    """End every warm ranks' process and remove the staged folders (run at exit)."""
+    with _LOCK:
+        spares = [host for queue in _SPARES.values() for host in queue]
+        _SPARES.clear()
+        stages = list(_STAGES.values())
+        _STAGES.clear()
+    for host in spares:
+        host.close()
+    for stage in stages:
+        shutil.rmtree(stage, ignore_errors=True)
 
 
 def plain_command(python: str, code_dir: str) -> list[str]:
@@ -126,8 +157,7 @@ class Host:
     """A started ranks' process and its channel."""
 
     def __init__(self, command: list[str], memory_bytes: int = 4 << 30) -> None:
-        def limits() -> None:
-            import resource
+        def limits() -> None:  # no imports here: other threads may hold the import lock
             resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -156,10 +186,82 @@ class Host:
                     pass
 
 
+# Warm ranks' processes: started ahead (interpreter, numpy and the channel's modules
+# loaded), each waiting for its first frame. Each is handed out once, for one learner's
+# function, and closed after it: no process ever runs two learners' code.
+_SPARES: dict[tuple[str, ...], deque[Host]] = {}
+_WARM = [0]   # how many to keep ready per command; 0 (the default) keeps none
+
+
+def keep_warm(count: int) -> None:
+    """Keep ``count`` fresh ranks' processes started ahead per command (a batch grader
+    calls this once; a single check does not need it)."""
+    if count < 0:
+        raise ValueError(f"keep_warm needs a count >= 0, not {count}")
+    _WARM[0] = count
+
+
+def _fresh(command: list[str]) -> Host:
+    """A never-used ranks' process for ``command``: a warm one if ready, else a new one;
+    then start its replacement."""
+    key = tuple(command)
+    with _LOCK:
+        queue = _SPARES.setdefault(key, deque())
+        host = queue.popleft() if queue else None
+    while host is not None and host.process.poll() is not None:  # died while waiting
+        host.close()
+        with _LOCK:
+            host = queue.popleft() if queue else None
+    if host is None:
+        host = _SPAWNER.start(command)
+    with _LOCK:
+        missing = _WARM[0] - len(queue)
+    for _ in range(max(missing, 0)):
+        spare = _SPAWNER.start(command)
+        with _LOCK:
+            queue.append(spare)
+    return host
+
+
+class _Spawner:
+    """Starts every ranks' process from one thread that lives as long as this process:
+    bubblewrap's ``--die-with-parent`` ends a process when the *thread* that started it
+    ends, and the graders start hosts from short-lived threads."""
+
+    def __init__(self) -> None:
+        self.requests: Queue[tuple[list[str], Queue[Host | BaseException]]] = Queue()
+        self.thread: threading.Thread | None = None
+
+    def start(self, command: list[str]) -> Host:
+        with _LOCK:
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._serve, name="rank-hosts",
+                                               daemon=True)
+                self.thread.start()
+        answer: Queue[Host | BaseException] = Queue(1)
+        self.requests.put((command, answer))
+        started = answer.get()
+        if isinstance(started, BaseException):
+            raise started
+        return started
+
+    def _serve(self) -> None:
+        while True:
+            command, answer = self.requests.get()
+            try:
+                answer.put(Host(command))
+            except BaseException as error:  # noqa: BLE001 - handed to the caller
+                answer.put(error)
+
+
+_SPAWNER = _Spawner()
+
+
 def start_host(bundle: Any, wrap: Wrap | None = None, time_limit_s: float = 10.0,
                collectives: bool = True) -> Host | RunFailure:
-    """Start a ranks' process and load the learner's function into it."""
-    host = Host((wrap or plain_command)(sys.executable, stage_host_code(collectives)))
+    """Start a ranks' process (or take a warm, never-used one) and load the learner's
+    function into it."""
+    host = _fresh((wrap or plain_command)(sys.executable, stage_host_code(collectives)))
     host.reader.deadline = time.monotonic() + max(time_limit_s, 5.0)
     try:
         host.send({"op": "load", "bundle": bundle})
@@ -172,6 +274,9 @@ def start_host(bundle: Any, wrap: Wrap | None = None, time_limit_s: float = 10.0
         host.close()
         return RunFailure("program", f"your code could not be loaded: {reply.get('value')}")
     return host
+
+
+atexit.register(cleanup)
 
 
 class _Run:

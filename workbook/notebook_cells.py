@@ -9,8 +9,7 @@ with points, and every other cell locked.
 
 from __future__ import annotations
 
-from nbformat import NotebookNode
-from nbformat.v4 import new_code_cell, new_markdown_cell
+from typing import TYPE_CHECKING
 
 from autograder.cell_metadata import (
     METADATA_KEY,
@@ -22,6 +21,9 @@ from autograder.cell_metadata import (
 )
 from autograder.exercise import Exercise
 from autograder.markup import escape_dollars
+
+if TYPE_CHECKING:  # nbformat is imported only to build cells: importing it costs seconds
+    from nbformat import NotebookNode
 
 SETUP_SOURCE = '''\
 # Setup: installs the workbook only when it is missing (for example on Google Colab).
@@ -71,6 +73,8 @@ def _nbgrader(cell: NotebookNode, grade_id: str, *, solution: bool = False,
 
 def exercise_cells(record: Exercise, instructor: bool) -> list[NotebookNode]:
     """Prompt, answer, check and widget cells for one exercise."""
+    from nbformat.v4 import new_code_cell, new_markdown_cell
+
     cells = {"prompt": new_markdown_cell(prompt_markdown(record)),
              "answer": new_code_cell(answer_source(record, instructor)),
              "check": new_code_cell(check_source(record)),

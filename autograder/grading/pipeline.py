@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import cast
@@ -289,6 +290,7 @@ def _within(prepared: list[_Prepared], deadline: float, late: list[_Prepared]) -
 
 
 FINISH_LIMIT_S = 60.0  # the grader's own time on one file's results, at most
+JUDGES_PER_WORKER = 2  # threads judging results per sandbox worker (a lab waits on its ranks)
 
 
 def _finish_bounded(item: _Prepared, result: JobResult, settings: GradingSettings,
@@ -317,14 +319,19 @@ def _stopped_at(result: JobResult, limits: Limits) -> bool:
         result.wall_s >= limits.wall_s * 0.95 or result.cpu_s >= limits.cpu_s - 0.2)
 
 
-def _run(prepared: list[_Prepared], settings: GradingSettings,
+def _run(prepared: list[_Prepared], settings: GradingSettings, pool: WorkerPool,
          progress: StatusBar | None, failed: list[str]) -> Iterable[NotebookResult]:
     """Each file's result; ``failed`` collects the files the sandbox itself failed on.
 
     Under a batch budget, two passes: every file first runs within a short cap (the
     same for all, wherever it sorts); a file stopped at that cap runs again with its full
     limits after all the others, while the budget lasts. A file the budget leaves out is
-    marked as not graded; the others keep their points."""
+    marked as not graded; the others keep their points.
+
+    A file's results are judged (:func:`_finish`) in threads of this process while the
+    sandbox runs the next files: a lab's judging mostly waits on its own ranks' process,
+    so the labs of several files, and the sandbox's jobs, overlap. No learner code runs in
+    this process; the threads only read results and drive sandboxed processes."""
     if not prepared:
         return
     limits = settings.limits(max(release_cost(p.release) for p in prepared))
@@ -333,8 +340,10 @@ def _run(prepared: list[_Prepared], settings: GradingSettings,
     deadline = time.monotonic() + (budget if budget is not None else float("inf"))
     late: list[_Prepared] = []
     passes = [_first_pass(limits, settings), limits] if budget is not None else [limits]
-    with WorkerPool(min(settings.workers, len(prepared)), limits, sandbox=settings.sandbox,
-                    hidden=settings.protected) as pool:
+    judging: list[Future[NotebookResult]] = []
+    pool.start()  # launched before the files were read; now wait for its hello
+    with ThreadPoolExecutor(JUDGES_PER_WORKER * settings.workers,
+                            thread_name_prefix="judge") as judges:
         todo = prepared
         for number, pass_limits in enumerate(passes):
             pool.limits, again = pass_limits, []
@@ -346,15 +355,35 @@ def _run(prepared: list[_Prepared], settings: GradingSettings,
                     continue
                 if result.infrastructure:
                     failed.append(f"{item.found.rel}: {result.message}")
-                graded = _finish_bounded(item, result, settings, limits)
-                if progress is not None:
-                    progress.step(f"{item.found.rel}: {graded.points}/{graded.max_points}")
-                yield graded
+                judging.append(judges.submit(_finish_bounded, item, result, settings, limits))
+                yield from _judged(judging, progress, wait=False)
             todo = again
+        yield from _judged(judging, progress, wait=True)
     for item in late:
         yield _problem(item.found.student, item.found.rel, (
             f"not graded: the batch's time budget ({budget:g} s) ran out before this file "
             "finished (it runs longer than most; grade it again on its own)"), item.release)
+
+
+def _judged(judging: list[Future[NotebookResult]], progress: StatusBar | None,
+            wait: bool) -> Iterator[NotebookResult]:
+    """The judged files, removed from ``judging``: those done (all of them when ``wait``)."""
+    ready = list(as_completed(judging)) if wait else [f for f in judging if f.done()]
+    for future in ready:
+        judging.remove(future)
+        graded = future.result()  # _finish_bounded turns every failure into rows
+        if progress is not None:
+            progress.step(f"{graded.path}: {graded.points}/{graded.max_points}")
+        yield graded
+
+
+def _launch_quietly(pool: WorkerPool) -> None:
+    """Start the pool's workers; a sandbox that cannot start says so when the pool is
+    first needed (a batch whose files are all unreadable needs none)."""
+    try:
+        pool.launch()
+    except (OSError, RuntimeError):
+        pool.close()
 
 
 def grade_folder(folder: Path, releases: Mapping[int, Release], settings: GradingSettings,
@@ -366,9 +395,16 @@ def grade_folder(folder: Path, releases: Mapping[int, Release], settings: Gradin
     discovery = discover(folder) if discovery is None else discovery
     bar = progress(len(discovery.found)) if progress is not None else None
     names = Names()
-    prepared, problems = _prepare_all(discovery, releases, names, settings, bar)
     failed: list[str] = []
-    graded = list(_run(prepared, settings, bar, failed))
+    pool = WorkerPool(max(1, min(settings.workers, len(discovery.found))),
+                      settings.limits(1), sandbox=settings.sandbox, hidden=settings.protected)
+    try:
+        if discovery.found:  # the workers start while this process reads the files
+            _launch_quietly(pool)
+        prepared, problems = _prepare_all(discovery, releases, names, settings, bar)
+        graded = list(_run(prepared, settings, pool, bar, failed))
+    finally:
+        pool.close()
     if bar is not None:
         bar.done()
     notebooks = sorted(graded + problems, key=lambda nb: (

@@ -241,14 +241,15 @@ def _seed(params: Params) -> int:
 
 def sandbox_prefix() -> Any:
     """``(python, code_dir) -> (command, code_dir as seen inside)``: bubblewrap around the
-    ranks' process where it works here, else None (run it plainly)."""
+    ranks' process where it works here (as ``nobody``, unable to create namespaces, with
+    its own /tmp and IPC), else None (run it plainly)."""
     from autograder.sandbox import bwrap
 
     if bwrap.unavailable_reason():
         return None
 
     def prefix(python: str, code_dir: str) -> tuple[list[str], str]:
-        return bwrap.command(python, code_dir), bwrap.SANDBOX_CODE
+        return bwrap.command(python, code_dir, as_nobody=True), bwrap.SANDBOX_CODE
     return prefix
 
 

@@ -139,22 +139,30 @@ def supports(option: str, bwrap: str | None = None) -> bool:
     return option.encode() in done.stdout + done.stderr
 
 
-def _namespaces(fresh_world: bool) -> list[str]:
+def _namespaces(fresh_world: bool, as_nobody: bool = False) -> list[str]:
     common = ["--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
               "--unshare-cgroup-try"]
+    nested = ["--disable-userns"] if supports("--disable-userns") else []
+    if as_nobody:  # root or not: a user namespace, nobody inside, no capabilities
+        return [*common, "--unshare-user", *nested, "--uid", str(SANDBOX_UID), "--gid",
+                str(SANDBOX_UID), "--cap-drop", "ALL"]
     world = [arg for cap in WORLD_CAPABILITIES if fresh_world for arg in ("--cap-add", cap)]
     if os.geteuid() == 0:
         caps = [arg for cap in ROOT_CAPABILITIES for arg in ("--cap-add", cap)]
         return [*common, "--cap-drop", "ALL", *caps, *world]
     # Not root: a user namespace (the grader's own uid inside), no nested ones.
-    nested = ["--disable-userns"] if supports("--disable-userns") else []
     return [*common, "--unshare-user", *nested, *world]
 
 
 def command(python: str, code_dir: str, hidden: Iterable[str] = (),
-            bwrap: str | None = None, fresh_world: bool = False) -> list[str]:
+            bwrap: str | None = None, fresh_world: bool = False,
+            as_nobody: bool = False) -> list[str]:
     """The command starting one warm worker inside bubblewrap (ends with ``-- python``);
-    ``fresh_world``: a grading worker, which gives each job a world of its own."""
+    ``fresh_world``: a grading worker, which gives each job a world of its own;
+    ``as_nobody``: a process that runs learner code itself (a lab's ranks' process), as
+    ``nobody`` in a user namespace of its own with no capabilities and no nested user
+    namespace, so that it can create no namespace, as root as when not (its /tmp and IPC
+    namespace are its own, gone with it)."""
     roots = _roots(python)
     args = [bwrap or bwrap_path() or "bwrap", "--ro-bind", "/usr", "/usr", *_system_links(),
             "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
@@ -165,8 +173,8 @@ def command(python: str, code_dir: str, hidden: Iterable[str] = (),
         args += ["--ro-bind", root, root]
     args += _hide(hidden, roots)
     return [*args, "--ro-bind", code_dir, SANDBOX_CODE, "--remount-ro", "/",
-            *_namespaces(fresh_world), "--die-with-parent", "--new-session", "--as-pid-1",
-            "--clearenv", "--chdir", "/tmp", "--", python]
+            *_namespaces(fresh_world, as_nobody), "--die-with-parent", "--new-session",
+            "--as-pid-1", "--clearenv", "--chdir", "/tmp", "--", python]
 
 
 def stage_sandbox_code() -> str:

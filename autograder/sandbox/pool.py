@@ -177,6 +177,7 @@ class WorkerPool:
         self.isolation = Isolation()
         self._retried: set[str] = set()           # job ids already run once more
         self._jobs_by_index: dict[int, Job] = {}  # the running map's jobs, to run again
+        self._launched: list[_Worker] = []        # started, not yet greeted
 
     def __enter__(self) -> WorkerPool:
         self.start()
@@ -189,6 +190,17 @@ class WorkerPool:
     def start(self) -> None:
         """Start the workers (in parallel) and wait until each has said hello. Raises
         :class:`SandboxUnavailable` when bubblewrap was asked for and cannot be used."""
+        if not self._launched:
+            self.launch()
+        self._workers = []
+        while self._launched:  # the ones not greeted yet stay listed, for close()
+            self._workers.append(self._greet(self._launched[0]))
+            self._launched.pop(0)
+
+    def launch(self) -> None:
+        """Start the workers' processes without waiting for them (:meth:`start` waits), so
+        that the caller can do its own work meanwhile. Call it from a thread that lives as
+        long as the pool: a worker ends with the thread that started it."""
         if self.sandbox == "bubblewrap":
             reason = bwrap.unavailable_reason(self.python)
             if reason:
@@ -196,10 +208,7 @@ class WorkerPool:
             self._launch = _Launch(self.python, self.limits, bwrap.stage_sandbox_code(),
                                    self.hidden + (str(Path(__file__).parents[1]),),
                                    self.n_workers)
-        fresh = [_Worker(self._launch) for _ in range(self.n_workers)]
-        self._workers = []
-        for worker in fresh:
-            self._workers.append(self._greet(worker))
+        self._launched = [_Worker(self._launch) for _ in range(self.n_workers)]
 
     def _greet(self, worker: _Worker) -> _Worker:
         line = worker.read_line(self.start_timeout_s)
@@ -214,9 +223,9 @@ class WorkerPool:
         return worker
 
     def close(self) -> None:
-        for worker in self._workers:
+        for worker in self._workers + self._launched:
             worker.stop()
-        self._workers = []
+        self._workers, self._launched = [], []
         if self._launch.code_dir:
             shutil.rmtree(self._launch.code_dir, ignore_errors=True)
             self._launch = _Launch(self.python, self.limits)
