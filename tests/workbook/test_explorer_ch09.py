@@ -26,6 +26,8 @@ from workbook.explorers.ch09_speed import mfu_by_gpu_count
 from workbook.prediction_page import prediction_for
 
 PAPER = PlannerSettings()  # TP 8, CP 1, PP 16, DP 128, Llama 3's FSDP, no recompute, v = 8
+# every exercise of the chapter answered: the tables show all they hold
+ANSWERED = frozenset(f"9.{k}" for k in range(1, 14))
 
 
 # -- prediction -------------------------------------------------------------------------
@@ -69,16 +71,26 @@ def test_grid_figure_draws_every_tp_group_and_one_node() -> None:
     # the degrees and layer counts are exercises 9.1 and 9.2: the picture does not print them
     texts = [t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text"))]
     assert not any("128" in t or "layers)" in t for t in texts), texts
-    texts = {t.get_text() for t in grid_ax.texts}
-    # node of (stage 15, replica 127) = (127 x 16 + 15) x 8 / 8 = 2,047
-    assert {"node 0", "node 15", "node 2,032", "node 2,047"} <= texts
+    # which nodes are neighbours is exercise 9.8's rank order: no cell is numbered yet
+    assert not any(t.get_text().startswith("node ") for t in grid_ax.texts)
+    assert not any("consecutive" in t for t in texts)
     assert len(node_ax.texts) == 8
+
+
+def test_grid_figure_after_9_8_numbers_the_nodes_in_rank_order() -> None:
+    grid_ax, _ = ch09.grid_figure(show_order=True).axes
+    texts = {t.get_text() for t in grid_ax.texts}
+    # order [TP, CP, PP, DP]: rank = t + 8 (stage + 16 replica), node = rank // 8, so
+    # (stage 15, replica 0) is node 15 and (stage 0, replica 127) is 127 x 16 = 2,032;
+    # (stage 15, replica 127) = (127 x 16 + 15) x 8 / 8 = 2,047
+    assert {"node 0", "node 15", "node 2,032", "node 2,047"} <= texts
+    assert any("consecutive nodes" in t for t in texts)
 
 
 # -- the real runs ----------------------------------------------------------------------
 
 def test_real_runs_table_has_four_sourced_rows() -> None:
-    table = ch09.real_runs_table()
+    table = ch09.real_runs_table(ANSWERED)
     assert [row[0] for row in table.rows] == ["Llama 3 405B [1]", "DeepSeek-V3 [2]",
                                               "PaLM 540B [3]", "GPT-3 175B [4]"]
     llama, deepseek, _, gpt3 = table.rows
@@ -98,7 +110,7 @@ def _row(table: ch09.Table, quantity: str) -> tuple[str, ...]:
 
 
 def test_reconstruction_agrees_where_the_paper_is_exact() -> None:
-    table = ch09.reconstruction()
+    table = ch09.reconstruction(done=ANSWERED)
     assert _row(table, "DP =")[1:4] == ("128", "128", "✔ agrees")  # 16,384 / (8 x 1 x 16)
     assert _row(table, "Layers")[1] == "7 + 8 x 14 + 7"
     # 128 x 16 x 8192 = 16,777,216 = 16.78M (decimal, as the course writes every M)
@@ -355,8 +367,79 @@ def test_chapter_tells_one_account_of_llama3() -> None:
 
 
 def test_recommendation_puts_the_paper_first_on_its_own_software() -> None:
-    table = ch09.recommendation("llama3", top=3)
+    table = ch09.recommendation("llama3", top=3, done=ANSWERED)
     assert table.rows[0][1].startswith("TP8 CP1 PP16 DP128 v8 b1 m16 none ZeRO-3")
-    other = ch09.recommendation("megatron-core-2024", top=2)
+    other = ch09.recommendation("megatron-core-2024", top=2, done=ANSWERED)
     assert not other.rows[0][1].startswith("TP8 CP1 PP16 DP128 v8 b1 m16 none ZeRO-3")
     assert "saves" in other.rows[0][4]   # the breakdown says why it beats the paper's layout
+
+
+# -- nothing answers an exercise before it is answered ------------------------------------
+
+def _cells(table: ch09.Table) -> str:
+    return str(table)
+
+
+def test_tables_withhold_each_answer_until_its_exercise_is_answered() -> None:
+    runs = ch09.real_runs_table(frozenset())
+    # DP of every published run is 9.1's question; its notes state 9.1, 9.4 and 9.8's answers
+    assert [row[3].split(" / ")[2] for row in runs.rows] == ["?", "?", "?", "n/p"]
+    assert not any("[TP, CP, PP, DP]" in n or "3.8e25" in n for n in runs.footnotes)
+    assert "after 9.1, 9.4 and 9.8" in runs.footnotes[0]
+    assert "DP 128" not in _cells(runs) and " 128 " not in _cells(runs)
+    # 9.1 alone opens the column but not the notes (the rank order is 9.8)
+    runs = ch09.real_runs_table(frozenset({"9.1"}))
+    assert runs.rows[0][3] == "8 / 16 / 128 / 1 / 1"
+    assert "after 9.4 and 9.8" in runs.footnotes[0]
+    table = ch09.reconstruction(done=frozenset({"9.2"}))
+    assert _row(table, "DP =")[1:4] == ("after 9.1",) * 3
+    assert _row(table, "Training FLOPs")[1:4] == ("after 9.4",) * 3
+    assert _row(table, "Layers")[1] == "7 + 8 x 14 + 7"  # 9.2 answered
+    assert _row(table, "Parameters")[1] == "405.85B"     # no exercise asks it
+    search = ch09.recommendation("llama3", top=2, done=frozenset({"9.1"}))
+    assert search.rows == () and "exercise 9.10" in search.footnotes[0]
+
+
+def test_answered_means_the_printed_numbers_checked_right_or_the_solution_seen() -> None:
+    import workbook as wb
+    from workbook import checking
+    from workbook.explorers.ch09_withheld import answered_ids
+
+    assert answered_ids() == frozenset()
+    wb.check("9.1", 64)                                     # wrong: still withheld
+    variant = {"n_gpus": 4096, "tp": 8, "pp": 16, "cp": 1}  # right, but for other numbers
+    assert checking.check_shown("9.1", 32, variant).passed
+    assert answered_ids() == frozenset()
+    assert wb.check("9.1", 128).passed                      # 16,384 / (8 x 1 x 16)
+    wb.solution("9.4")
+    assert answered_ids() == {"9.1", "9.4"}
+    assert ch09.real_runs_table().rows[0][3] == "8 / 16 / 128 / 1 / 1"
+    assert _row(ch09.reconstruction(), "Training FLOPs")[2] == "3.8e25"
+
+
+def test_the_planner_opens_on_a_layout_that_answers_no_exercise() -> None:
+    s = ch09.opening_settings()
+    c = s.config()
+    # the paper's model, cluster, batch and software, but 32 stages: DP = 16,384 / 256 = 64
+    assert (s.model, s.n_gpus, s.global_batch_seqs, s.stack) == (
+        PAPER.model, PAPER.n_gpus, PAPER.global_batch_seqs, PAPER.stack)
+    assert (c.tp, c.cp, c.pp, c.dp, c.virtual_stages, c.grad_accum) == (8, 1, 32, 64, 4, 32)
+    assert planner_messages(s) == []
+    lines = " ".join(summary_lines(s, plan_numbers(s)))
+    assert "DP 128" not in lines       # 9.1
+    # 126 layers on 32 stages: 4 on the busiest, 4 x 3.19B / 8 x 2 bytes = 3.19 GB of
+    # gathered weights, not 9.3's 8 x 3.19B / 8 x 2 = 6.38 GB
+    assert "weights 3.2" in lines and "weights 6.4" not in lines
+    # bubble (32 - 1)/(32 x 4) = 24.2 %, not 9.6's (16 - 1)/(16 x 2) = 46.9 %
+    assert "Bubble 24.2%" in lines
+
+
+def test_load_published_sets_the_paper_run_as_published() -> None:
+    view = PlannerExplorer(ch09.opening_settings())
+    view.controls["virtual_stages"].value = 2
+    view.controls["recompute"].value = "full"
+    view.load_published()
+    s = view.settings()
+    # the whole run, chunks and recomputation included, not only the degrees
+    assert s.config() == PAPER.config() and s.stack == "llama3"
+    assert "✔ This layout works" in view.status.value

@@ -86,14 +86,10 @@ def answers_of(chapter: int) -> dict[str, tuple[float, str]]:
     return found
 
 
-# Chapter 9 still shows the paper's layout before its exercises: the published-runs table
-# and the reconstruction ("DP = GPUs / (TP x CP x PP): 128", Table 4) answer 9.1, and the
-# planner, which starts from the paper's layout with two chunks, shows 9.6's 46.9% bubble.
-# Moving those after the exercises (or starting the planner elsewhere) is a change to the
-# chapter's structure; until it lands these cases are expected to fail, and strict=True
-# turns the fix into a reminder to drop the mark.
-CH09_OPEN = pytest.mark.xfail(strict=True, reason="chapter 9 shows 9.1 and 9.6 before them")
-LEAK_CASES = [pytest.param(c, marks=CH09_OPEN) if c.number == 9 else c for c in CHAPTERS]
+# Every chapter runs strict: chapter 9's tables withhold the cells that answer an exercise
+# until the progress log says it is answered, and its planner opens on a layout that answers
+# none (tests/workbook/test_explorer_ch09.py checks both with the exercises answered too).
+LEAK_CASES = list(CHAPTERS)
 
 
 def wrong_guess(key: str) -> Any:

@@ -6,7 +6,9 @@
 * :func:`real_runs_table`: published layouts of four real runs from :mod:`solutions.models`.
 * :func:`reconstruction`: every figure recomputed with :mod:`solutions.llama3`, beside the
   paper's (Table 4) and the Llama 3.1 model card's 30.84M H100 GPU-hours.
-* :func:`explorer`: the 5D planner (:mod:`workbook.explorers.ch09_planner`).
+* :func:`explorer`: the 5D planner (:mod:`workbook.explorers.ch09_planner`), opening on a
+  layout the paper did not use (:func:`opening_settings`); its "Load published layout" sets
+  the paper's run.
 * :func:`mfu_scaling_figure`: predicted MFU against GPU count as DP scales out
   (:mod:`workbook.explorers.ch09_speed`).
 """
@@ -24,14 +26,16 @@ from solutions import llama3 as l3
 from workbook.explorers.ch09_planner import (
     PlannerSettings,
     explorer,
+    opening_settings,
     planner_figure,
     planner_messages,
 )
 from workbook.explorers.ch09_speed import mfu_scaling_figure
+from workbook.explorers.ch09_withheld import answered_ids, listed, placeholder, withheld
 
 __all__ = ["PREDICTION", "PlannerSettings", "Table", "explorer", "grid_figure",
-           "mfu_scaling_figure", "planner_figure", "planner_messages", "rank_coordinates",
-           "real_runs_table", "reconstruction", "recommendation"]
+           "mfu_scaling_figure", "opening_settings", "planner_figure", "planner_messages",
+           "rank_coordinates", "real_runs_table", "reconstruction", "recommendation"]
 
 _LAYER_CHOICES = {"about 2 billion": 2e9, "about 3 billion": 3e9, "about 4 billion": 4e9}
 
@@ -81,9 +85,12 @@ def rank_coordinates(rank: int, tp: int, cp: int, pp: int, dp: int) -> tuple[int
 
 
 def grid_figure(tp: int = l3.TP, pp: int = l3.PP, dp: int = l3.DP,
-                gpus_per_node: int = 8) -> Any:
+                gpus_per_node: int = 8, show_order: bool = False) -> Any:
     """Two panels: every TP group as one cell (rows: stages, columns: DP replicas), and one
-    node's GPUs. Colour shows the pipeline stage; labels say which network each axis uses."""
+    node's GPUs. Colour shows the pipeline stage; labels say which network each axis uses.
+
+    Which dimension gets the nearer nodes is exercise 9.8, so the corner cells are numbered
+    with their nodes in the paper's rank order only with ``show_order`` (shown after it)."""
     import matplotlib.pyplot as plt
     import numpy as np
     from matplotlib.patches import Rectangle
@@ -95,7 +102,7 @@ def grid_figure(tp: int = l3.TP, pp: int = l3.PP, dp: int = l3.DP,
     grid_ax.add_patch(Rectangle((-0.5, -0.5), 1, pp, fill=False, edgecolor="red", lw=2))
     grid_ax.add_patch(Rectangle((-0.5, -0.5), dp, 1, fill=False, edgecolor="orange", lw=2,
                                 linestyle="--"))
-    for p, d in {(0, 0), (pp - 1, 0), (0, dp - 1), (pp - 1, dp - 1)}:
+    for p, d in {(0, 0), (pp - 1, 0), (0, dp - 1), (pp - 1, dp - 1)} if show_order else ():
         node = (d * pp + p) * tp // gpus_per_node  # of the cell's first rank, order [TP, PP, DP]
         grid_ax.text(d, p, f"node {node:,}", ha="left" if d < dp / 2 else "right",
                      va="center", fontsize=7, color="white" if p < pp / 2 else "black")
@@ -108,7 +115,9 @@ def grid_figure(tp: int = l3.TP, pp: int = l3.PP, dp: int = l3.DP,
     grid_ax.set_ylabel("PP stage, one per row")
     grid_ax.set_xticks([])
     grid_ax.set_yticks([])
-    grid_ax.annotate("red column: one model replica,\nits stages on consecutive nodes",
+    replica = ("red column: one model replica,\nits stages on consecutive nodes" if show_order
+               else "red column: one model replica,\nall its stages")
+    grid_ax.annotate(replica,
                      (0, pp / 2), xytext=(min(dp * 0.15, dp - 1), pp / 2),
                      color="white", fontsize=9, va="center",
                      arrowprops={"arrowstyle": "->", "color": "white"})
@@ -172,19 +181,37 @@ def _params(arch: models.Architecture) -> str:
     return text
 
 
-def real_runs_table() -> Table:
+#: The DP column is exercise 9.1's question; the runs' notes state 9.1's, 9.4's and 9.8's
+#: answers (DP, training FLOPs, rank order). Each stays withheld until those are answered.
+RUNS_DP_AFTER: tuple[str, ...] = ("9.1",)
+RUNS_NOTES_AFTER: tuple[str, ...] = ("9.1", "9.4", "9.8")
+
+
+def real_runs_table(done: frozenset[str] | None = None) -> Table:
     """The four published runs: parameters counted from the architecture beside the paper's,
-    the layout, tokens, accelerator-hours and MFU, each with its source (n/p: not published)."""
+    the layout, tokens, accelerator-hours and MFU, each with its source (n/p: not published).
+
+    ``done``: the exercises answered (default: read from the progress log); the DP degrees
+    and the runs' notes are withheld until the exercises they answer are among them."""
+    done = answered_ids() if done is None else done
+    dp_open = not withheld(RUNS_DP_AFTER, done)
+    notes_missing = withheld(RUNS_NOTES_AFTER, done)
     rows, notes = [], []
     for i, run in enumerate(models.TRAINING_RUNS, start=1):
         hours = "n/p" if run.accelerator_hours is None else f"{run.accelerator_hours / 1e6:.2f}M"
         rows.append((
             f"{run.model} [{i}]", _params(RUN_ARCHITECTURES[run.model]),
             f"{_degree(run.n_accelerators)} x {run.accelerator}",
-            " / ".join(_degree(d) for d in (run.tp, run.pp, run.dp, run.cp, run.ep)),
+            " / ".join(_degree(d) if dp_open or k != 2 or d is None else "?"
+                       for k, d in enumerate((run.tp, run.pp, run.dp, run.cp, run.ep))),
             f"{run.tokens / 1e12:g}T x {run.seq_len:,}", hours,
             "n/p" if run.mfu is None else f"{run.mfu:.1%}"))
-        notes.append(f"{run.model}: {run.source}. {run.notes}")
+        notes.append(f"{run.model}: {run.source}."
+                     + (f" {run.notes}" if not notes_missing
+                        else f" (Notes {placeholder(notes_missing)}.)"))
+    if not dp_open:
+        notes.append(f"DP (?) is exercise {RUNS_DP_AFTER[0]}'s question: run the cell again "
+                     "once you have answered it.")
     header = ("Model", "Parameters (counted)", "Accelerators", "TP / PP / DP / CP / EP",
               "Tokens x sequence", "Accelerator-hours", "MFU")
     return Table("Published training runs", header, tuple(rows), tuple(notes))
@@ -213,6 +240,7 @@ class Comparison:
     shown_ours: str
     shown_published: str
     source: str
+    asked_in: str = ""  # the exercise whose answer this row is ("" when none)
 
     @property
     def verdict(self) -> str:
@@ -239,14 +267,15 @@ def comparisons(mfu: float = 0.41, n_gpus: int = l3.N_GPUS, tp: int = l3.TP, pp:
     tokens_step = dp * l3.BATCH_PER_DP * l3.SEQ_LEN
     t4 = "Table 4"
     rows = [
-        Comparison("DP = GPUs / (TP x CP x PP)", dp, 128, f"{dp:,}", "128", t4),
+        Comparison("DP = GPUs / (TP x CP x PP)", dp, 128, f"{dp:,}", "128", t4, "9.1"),
         Comparison("Layers on the heaviest stage", max(stages), 8, stage_text(stages),
-                   "7 + 8 x 14 + 7", "§3.3.2"),
+                   "7 + 8 x 14 + 7", "§3.3.2", "9.2"),
         Comparison("Parameters", n_params, 405e9, f"{n_params / 1e9:,.2f}B", "405B",
                    "Table 3"),
         Comparison("Tokens per step", tokens_step, 2048 * 8192, f"{tokens_step / 1e6:,.2f}M",
                    "16M (2,048 sequences of 8,192)", t4),
-        Comparison("Training FLOPs, 6 N D", flops, 3.8e25, f"{flops:.3g}", "3.8e25", "§1"),
+        Comparison("Training FLOPs, 6 N D", flops, 3.8e25, f"{flops:.3g}", "3.8e25", "§1",
+                   "9.4"),
     ]
     for tflops, paper_mfu, label in ((430, 0.43, "8,192 GPUs"), (400, 0.41, "16,384 GPUs"),
                                      (380, 0.38, "16,384 GPUs, CP 16")):
@@ -265,11 +294,22 @@ def comparisons(mfu: float = 0.41, n_gpus: int = l3.N_GPUS, tp: int = l3.TP, pp:
     return rows
 
 
+def _shown(c: Comparison, done: frozenset[str]) -> tuple[str, ...]:
+    """One row of the reconstruction; a row that answers an unanswered exercise says so."""
+    if c.asked_in and c.asked_in not in done:
+        wait = placeholder([c.asked_in])
+        return (c.quantity, wait, wait, wait, c.source)
+    return (c.quantity, c.shown_ours, c.shown_published, c.verdict, c.source)
+
+
 def reconstruction(mfu: float = 0.41, n_gpus: int = l3.N_GPUS, tp: int = l3.TP,
-                   pp: int = l3.PP, cp: int = l3.CP, n_tokens: float = l3.N_TOKENS) -> Table:
-    """Your reconstruction beside the paper's figures, one row per quantity."""
-    rows = tuple((c.quantity, c.shown_ours, c.shown_published, c.verdict, c.source)
-                 for c in comparisons(mfu, n_gpus, tp, pp, cp, n_tokens))
+                   pp: int = l3.PP, cp: int = l3.CP, n_tokens: float = l3.N_TOKENS,
+                   done: frozenset[str] | None = None) -> Table:
+    """Your reconstruction beside the paper's figures, one row per quantity. ``done``: the
+    exercises answered (default: read from the progress log); a row that is an exercise's
+    answer is withheld until that exercise is among them."""
+    done = answered_ids() if done is None else done
+    rows = tuple(_shown(c, done) for c in comparisons(mfu, n_gpus, tp, pp, cp, n_tokens))
     notes = ("GPU-hours and the implied MFU include what a steady-state measurement leaves "
              "out: 466 job interruptions in a 54-day snapshot alone (§3.3.4), restarts from "
              "checkpoints, the 8,192-GPU phase and the batch ramp (§3.4.1), and the long-"
@@ -283,12 +323,26 @@ def reconstruction(mfu: float = 0.41, n_gpus: int = l3.N_GPUS, tp: int = l3.TP,
 
 # -- what the search recommends -------------------------------------------------------------
 
-def recommendation(stack: str = "llama3", top: int = 5) -> Table:
+#: Every layout the search ranks prints its DP (9.1), and on 16,384 GPUs at the paper's batch
+#: its best layouts answer the design task 9.10: the table waits for both.
+SEARCH_AFTER: tuple[str, ...] = ("9.1", "9.10")
+
+
+def recommendation(stack: str = "llama3", top: int = 5,
+                   done: frozenset[str] | None = None) -> Table:
     """The ``top`` layouts :func:`solutions.planner.recommend` finds for Llama 3 405B on
     16,384 H100s at the paper's batch (2,048 sequences of 8,192 tokens) on the software
     preset ``stack`` (a key of :data:`solutions.stack.STACKS`), each beside the paper's run
     as published (:data:`~workbook.explorers.ch09_planner.PAPER_LAYOUT`): the seconds per
-    step it saves or costs, cost by cost."""
+    step it saves or costs, cost by cost. ``done``: the exercises answered (default: read
+    from the progress log); until :data:`SEARCH_AFTER` are among them the table says so."""
+    missing = withheld(SEARCH_AFTER, answered_ids() if done is None else done)
+    caption = "Llama 3 405B on 16,384 H100s, batch 2,048 x 8,192: the fastest layouts"
+    header = ("Rank", "Layout", "Step", "MFU", "Against the paper's layout")
+    if missing:
+        return Table(caption, header, (), (
+            f"The layouts found answer {listed(missing)}: run the cell again once you have "
+            "answered " + ("them." if len(missing) > 1 else "it."),))
     from solutions import performance, planner
     from solutions.planner_search import why_faster
     from solutions.stack import stack_named
@@ -312,6 +366,4 @@ def recommendation(stack: str = "llama3", top: int = 5) -> Table:
              f"MFU {paper.mfu:.1%}; {found.valid:,} of {found.candidates:,} layouts searched "
              "can be built and fit 80 GB.",
              f"Software: {software.name}.")
-    return Table("Llama 3 405B on 16,384 H100s, batch 2,048 x 8,192: the fastest layouts",
-                 ("Rank", "Layout", "Step", "MFU", "Against the paper's layout"),
-                 tuple(rows), notes)
+    return Table(caption, header, tuple(rows), notes)

@@ -86,6 +86,13 @@ class PlannerSettings:
         return replace(c, grad_accum=max(1, self.global_batch_seqs // (c.dp * c.micro_batch)))
 
 
+#: Where the chapter's planner opens: Llama 3 405B on the paper's cluster, batch and software,
+#: laid out as the paper did not (PP 32, DP 64, four one-layer chunks). Its readouts answer
+#: none of the chapter's exercises (the paper's DP and its weights per GPU are 9.1 and 9.3);
+#: "Load published layout" sets the paper's run as published.
+OPENING_LAYOUT = replace(PAPER_LAYOUT, pp=32, dp=64, grad_accum=32, virtual_stages=4)
+
+
 def with_layout(s: PlannerSettings, **changes: Any) -> PlannerSettings:
     """``s`` with layout fields changed (``recompute`` names ``activation_recompute``)."""
     fields = {LAYOUT_CONTROLS.get(k, k): v for k, v in changes.items()}
@@ -249,6 +256,10 @@ def published_settings(s: PlannerSettings) -> PlannerSettings | None:
     if run is None or run.n_accelerators is None or run.tp is None or run.pp is None \
             or run.dp is None:
         return None
+    if name == models.LLAMA3_405B.name:  # the whole run as published, not the degrees alone
+        return replace(s, gpu="H100", n_gpus=run.n_accelerators, tokens_t=run.tokens / 1e12,
+                       stack="llama3", global_batch_seqs=PlannerSettings.global_batch_seqs,
+                       layout=PAPER_LAYOUT)
     gpu = "H800" if run.accelerator.startswith("H800") else s.gpu
     return replace(with_layout(s, tp=run.tp, pp=run.pp, dp=run.dp, cp=run.cp or 1,
                                ep=run.ep or 1, seq_len=run.seq_len),
@@ -435,6 +446,13 @@ class PlannerExplorer:
             self.view.show(report, [planner_figure(s)])
 
 
+def opening_settings() -> PlannerSettings:
+    """The planner as the chapter opens it: :data:`OPENING_LAYOUT`, everything else the
+    paper's (:class:`PlannerSettings` defaults)."""
+    return replace(PlannerSettings(), layout=OPENING_LAYOUT)
+
+
 def explorer(settings: PlannerSettings | None = None) -> Any:
-    """The 5D planner: model, GPU, cluster, five degrees, ZeRO, batch, MFU, price."""
-    return PlannerExplorer(settings).box
+    """The 5D planner: model, GPU, cluster, five degrees, ZeRO, batch, MFU, price; it opens
+    on :func:`opening_settings` unless given others."""
+    return PlannerExplorer(settings or opening_settings()).box
