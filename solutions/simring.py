@@ -104,10 +104,15 @@ def verify(case: Case, run: Any) -> Report:
         picture=picture)
 
 
-def traffic_problem(log: Log, m: int) -> tuple[str, int]:
-    """The first way the traffic differs from a ring AllReduce's, and the message at fault
-    (-1 when no single message is): per-rank volume, the ring direction, one chunk per rank
-    per step, the step count, the total."""
+#: What a traffic problem points at: a message (its index), a (step, rank) that should have
+#: sent a message and did not, or -1 when no single place is at fault.
+Offender = int | tuple[int, int]
+
+
+def traffic_problem(log: Log, m: int) -> tuple[str, Offender]:
+    """The first way the traffic differs from a ring AllReduce's, and where (see
+    :data:`Offender`): per-rank volume, the ring direction, one chunk per rank per step,
+    the step count, the total."""
     n = log.n_ranks
     if n == 1:
         return ("", -1) if not log.messages else ("one rank has nothing to send", 0)
@@ -164,7 +169,7 @@ def _direction(log: Log, m: int, limit: int) -> tuple[str, int]:
     return "", -1
 
 
-def _one_chunk_per_step(log: Log, m: int, limit: int) -> tuple[str, int]:
+def _one_chunk_per_step(log: Log, m: int, limit: int) -> tuple[str, Offender]:
     sent: dict[tuple[int, int], list[Any]] = {}
     for x in log.messages:
         sent.setdefault((x.step, x.src), []).append(x)
@@ -173,16 +178,18 @@ def _one_chunk_per_step(log: Log, m: int, limit: int) -> tuple[str, int]:
             mine = sent.get((step, rank), [])
             if len(mine) != 1:
                 return (f"rank {rank} at step {step} sent {len(mine)} messages; expected "
-                        "exactly one chunk per rank per step", mine[0].index if mine else -1)
+                        "exactly one chunk per rank per step",
+                        mine[0].index if mine else (step, rank))
             if mine[0].payload.size > limit:
                 return (f"rank {rank} at step {step} sent {mine[0].payload.size} elements; "
                         f"expected one chunk of at most ceil(M/N) = {limit}", mine[0].index)
     return "", -1
 
 
-def ring_picture(log: Log, offender: int | None) -> str:
+def ring_picture(log: Log, offender: Offender | None) -> str:
     """The learner's trace as a grid: one row per step, one column per sending rank, each
-    cell "->dst n" (destination, elements); the offending message is marked with ✘."""
+    cell "->dst n" (destination, elements); the offending message is marked with ✘, and so
+    is the empty cell of a rank that should have sent in that step and did not."""
     if log.n_ranks > 16:
         return ""
     rows = []
@@ -192,11 +199,12 @@ def ring_picture(log: Log, offender: int | None) -> str:
             sent = [x for x in log.messages if x.step == step and x.src == rank]
             cell = " ".join(f"{'✘' if x.index == offender else ''}->{x.dst}:{x.payload.size}"
                             for x in sent)
-            cells.append(cell or ".")
+            cells.append(cell or ("✘." if offender == (step, rank) else "."))
         rows.append([str(step)] + cells)
     if not rows:
         rows.append(["-"] + ["(nothing sent)"] + [""] * (log.n_ranks - 1))
-    legend = "each cell: ->destination:elements sent in that step (✘ the first wrong one)"
+    legend = ("each cell: ->destination:elements sent in that step, . for nothing sent "
+              "(✘ the first wrong one)")
     return grid(["step"] + [f"rank {r}" for r in range(log.n_ranks)], rows) + "\n" + legend
 
 

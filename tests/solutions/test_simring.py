@@ -203,3 +203,22 @@ def test_a_wrong_element_is_shown_with_just_enough_digits() -> None:
     assert _distinct(-0.9162049390018614, -0.15731886629871736) == ("-0.916205", "-0.157319")
     assert _distinct(1.0, 1.0000000001) == ("1", "1.0000000001")  # told apart at 11 digits
     assert _distinct(3, 4) == ("3", "4")
+
+
+def test_a_rank_that_sends_nothing_is_marked_in_its_empty_cell() -> None:
+    """Rank 0 of a two-rank "ring" that sends everything to rank 0 sends nothing at step 0:
+    the fault is a missing message, and the picture marks that empty cell."""
+    def gather_to_root(rank):
+        if rank.id:
+            rank.send(0, rank.data)
+        yield
+        return rank.data
+
+    case = dict(n=2, m=8, dtype="int64", seed=1)
+    log = run_case(ring.SPEC, gather_to_root, case)
+    problem, offender = ring.traffic_problem(log, 8)
+    assert problem.startswith("rank 0 at step 0 sent 0 messages")
+    assert offender == (0, 0)
+    rows = ring.ring_picture(log, offender).splitlines()
+    step_row = next(r for r in rows if r.lstrip().startswith("0"))
+    assert "✘." in step_row and "->0:8" in step_row
