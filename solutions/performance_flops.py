@@ -41,7 +41,7 @@ GPU's dense peak, the product of three factors:
 
 A training step then sustains a share :data:`SUSTAINED_FRACTION` of that microbenchmark rate
 (kernels between GEMMs that are not modelled, clocks under sustained power, launch gaps);
-it is one number for every GPU, fitted on the fitting third of the validation set.
+it is one number per GPU family, fitted on the fitting third of the validation set.
 Element-wise work (norms, dropout, softmax, activation functions, residual adds) is
 memory-bound: its time is bytes moved over the HBM bandwidth, with the bytes taken from
 Korthikanti et al.'s activation count (Table 2) times the number of times each stored byte
