@@ -413,3 +413,24 @@ def test_uneven_chunks_pay_the_bubble_of_the_largest_chunk() -> None:
         assert b["pp_bubble"] == pytest.approx(3 / paced * per_mb, rel=1e-9)
     with pytest.raises(ValueError, match="bubble_v"):
         perf.pipeline_costs_s(1.0, 0.0, 4, 16, 4, bubble_v=5.0)
+
+
+@pytest.mark.parametrize("stack", [perf.MODERN, perf.FSDP_STACK, perf.LLAMA3,
+                                   perf.DEEPSPEED_ZERO3_STACK], ids=lambda s: s.name[:20])
+@pytest.mark.parametrize("zero_stage", [1, 2, 3])
+def test_time_and_traffic_count_the_same_gathers_and_reductions(stack: perf.Stack,
+                                                                zero_stage: int) -> None:
+    # with nothing hidden, the DP seconds are the bytes the traffic model counts per
+    # parameter (planner_comm, from planner_memory's counts) at one byte's time each
+    from solutions.planner_comm import dp_bytes_per_param
+    from solutions.planner_memory import stage_params
+    arch = gpt(1.7, n_layers=24, d_model=2304, n_heads=24)
+    cfg = ParallelConfig(tp=1, pp=1, dp=32, micro_batch=2, grad_accum=4, seq_len=2048,
+                         activation_recompute="full", zero_stage=zero_stage)
+    bare = replace(stack, overlap_dp=False, gather_hidden_fraction=0.0)
+    b = perf.breakdown_s(arch, cfg, SELENE.gpu, NO_NETWORK_LATENCY, bare)
+    params = stage_params(arch, cfg, 0).total
+    per_byte = perf.Links(NO_NETWORK_LATENCY, cfg, bare.pp_outermost).dp_reduce_scatter_s(
+        params, 32, 1.0)
+    counted = dp_bytes_per_param(cfg, bare.grad_reduce_bytes, bare)
+    assert (b["dp_exposed"] + b["fsdp_gather"]) / per_byte == pytest.approx(counted, rel=1e-6)
