@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from solutions import hardware, models, overlap
 from solutions import performance_flops as pf
 from solutions._checks import non_negative, positive, positive_int
-from solutions.layout import pipeline_bubble_over_compute, resolve
+from solutions.layout import bubble_chunks_of, pipeline_bubble_over_compute
 from solutions.llama3 import layers_per_stage
 from solutions.performance_comm import LayerComm, Links, layer_comm_s
 from solutions.planner_memory import (
@@ -334,7 +334,7 @@ def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     m, p, v = cfg.grad_accum, cfg.pp, cfg.virtual_stages
     send = links.pp_send_s(arch, stack.pipeline_scatter_gather)
     send *= 2 if stack.pipeline_blocking_p2p else 1
-    paced = resolve(arch, cfg, cluster.gpus_per_node).bubble_chunks if v > 1 else 1.0
+    paced = bubble_chunks_of(arch.n_layers, p, v)  # = Layout.bubble_chunks, cached
     bubble, sends = pipeline_costs_s(_per_mb_s(st), send, p, m, v, stack.interleave_m_below_p,
                                      paced)
     dp, gathers = _dp_seconds(arch, cfg, stack, links, stage, st)
