@@ -140,6 +140,14 @@ def chunk_layers(n_layers: int, pp: int, v: int) -> tuple[tuple[int, ...], ...]:
     return tuple(result)
 
 
+@lru_cache(maxsize=4096, typed=True)
+def bubble_chunks_of(n_layers: int, pp: int, v: int) -> float:
+    """The v the pipeline bubble divides by: the heaviest stage's layers over the largest
+    chunk's (= v for even chunks; less when uneven chunks pace the fill and drain)."""
+    chunks = chunk_layers(n_layers, pp, v)
+    return max(layers_per_stage(n_layers, pp)) / max(1, max(max(c) for c in chunks))
+
+
 @lru_cache(maxsize=8192, typed=True)
 def stage_layer_kinds(arch: models.Architecture, pp: int) -> tuple[tuple[int, int], ...]:
     """(dense layers, MoE layers) on each stage; MoE models put their dense layers first."""
@@ -230,9 +238,8 @@ class Layout:
 
     @property
     def bubble_chunks(self) -> float:
-        """The v the bubble divides by: heaviest stage's layers over the largest chunk's
-        (= v for even chunks; less when uneven chunks pace the fill and drain)."""
-        return max(self.stage_layers) / max(1, self.largest_chunk_layers)
+        """The v the bubble divides by (:func:`bubble_chunks_of`)."""
+        return bubble_chunks_of(self.arch.n_layers, self.cfg.pp, self.cfg.virtual_stages)
 
     def stage_params(self, stage: int) -> StageParams:
         return stage_params_of(self.arch, self.cfg.pp, self.cfg.tp, self.cfg.ep, stage)

@@ -19,7 +19,9 @@ GPU (the pipeline stage with the most work) for a training ``stack``
   CP group, every layer, "exposed in the critical path" (Dubey et al. 2024, §3.3.2);
 * ``ep``: MoE dispatch and combine all-to-alls, forward(s) and backward;
 * ``pp_bubble``: ``(p - 1)/(v m)`` of the per-micro-batch stage time (Narayanan et al.
-  2021, §2.2), which includes its TP/CP/EP communication (:func:`pipeline_costs_s`);
+  2021, §2.2), which includes its TP/CP/EP communication (:func:`pipeline_costs_s`), with
+  the v of the layout (:attr:`solutions.layout.Layout.bubble_chunks`: uneven chunks are
+  paced by the largest);
 * ``pp_send``: each model chunk's activation forward and gradient backward to the next
   stage, ``b s h / (t cp)`` 16-bit values per GPU (scatter/gather, Narayanan §4.1; the whole
   activation, and receives as well as sends, in DeepSpeed's engine), over the network when
@@ -31,7 +33,11 @@ GPU (the pipeline stage with the most work) for a training ``stack``
   :func:`solutions.overlap.exposed_comm_ms`);
 * ``fsdp_gather``: ZeRO-3/FSDP's parameter all-gathers that do not hide: every micro-batch
   twice when the stack reshards after forward (FSDP FULL_SHARD, DeepSpeed ZeRO-3, which
-  hides only half of them), once per step when it does not (Llama 3);
+  hides only half of them), once per step when it does not (Llama 3); how many gathers and
+  gradient reductions a step makes (ZeRO-2 and a resharding ZeRO-3 reduce every
+  micro-batch's gradients) is the memory model's count
+  (:func:`solutions.planner_memory.gathers_per_step`,
+  :func:`solutions.planner_memory.grad_reductions_per_step`);
 * ``optimizer``: Adam's update, memory-bound, over the parameters each GPU owns.
 
 Everything is in seconds per step. ``model_tflops_per_gpu`` counts 6N-style matmul FLOPs
@@ -49,9 +55,16 @@ from dataclasses import dataclass
 from solutions import hardware, models, overlap
 from solutions import performance_flops as pf
 from solutions._checks import non_negative, positive, positive_int
+from solutions.layout import bubble_chunks_of, pipeline_bubble_over_compute
 from solutions.llama3 import layers_per_stage
 from solutions.performance_comm import LayerComm, Links, layer_comm_s
-from solutions.planner_memory import ParallelConfig, stage_layer_kinds, stage_params
+from solutions.planner_memory import (
+    ParallelConfig,
+    gathers_per_step,
+    grad_reductions_per_step,
+    stage_layer_kinds,
+    stage_params,
+)
 from solutions.planner_validate import DEFAULT_BUDGET_GB, validate
 from solutions.stack import DEEPSPEED_PIPELINE as DEEPSPEED_PIPELINE_STACK
 from solutions.stack import DEEPSPEED_ZERO3 as DEEPSPEED_ZERO3_STACK
@@ -71,7 +84,7 @@ OPTIMIZER_BYTES_PER_PARAM = 30.0
 #: NCCL kernels occupy SMs and HBM bandwidth while a GEMM runs (Megatron-Core's TP overlap
 #: reserves SMs for communication, ``--tp-comm-overlap-cfg``; Jangda et al. 2022, CoCoNet,
 #: §2 measure the contention). Fitted on the fitting third of the validation set.
-OVERLAP_INTERFERENCE = 0.4
+OVERLAP_INTERFERENCE = 0.3
 BREAKDOWN_KEYS: tuple[str, ...] = ("compute", "recompute", "tp", "cp", "ep", "pp_bubble",
                                    "pp_send", "dp_exposed", "fsdp_gather", "optimizer")
 
@@ -172,9 +185,11 @@ def _grad_accumulation_s(arch: models.Architecture, cfg: ParallelConfig, gpu: ha
     """Seconds per micro-batch of a separate gradient-accumulation pass: the 16-bit gradient
     read and the ``grad_accum_bytes`` accumulator read and written, for every parameter
     the GPU holds unsharded (none when the GEMM accumulates, ``fused_grad_accumulation``,
-    when there is one micro-batch, or when ZeRO-3 reshards and reduces every micro-batch)."""
+    when there is one micro-batch, or when every micro-batch's gradient is reduce-scattered
+    into the shard, :func:`solutions.planner_memory.grad_reductions_per_step`: ZeRO-2 and a
+    resharding ZeRO-3)."""
     if (stack.fused_grad_accumulation or cfg.grad_accum == 1
-            or (cfg.zero_stage == 3 and stack.reshard_after_forward)):
+            or grad_reductions_per_step(cfg, stack) > 1):
         return 0.0
     params = stage_params(arch, cfg, stage)
     local = params.dense + params.expert
@@ -216,16 +231,21 @@ def _dp_seconds(arch: models.Architecture, cfg: ParallelConfig, stack: Stack, li
                 stage: int, st: _Stage) -> tuple[float, float]:
     """(exposed gradient reduction, exposed ZeRO-3 gathers) in seconds per step.
 
-    ZeRO-0 (DDP): one all-reduce (reduce-scatter + all-gather) of the accumulated gradients
-    under the last micro-batch's backward (Li et al. 2020, §3.2.3), after it without
-    ``overlap_dp``. ZeRO-1/2 (distributed optimizer): the reduce-scatter the same way; the
-    parameter all-gather under the next forward with ``param_gather_overlap``, exposed
-    otherwise (Megatron-Core ``--overlap-param-gather``). ZeRO-3 resharding after forward
-    (FSDP FULL_SHARD, DeepSpeed ZeRO-3): every micro-batch gathers the weights for its
-    forward and again for its backward and reduce-scatters its gradients (Zhao et al. 2023,
-    §3.2-3.3; Rajbhandari et al. 2020, §7), layer by layer under that micro-batch's compute,
-    ``gather_hidden_fraction`` of it able to hide. ZeRO-3 without resharding (Llama 3): one
-    gather under the first forward, one reduce-scatter under the last backward.
+    How often the gradients are reduced and the weights gathered comes from the memory
+    model (:func:`solutions.planner_memory.grad_reductions_per_step` and
+    :func:`solutions.planner_memory.gathers_per_step`), so speed and memory assume the same
+    sharding. Each reduction runs under one micro-batch's backward, bucket by layer:
+    ZeRO-0 (DDP) all-reduces the accumulated gradients under the last backward (Li et al.
+    2020, §3.2.3), ZeRO-1 reduce-scatters them there; ZeRO-2 reduce-scatters every
+    micro-batch's gradients as its buckets fill (Rajbhandari et al. 2020, §5.2; DeepSpeed
+    ``reduce_scatter`` with ``overlap_comm``), m reductions per step. ZeRO-1/2 then
+    all-gather the updated parameters under the next forward with ``param_gather_overlap``,
+    exposed otherwise (Megatron-Core ``--overlap-param-gather``). ZeRO-3 resharding after
+    forward (FSDP FULL_SHARD, DeepSpeed ZeRO-3) gathers the weights for every micro-batch's
+    forward and again for its backward (Zhao et al. 2023, §3.2-3.3; Rajbhandari et al. 2020,
+    §7), ``gather_hidden_fraction`` of it able to hide (its prefetch does not depend on
+    ``overlap_dp``); without resharding (Llama 3) one gather runs under the first forward.
+    Otherwise, without ``overlap_dp`` nothing hides.
     """
     n = cfg.dp * cfg.cp
     if n == 1:
@@ -238,22 +258,24 @@ def _dp_seconds(arch: models.Architecture, cfg: ParallelConfig, stack: Stack, li
                 + links.dp_reduce_scatter_s(params.expert, n_expert, bytes_per_element))
 
     reduce_s, gather_s = collective(stack.grad_reduce_bytes), collective(pf.BYTES_16BIT)
+    reductions, gathers = grad_reductions_per_step(cfg, stack), gathers_per_step(cfg, stack)
+    update_gather_s = gather_s if cfg.zero_stage < 3 else 0.0  # ZeRO-0's all-reduce half too
     buckets, h = max(1, st.layers), stack.gather_hidden_fraction
-    if cfg.zero_stage == 3 and stack.reshard_after_forward:
+    if gathers > 1:  # resharded: a forward gather, and a backward gather beside the reduction
+        rounds = gathers // 2
         fwd = _hidden(gather_s, st.forward, buckets, h)
         bwd = _hidden(gather_s + reduce_s, st.backward, buckets, h)
         grads = _hidden(reduce_s, st.backward, buckets, h)
-        return cfg.grad_accum * grads, cfg.grad_accum * max(0.0, fwd + bwd - grads)
+        return reductions * grads, rounds * max(0.0, fwd + bwd - grads)
     if not stack.overlap_dp:
-        return reduce_s + (0.0 if cfg.zero_stage == 3 else gather_s), (
-            gather_s if cfg.zero_stage == 3 else 0.0)
-    grads = _hidden(reduce_s, st.backward, buckets)
-    if cfg.zero_stage == 3:
+        return reductions * reduce_s + update_gather_s, gathers * gather_s
+    grads = reductions * _hidden(reduce_s, st.backward, buckets)
+    if gathers == 1:
         return grads, _hidden(gather_s, st.forward, buckets, h)
     if cfg.zero_stage == 0 or stack.param_gather_overlap:
         under = st.backward if cfg.zero_stage == 0 else st.forward
-        return grads + _hidden(gather_s, under, buckets), 0.0
-    return grads + gather_s, 0.0
+        return grads + _hidden(update_gather_s, under, buckets), 0.0
+    return grads + update_gather_s, 0.0
 
 
 def _optimizer_seconds(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
@@ -265,7 +287,8 @@ def _optimizer_seconds(arch: models.Architecture, cfg: ParallelConfig, gpu: hard
 
 
 def pipeline_costs_s(work_s: float, send_s: float, pp: int, m: int, v: int = 1,
-                     m_below_p: bool = False) -> tuple[float, float]:
+                     m_below_p: bool = False, bubble_v: float | None = None,
+                     ) -> tuple[float, float]:
     """(bubble, sends) in seconds per step for a pipeline of ``pp`` stages, ``m``
     micro-batches and ``v`` chunks per GPU, given the busiest stage's ``work_s`` per
     micro-batch and ``send_s`` per chunk (activation out + gradient back).
@@ -277,7 +300,10 @@ def pipeline_costs_s(work_s: float, send_s: float, pp: int, m: int, v: int = 1,
     (``m_below_p``, Llama 3's modified schedule, Dubey et al. 2024 §3.3.2): a breadth-first
     interleaved order then leaves ``p - m`` chunk slots idle in each of its ``v - 1`` later
     rounds, bubble ``((p - 1) + (v - 1)(p - m)) / v x work``
-    (:func:`solutions.pipeline.simulate` reproduces it).
+    (:func:`solutions.pipeline.simulate` reproduces it). ``bubble_v`` is the v the bubble
+    divides by when it differs from the chunk count: uneven chunks pace the fill and drain
+    by the largest chunk (:attr:`solutions.layout.Layout.bubble_chunks`); the sends still
+    cross all ``v`` chunk boundaries.
     """
     non_negative("work_s", work_s)
     non_negative("send_s", send_s)
@@ -286,8 +312,10 @@ def pipeline_costs_s(work_s: float, send_s: float, pp: int, m: int, v: int = 1,
         raise ValueError(f"interleaving (v={v}) needs at least pp={p} micro-batches, got m={m}")
     if p == 1:
         return 0.0, 0.0
-    idle = (p - 1) + (v - 1) * max(0, p - m)
-    return idle / v * work_s, (m * v + p - 1) * send_s
+    paced = float(v) if bubble_v is None else bubble_v
+    if not 1 <= paced <= v:
+        raise ValueError(f"bubble_v must lie between 1 and v={v}, got {bubble_v!r}")
+    return m * work_s * pipeline_bubble_over_compute(p, m, paced), (m * v + p - 1) * send_s
 
 
 def step_time_from_costs(work_s: float, send_s: float, pp: int, m: int, v: int,
@@ -306,7 +334,9 @@ def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     m, p, v = cfg.grad_accum, cfg.pp, cfg.virtual_stages
     send = links.pp_send_s(arch, stack.pipeline_scatter_gather)
     send *= 2 if stack.pipeline_blocking_p2p else 1
-    bubble, sends = pipeline_costs_s(_per_mb_s(st), send, p, m, v, stack.interleave_m_below_p)
+    paced = bubble_chunks_of(arch.n_layers, p, v)  # = Layout.bubble_chunks, cached
+    bubble, sends = pipeline_costs_s(_per_mb_s(st), send, p, m, v, stack.interleave_m_below_p,
+                                     paced)
     dp, gathers = _dp_seconds(arch, cfg, stack, links, stage, st)
     return {
         "compute": m * st.compute, "recompute": m * st.recompute,

@@ -365,3 +365,72 @@ def test_attention_rate_grows_with_sequence_as_the_microbenchmark_does() -> None
         modelled = 630 * pf.attention_efficiency(hw.H100_SXM, "hopper", seq) / long
         assert modelled == pytest.approx(tflops, rel=0.02)
     assert pf.attention_efficiency(hw.H100_SXM, "hopper", 10**9) == pytest.approx(long)
+
+
+def test_zero2_reduces_every_micro_batch_and_zero1_once() -> None:
+    # Rajbhandari et al. 2020, §5.2: ZeRO-2 reduce-scatters each micro-batch's gradients into
+    # the shard as buckets fill; ZeRO-1 reduce-scatters the accumulated gradient once. Without
+    # overlap, m = 4: ZeRO-2 pays 4 reduce-scatters + 1 all-gather, ZeRO-1 1 + 1, ZeRO-0's
+    # all-reduce 2 such volumes. 1.7B GPT over 32 ranks, 8 per node, at the node's 8 ports.
+    arch = gpt(1.7, n_layers=24, d_model=2304, n_heads=24)
+    h = 2304
+    params = 24 * (12 * h * h + 13 * h) + 51200 * h + 2048 * h + 2 * h
+    one = 31 * params * 2 / 32 / (8 * 25e9 * SELENE.collective_efficiency)
+    stack = replace(perf.MEGATRON_2021, overlap_dp=False)
+    exposed = {}
+    for stage in (0, 1, 2):
+        cfg = ParallelConfig(tp=1, pp=1, dp=32, micro_batch=4, grad_accum=4, seq_len=2048,
+                             activation_recompute="full", zero_stage=stage)
+        exposed[stage] = _estimate(arch, cfg, NO_NETWORK_LATENCY, stack).breakdown["dp_exposed"]
+    assert exposed[0] == pytest.approx(2 * one, rel=1e-5)
+    assert exposed[1] == pytest.approx(2 * one, rel=1e-5)
+    assert exposed[2] == pytest.approx(5 * one, rel=1e-5)
+
+
+def test_zero2_ranks_behind_zero1_once_there_is_accumulation() -> None:
+    # the same layout with overlap (Megatron-Core): equal at m = 1, ZeRO-2 slower at m = 8
+    # (8 reduce-scatters, each under one micro-batch's backward, against one)
+    cfg = ParallelConfig(tp=2, pp=1, dp=64, micro_batch=1, grad_accum=1, seq_len=4096,
+                         activation_recompute="selective", zero_stage=1)
+    lay = [replace(cfg, zero_stage=z, grad_accum=m_) for m_ in (1, 8) for z in (1, 2)]
+    t = [_estimate(m.LLAMA3_8B, c, hw.LLAMA3_H100, perf.MODERN).step_time_s for c in lay]
+    assert t[1] == pytest.approx(t[0], rel=1e-12)
+    assert t[3] > t[2] * 1.001
+
+
+def test_uneven_chunks_pay_the_bubble_of_the_largest_chunk() -> None:
+    # 70B: 80 layers over PP 4 is 20 a stage; v = 8 chunks of 3,3,3,3,2,2,2,2 layers. The
+    # fill and drain are paced by a 3-layer chunk, so the bubble divides by 20/3, not 8
+    cluster = hw.LLAMA3_H100
+    costs = {}
+    for v in (1, 4, 8):
+        cfg = ParallelConfig(tp=8, pp=4, dp=4, micro_batch=1, grad_accum=16, seq_len=8192,
+                             activation_recompute="none", zero_stage=3, virtual_stages=v)
+        costs[v] = perf.breakdown_s(m.LLAMA3_70B, cfg, cluster.gpu, cluster, perf.LLAMA3)
+    for v, paced in ((1, 1.0), (4, 4.0), (8, 20 / 3)):
+        b = costs[v]
+        per_mb = sum(b[k] for k in ("compute", "recompute", "tp", "cp", "ep")) / 16
+        assert b["pp_bubble"] == pytest.approx(3 / paced * per_mb, rel=1e-9)
+    with pytest.raises(ValueError, match="bubble_v"):
+        perf.pipeline_costs_s(1.0, 0.0, 4, 16, 4, bubble_v=5.0)
+
+
+@pytest.mark.parametrize("stack", [perf.MODERN, perf.FSDP_STACK, perf.LLAMA3,
+                                   perf.DEEPSPEED_ZERO3_STACK], ids=lambda s: s.name[:20])
+@pytest.mark.parametrize("zero_stage", [1, 2, 3])
+def test_time_and_traffic_count_the_same_gathers_and_reductions(stack: perf.Stack,
+                                                                zero_stage: int) -> None:
+    # with nothing hidden, the DP seconds are the bytes the traffic model counts per
+    # parameter (planner_comm, from planner_memory's counts) at one byte's time each
+    from solutions.planner_comm import dp_bytes_per_param
+    from solutions.planner_memory import stage_params
+    arch = gpt(1.7, n_layers=24, d_model=2304, n_heads=24)
+    cfg = ParallelConfig(tp=1, pp=1, dp=32, micro_batch=2, grad_accum=4, seq_len=2048,
+                         activation_recompute="full", zero_stage=zero_stage)
+    bare = replace(stack, overlap_dp=False, gather_hidden_fraction=0.0)
+    b = perf.breakdown_s(arch, cfg, SELENE.gpu, NO_NETWORK_LATENCY, bare)
+    params = stage_params(arch, cfg, 0).total
+    per_byte = perf.Links(NO_NETWORK_LATENCY, cfg, bare.pp_outermost).dp_reduce_scatter_s(
+        params, 32, 1.0)
+    counted = dp_bytes_per_param(cfg, bare.grad_reduce_bytes, bare)
+    assert (b["dp_exposed"] + b["fsdp_gather"]) / per_byte == pytest.approx(counted, rel=1e-6)
