@@ -118,14 +118,15 @@ def _from_file(exercise_id: str, text: str) -> object:
     """For an answer that names a .py file: run the learner's own file and take what the
     notebook's check cell would pass (the function, or the bug line and the function)."""
     import workbook
-    from autograder.kinds.lab import Lab, LabSource
 
     record = workbook.exercise(exercise_id)
     source = Path(text).read_text(encoding="utf-8")
-    if isinstance(record.answer_kind, Lab):  # never run here: the lab's ranks run apart
-        return LabSource(source, text)
+    code = compile(source, text, "exec")  # a syntax error is reported before anything runs
+    shipped = record.answer_kind.answer_from_file(source, text)
+    if shipped is not None:  # a lab: its ranks run apart, never in this process
+        return shipped
     namespace: dict[str, object] = {"__name__": "__learner__"}
-    exec(compile(source, text, "exec"), namespace)  # the learner's file, on their machine
+    exec(code, namespace)  # the learner's file, on their machine
     return eval(record.answer_kind.check_argument(record.names), namespace)  # noqa: S307
 
 

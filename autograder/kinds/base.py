@@ -150,6 +150,12 @@ class AnswerKind(ABC):
         """The function the learner writes (the grader calls it on its test cases)."""
         return None
 
+    def answer_from_file(self, source: str, filename: str) -> object | None:
+        """What ``workbook check ID FILE.py`` checks when the file must not be run in the
+        checking process (a lab's ranks run apart); None: run the file and take
+        :meth:`check_argument` from it."""
+        return None
+
     def check_argument(self, names: CellNames) -> str:
         """The expression a notebook's check cell passes: the value, the function or both."""
         value, spec = self.value_name(names), self.function_spec()

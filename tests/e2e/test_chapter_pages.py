@@ -123,7 +123,8 @@ def check_narration(page: Any) -> None:
 
 
 def check_invalid_schedule(lab: Any, explorer: Any) -> None:
-    """Interleaved 1F1B with m = 6 on 4 stages cannot be drawn: the plot gives way to why."""
+    """Interleaved 1F1B with m = 2 on 4 stages cannot be drawn (Megatron-Core needs m >= p;
+    any m >= p runs, in groups): the plot gives way to why."""
     from playwright.sync_api import expect
 
     explorer.locator(".widget-dropdown select").first.select_option("Interleaved 1F1B")
@@ -131,9 +132,9 @@ def check_invalid_schedule(lab: Any, explorer: Any) -> None:
         ".noUi-handle, .ui-slider-handle").first
     slider.click()
     for _ in range(2):
-        lab.page.keyboard.press("ArrowRight")
+        lab.page.keyboard.press("ArrowLeft")
     invalid = explorer.locator(".dtw-plot-invalid")
-    expect(invalid).to_contain_text("multiple of the stages", timeout=BT.WIDGET_MS)
+    expect(invalid).to_contain_text("at least as many microbatches", timeout=BT.WIDGET_MS)
     expect(explorer.locator(".widget-output img")).to_have_count(0)
     lab.snap("ch05-invalid-schedule", explorer)
 

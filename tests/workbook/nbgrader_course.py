@@ -124,11 +124,11 @@ def model_flops_utilisation(n_params, tokens_per_s_per_gpu, peak_tflops):
 def step_time_from_costs(work_s, send_s, pp, m, v, dp_exposed_s):
     if min(work_s, send_s, dp_exposed_s) < 0 or min(pp, m, v) < 1:
         raise ValueError("times must be >= 0 and degrees >= 1")
-    if v > 1 and m < pp:
-        raise ValueError("interleaving needs at least pp micro-batches")
     if pp == 1:
         return m * work_s + dp_exposed_s
-    bubble = (pp - 1) / v * work_s
+    # breadth-first rounds when m < pp: each round after the first idles pp - m chunk slots
+    idle_slots = (pp - 1) + (v - 1) * max(pp - m, 0)
+    bubble = idle_slots / v * work_s
     return m * work_s + bubble + (m * v + pp - 1) * send_s + dp_exposed_s''',
     "dynamic_loss_scale": '''\
 def dynamic_loss_scale(overflows, init_scale=65536.0, growth_interval=2000):
