@@ -53,6 +53,7 @@ import numpy as np
 
 from solutions import simwire
 from solutions.simverify import Log, Sent
+from solutions.simwire import array_bytes
 
 HOST_MODULES = ("simwire", "simbundle", "simhost")  # and simcollectives where labs allow it
 BOOT = ("import sys; sys.path.insert(0, {code!r}); sys.dont_write_bytecode = True; "
@@ -427,7 +428,7 @@ class _Run:
                       "tampered with (it reports less than the buffers the rank received in "
                       "that step); leave the simulator's tracking alone", rank)
             return
-        self.memory[rank].append(_nbytes(self.data[rank]) + max(held, peak, 0))
+        self.memory[rank].append(array_bytes(self.data[rank]) + max(held, peak, 0))
 
     def deliver(self) -> None:
         for index in self.pending:
@@ -438,26 +439,15 @@ class _Run:
     def finish(self) -> Log:
         messages = tuple(Sent(k, s, src, dst, rs, fs, p)
                          for k, (s, src, dst, rs, fs, p) in enumerate(self.log))
-        return Log(self.n, max(self.step, 1), tuple(_nbytes(d) for d in self.data), messages,
+        return Log(self.n, max(self.step, 1), tuple(array_bytes(d) for d in self.data), messages,
                    tuple(self.results), tuple(tuple(m) for m in self.memory))
-
-
-def _nbytes(value: Any) -> int:
-    """Bytes of the numpy arrays in ``value`` (an array, or a list/tuple/dict of them)."""
-    if isinstance(value, np.ndarray):
-        return int(value.nbytes)
-    if isinstance(value, (list, tuple)):
-        return sum(_nbytes(v) for v in value)
-    if isinstance(value, dict):
-        return sum(_nbytes(v) for v in value.values())
-    return 0
 
 
 def run(host: Host, data: Sequence[Any], *, collectives: bool, track: bool = False,
         time_limit_s: float = 10.0, max_steps: int = 10_000,
         budget_bytes: int | None = None) -> Log | RunFailure:
     """Run the loaded program on ``len(data)`` ranks (rank r starts with ``data[r]``)."""
-    total = sum(_nbytes(d) for d in data)
+    total = sum(array_bytes(d) for d in data)
     state = _Run(host, data, budget_bytes or max(1 << 20, 8 * total), track)
     host.reader.deadline = time.monotonic() + time_limit_s
     try:

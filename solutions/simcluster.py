@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from solutions._checks import non_negative, positive, positive_int
+from solutions.simwire import array_bytes
 
 GB = 1e9  # bytes
 
@@ -358,16 +359,5 @@ def run(program: Program, data: Sequence[Any], *, links: Links | None = None,
         sim.step += 1
     sim.deliver()
     trace = Trace(n, sim.links, sim.log, results, max(sim.step, 1),
-                  [_nbytes(d) for d in data])
+                  [array_bytes(d) for d in data])
     return trace
-
-
-def _nbytes(value: Any) -> int:
-    """Bytes of the numpy arrays in ``value`` (an array, or a list/tuple/dict of them)."""
-    if isinstance(value, np.ndarray):
-        return int(value.nbytes)
-    if isinstance(value, (list, tuple)):
-        return sum(_nbytes(v) for v in value)
-    if isinstance(value, dict):
-        return sum(_nbytes(v) for v in value.values())
-    return 0

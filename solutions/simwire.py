@@ -164,3 +164,14 @@ def read_frame(stream: BinaryIO, max_array_bytes: int = MAX_FRAME_ARRAY_BYTES,
     arrays = [np.frombuffer(_read_exact(stream, nbytes) if nbytes else b"",
                             dtype=dtype).reshape(shape) for dtype, shape, nbytes in shapes]
     return header, arrays
+
+
+def array_bytes(value: Any) -> int:
+    """Bytes of the numpy arrays in ``value`` (an array, or a list/tuple/dict of them)."""
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if isinstance(value, (list, tuple)):
+        return sum(array_bytes(v) for v in value)
+    if isinstance(value, dict):
+        return sum(array_bytes(v) for v in value.values())
+    return 0
