@@ -75,6 +75,14 @@ def _roots(python: str) -> list[str]:
     return roots
 
 
+def interpreter_entries_in_tmp(python: str = sys.executable) -> frozenset[str]:
+    """The names a job sees in its fresh /tmp besides its own scratch: the first folder of
+    each interpreter folder that lives under /tmp (a project cloned to /tmp/x binds
+    /tmp/x/.venv, so a job's /tmp shows "x"). Empty for an interpreter anywhere else."""
+    return frozenset(Path(root).parts[2] for root in _roots(python)
+                     if root.startswith("/tmp/"))
+
+
 def _system_links() -> list[str]:
     """``/lib``, ``/lib64``, ``/bin``, ``/sbin`` as on the host: links into /usr, or folders."""
     args: list[str] = []

@@ -92,11 +92,11 @@ def model_flops_utilisation(n_params, tokens_per_s_per_gpu, peak_tflops):
 def step_time_from_costs(work_s, send_s, pp, m, v, dp_exposed_s):
     _number(work_s); _number(send_s); _number(dp_exposed_s)
     p, m, v = _whole(pp), _whole(m), _whole(v)
-    if v > 1 and m < p:
-        raise ValueError("interleaving needs m >= pp")
     if p == 1:
         return m * work_s + dp_exposed_s
-    return m * work_s + (p - 1) / v * work_s + (m * v + p - 1) * send_s + dp_exposed_s
+    # with m < p the schedule runs breadth-first rounds: each later round idles p - m slots
+    idle_slots = (p - 1) + (v - 1) * max(p - m, 0)
+    return m * work_s + idle_slots / v * work_s + (m * v + p - 1) * send_s + dp_exposed_s
 ''',
     "8.6": '''
 def dynamic_loss_scale(overflows, init_scale=65536.0, growth_interval=2000):
