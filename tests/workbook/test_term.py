@@ -27,38 +27,21 @@ import pytest
 from autograder.grading.fill import fill_answers
 from workbook.records import printed
 
+sys.path.insert(0, str(Path(__file__).parent))
+from nbgrader_course import RIGHT_FUNCTIONS  # noqa: E402
+from test_grading_honest import FUNCTIONS as HONEST_FUNCTIONS  # noqa: E402
+from test_grading_honest import HELPERS  # noqa: E402
+
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "instructors.md"
 SECTION = "## A term, step by step"
 CHAPTER_FILE = "ch00_ring_allreduce.ipynb"
 
-HELPERS = '''
-import math
-
-def _number(value, allow_zero=True):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"not a finite number: {value!r}")
-    if value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"out of range: {value!r}")
-    return value
-
-def _whole(value):
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"not a whole number >= 1: {value!r}")
-    return value
-'''
 # The chapter's functions as a learner writes them (the same for every student: what
-# differs per student is the inputs they are tested on).
+# differs per student is the inputs they are tested on), shared with the grading tests.
 FUNCTIONS = {
-    "0.5": HELPERS + '''
-def ring_allreduce_time_ms(message_gb, n_gpus, link_gb_per_s, latency_us):
-    _number(message_gb); _number(link_gb_per_s, allow_zero=False); _number(latency_us)
-    n = _whole(n_gpus)
-    return 2 * (n - 1) * (1000.0 * message_gb / n / link_gb_per_s + latency_us / 1000.0)
-''',
+    "0.5": HELPERS + HONEST_FUNCTIONS["0.5"],
     "0.6": HELPERS + '''
 bug_line_0_6 = {bug_line}
 
@@ -68,24 +51,7 @@ def ring_allreduce_bandwidth_time_s(message_gb, n_gpus, link_gb_per_s):
     steps = 2 * (n - 1)
     return steps * (message_gb / n) / link_gb_per_s
 ''',
-    "0.7": '''
-import numpy as np
-
-def ring_allreduce(rank):
-    n, me = rank.size, rank.id
-    x = np.array(rank.data, copy=True)
-    cut = [len(x) * c // n for c in range(n + 1)]
-    span = lambda c: slice(cut[c % n], cut[c % n + 1])
-    for s in range(n - 1):
-        rank.send((me + 1) % n, x[span(me - s)])
-        yield
-        x[span(me - s - 1)] += rank.recv((me - 1) % n)
-    for s in range(n - 1):
-        rank.send((me + 1) % n, x[span(me + 1 - s)])
-        yield
-        x[span(me - s)] = rank.recv((me - 1) % n)
-    return x
-''',
+    "0.7": RIGHT_FUNCTIONS["ring_allreduce"],
 }
 VALUE_EXERCISES = ("0.1", "0.2", "0.3", "0.4")
 ANSWER_NAMES = {"0.1": "answer_0_1", "0.2": "answer_0_2", "0.3": "answer_0_3",
