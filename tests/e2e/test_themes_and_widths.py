@@ -126,19 +126,25 @@ def own_background(png: bytes) -> str:
 
 
 def read_page(lab: Any, label: str) -> list[str]:
-    """Every problem on the page now, in words; a screenshot of each figure is saved."""
+    """Every problem on the page now, in words; a screenshot of each figure is saved.
+
+    The figures are read in one step in the page (a widget may redraw its output between two
+    steps, which would detach an element taken earlier); the screenshots are only artifacts
+    for a reader, so a figure redrawn while being photographed is skipped there, not failed."""
     page = lab.page
     problems = []
-    for k, image in enumerate(page.locator(".jp-OutputArea-output img").all()):
-        if not image.is_visible():
+    sources = page.eval_on_selector_all(
+        ".jp-OutputArea-output img",
+        "els => els.map(e => [e.getAttribute('src') || '', e.getClientRects().length > 0])")
+    for k, (src, visible) in enumerate(sources):
+        if not visible:
             continue
-        image.scroll_into_view_if_needed()
-        image.screenshot(path=str(lab.artifacts / f"{label}-fig{k}.png"))
-        src = image.get_attribute("src") or ""
         if src.startswith("data:image/png;base64,"):
             wrong = own_background(base64.b64decode(src.split(",", 1)[1]))
             if wrong:
                 problems.append(f"{label}: figure {k} {wrong}")
+        save_figure(page.locator(".jp-OutputArea-output img").nth(k),
+                    lab.artifacts / f"{label}-fig{k}.png")
     for item in page.evaluate(READ_PAGE):
         if item["contrast"] < 3.0:
             problems.append(f"{label}: low contrast {item['contrast']:.1f} for {item['text']!r}")
@@ -147,6 +153,17 @@ def read_page(lab: Any, label: str) -> list[str]:
         if item["past_edge"]:
             problems.append(f"{label}: past the notebook's right edge {item['text']!r}")
     return problems
+
+
+def save_figure(image: Any, path: Path) -> None:
+    """A screenshot of one figure for the artifacts, skipped if the figure is redrawn meanwhile."""
+    from playwright.sync_api import Error
+
+    try:
+        image.scroll_into_view_if_needed(timeout=5000)
+        image.screenshot(path=str(path), timeout=5000)
+    except Error:
+        pass
 
 
 def open_file_browser(page: Any) -> None:
