@@ -47,7 +47,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from queue import Queue
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import numpy as np
 
@@ -58,7 +58,9 @@ from solutions.simwire import array_bytes
 HOST_MODULES = ("simwire", "simbundle", "simhost")  # and simcollectives where labs allow it
 BOOT = ("import sys; sys.path.insert(0, {code!r}); sys.dont_write_bytecode = True; "
         "from solutions import simhost; simhost.main()")
-Wrap = Callable[[str, str], list[str]]   # (python, staged code folder) -> the command
+# The ranks run one after another: numpy's BLAS needs no thread per core (starting them
+# costs about 0.1 s of CPU per process). A sandbox's own environment says the same.
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 @dataclass(frozen=True)
@@ -154,20 +156,65 @@ def _widen(fd: int, size: int = 1 << 20) -> None:
         pass
 
 
-class Host:
-    """A started ranks' process and its channel."""
+class Process(Protocol):
+    """A started ranks' process as the channel sees it: the pipe to its stdin, the fd of
+    the pipe from its stdout, ``poll()`` (None while it may run) and ``kill()`` (which
+    also reaps it and closes this side)."""
+
+    stdin: IO[bytes]
+    stdout_fd: int
+
+    def poll(self) -> int | None: ...
+
+    def kill(self) -> None: ...
+
+
+# (python, staged code folder, modules to import ahead, "module:function" to run) -> a
+# process forked from a warm server (the batch grader's sandbox provides one)
+Launch = Callable[[str, str, tuple[str, ...], str], Process]
+WARM = ("numpy", "solutions.simhost")
+ENTRY = "solutions.simhost:main"
+
+
+class Popened:
+    """A ranks' process started from a command line, a child of this process."""
 
     def __init__(self, command: list[str], memory_bytes: int = 4 << 30) -> None:
         def limits() -> None:  # no imports here: other threads may hold the import lock
             resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, preexec_fn=limits)
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.writer: IO[bytes] = self.process.stdin
-        self.reader = _Reader(self.process.stdout.fileno())
-        for stream in (self.process.stdin, self.process.stdout):
-            _widen(stream.fileno())
+        self.popen = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.DEVNULL, preexec_fn=limits,
+                                      env={**os.environ, **ONE_THREAD})
+        assert self.popen.stdin is not None and self.popen.stdout is not None
+        self.stdin: IO[bytes] = self.popen.stdin
+        self.stdout_fd = self.popen.stdout.fileno()
+        self.pid = self.popen.pid
+
+    def poll(self) -> int | None:
+        return self.popen.poll()
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
+        self.popen.wait()
+        for stream in (self.popen.stdin, self.popen.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+
+
+class Host:
+    """A started ranks' process and its channel."""
+
+    def __init__(self, process: Process) -> None:
+        self.process = process
+        self.writer: IO[bytes] = process.stdin
+        self.reader = _Reader(process.stdout_fd)
+        for fd in (process.stdin.fileno(), process.stdout_fd):
+            _widen(fd)
 
     def send(self, header: dict[str, Any], arrays: Sequence[np.ndarray] = ()) -> None:
         simwire.write_frame(self.writer, header, tuple(arrays))  # type: ignore[arg-type]
@@ -176,15 +223,7 @@ class Host:
         return simwire.read_frame(self.reader, max_bytes)  # type: ignore[arg-type]
 
     def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
-            if stream is not None:
-                try:
-                    stream.close()
-                except OSError:
-                    pass
+        self.process.kill()
 
 
 # Warm ranks' processes: started ahead (interpreter, numpy and the channel's modules
@@ -250,7 +289,7 @@ class _Spawner:
         while True:
             command, answer = self.requests.get()
             try:
-                answer.put(Host(command))
+                answer.put(Host(Popened(command)))
             except BaseException as error:  # noqa: BLE001 - handed to the caller
                 answer.put(error)
 
@@ -258,11 +297,21 @@ class _Spawner:
 _SPAWNER = _Spawner()
 
 
-def start_host(bundle: Any, wrap: Wrap | None = None, time_limit_s: float = 10.0,
+def start_host(bundle: Any, launch: Launch | None = None, time_limit_s: float = 10.0,
                collectives: bool = True) -> Host | RunFailure:
-    """Start a ranks' process (or take a warm, never-used one) and load the learner's
-    function into it."""
-    host = _fresh((wrap or plain_command)(sys.executable, stage_host_code(collectives)))
+    """Start a ranks' process and load the learner's function into it: forked by
+    ``launch`` where given (a sandbox's warm server), else started plainly (or taken warm,
+    never used, when :func:`keep_warm` asked for spares)."""
+    code = stage_host_code(collectives)
+    if launch is None:
+        host = _fresh(plain_command(sys.executable, code))
+    else:
+        warm = WARM + (("solutions.simcollectives",) if collectives else ())
+        try:
+            host = Host(launch(sys.executable, code, warm, ENTRY))
+        except OSError as error:
+            return RunFailure("channel", f"the process running your code did not start "
+                              f"({error})")
     host.reader.deadline = time.monotonic() + max(time_limit_s, 5.0)
     try:
         host.send({"op": "load", "bundle": bundle})

@@ -67,12 +67,32 @@ class LabSpec:
     call_args: Callable[[Case], tuple[Any, ...]] | None = None
     n_graded: int = 6
     evidence: str = "its own messages"   # what a pass was checked from
+    # Each regime (a named test on a case) is met by at least one case of every grading:
+    # the shapes that tell a common wrong program from a right one (an uneven split, a
+    # pipeline with more micro-batches than stages), so that no draw lets one pass by luck.
+    regimes: tuple[tuple[str, Callable[[Case], bool]], ...] = ()
 
     def graded(self, seed: int) -> tuple[dict[str, Any], ...]:
-        """The cases of one grading: drawn from ``seed`` (each with its own data seed)."""
+        """The cases of one grading: drawn from ``seed`` (each with its own data seed); a
+        regime no case met replaces the last case not needed by another regime."""
         rng = random.Random(seed)
-        return tuple(dict(self.draw(rng), seed=rng.randrange(1 << 30))
-                     for _ in range(self.n_graded))
+        drawn = [self.draw(rng) for _ in range(self.n_graded)]
+        for name, holds in self.regimes:
+            if any(holds(case) for case in drawn):
+                continue
+            needed = {i for _, test in self.regimes for i in
+                      [next((k for k, c in enumerate(drawn) if test(c)), -1)] if i >= 0}
+            spare = max(set(range(len(drawn))) - needed)
+            drawn[spare] = self._draw_meeting(rng, holds, name)
+        return tuple(dict(case, seed=rng.randrange(1 << 30)) for case in drawn)
+
+    def _draw_meeting(self, rng: random.Random, holds: Callable[[Case], bool],
+                      name: str) -> dict[str, Any]:
+        for _ in range(10_000):
+            case = self.draw(rng)
+            if holds(case):
+                return case
+        raise ValueError(f"lab {self.name}: its draw never gives a case of regime {name!r}")
 
 
 def run_on(spec: LabSpec, host: simchannel.Host, case: Case, time_limit_s: float) -> Any:
@@ -101,7 +121,7 @@ def run_case(spec: LabSpec, program: Callable[..., Any], case: Case,
 
 
 def grade_bundle(spec: LabSpec, bundle: Any, cases: Sequence[Case],
-                 wrap: simchannel.Wrap | None = None, time_limit_s: float = 10.0,
+                 launch: simchannel.Launch | None = None, time_limit_s: float = 10.0,
                  ) -> list[Report]:
     """Run the learner's bundle on every case in a ranks' process (restarted after a case
     that broke it) and verify each run here."""
@@ -113,7 +133,7 @@ def grade_bundle(spec: LabSpec, bundle: Any, cases: Sequence[Case],
                                   "stopped or could not start"))
             continue
         if host is None:
-            host = simchannel.start_host(bundle, wrap, time_limit_s, spec.collectives)
+            host = simchannel.start_host(bundle, launch, time_limit_s, spec.collectives)
         if isinstance(host, RunFailure):
             reports.append(Report(spec.describe(case), failure_text(host)))
             continue

@@ -138,4 +138,7 @@ def gantt(ran: list[list[pl.ChunkOp]], v: int) -> str:
 
 SPEC = LabSpec(name="pipeline_schedule", cases=cases, draw=draw, data=lambda case: [],
                verify=verify, describe=describe, evidence="running its schedule",
-               call_args=lambda case: (int(case["pp"]), int(case["m"]), int(case["v"])))
+               call_args=lambda case: (int(case["pp"]), int(case["m"]), int(case["v"])),
+               regimes=(("1F1B with m > p", lambda c: c["v"] == 1 and c["m"] > c["pp"]),
+                        ("1F1B with m < p", lambda c: c["v"] == 1 and c["m"] < c["pp"]),
+                        ("interleaved", lambda c: c["v"] > 1)))

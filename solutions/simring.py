@@ -209,4 +209,7 @@ def ring_picture(log: Log, offender: Offender | None) -> str:
 
 
 SPEC = LabSpec(name="ring_allreduce", cases=cases, draw=draw, data=data, verify=verify,
-               describe=describe, collectives=False)
+               describe=describe, collectives=False,
+               regimes=(("M not a multiple of N", lambda c: c["m"] % c["n"] != 0),
+                        ("M a multiple of N", lambda c: c["m"] % c["n"] == 0),
+                        ("N of 4 or more", lambda c: c["n"] >= 4)))

@@ -114,4 +114,6 @@ def verify(case: Case, run: Any) -> Report:
 
 
 SPEC = LabSpec(name="tp_mlp_forward", cases=cases, draw=draw, data=data, verify=verify,
-               describe=describe)
+               describe=describe,
+               regimes=(("f not a multiple of N", lambda c: c["f"] % c["n"] != 0),
+                        ("N of 3 or more", lambda c: c["n"] >= 3)))

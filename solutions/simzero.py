@@ -201,4 +201,6 @@ def memory_picture(log: Log) -> str:
 
 
 SPEC = LabSpec(name="zero3_forward", cases=cases, draw=draw, data=data, verify=verify,
-               describe=describe, track_memory=True, n_graded=4)
+               describe=describe, track_memory=True, n_graded=4,
+               regimes=(("d x d not a multiple of N", lambda c: c["d"] ** 2 % c["n"] != 0),
+                        ("N of 3 or more", lambda c: c["n"] >= 3)))

@@ -6,7 +6,7 @@ reference library); the kind knows no lab and no simulator. Grading never runs t
 learner's code where the simulator, its log or the verifier live:
 
 * the learner's function travels as a bundle (its code and what it uses, as data) to a
-  ranks' process, inside bubblewrap where available (:func:`sandbox_prefix`), that talks
+  ranks' process, inside bubblewrap where available (:func:`sandbox_launch`), that talks
   to the simulator only through the rank channel;
 * the simulator and the verifier run in a *trusted* process: in ``workbook check`` and the
   batch grader that is the grader's own process (the learner's code never ran there); in a
@@ -74,9 +74,10 @@ class LabRuntime(Protocol):
         """A bundle that defines ``name`` by running a whole file's ``source``."""
 
     def run(self, bundle: Any, seed: int, time_limit_s: float,
-            prefix: Any) -> tuple[str, list[Report]]:
+            launch: Any) -> tuple[str, list[Report]]:
         """Run and verify the cases drawn from ``seed``: (what a pass was checked from, one
-        report per case). ``prefix`` wraps the ranks' process (see :func:`sandbox_prefix`)."""
+        report per case). ``launch`` forks the ranks' process in the sandbox (see
+        :func:`sandbox_launch`), or None to start it plainly."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ class Lab(AnswerKind):
     def grade_bundle(self, bundle: Any, seed: int) -> Verdict:
         """Grade a bundle here: this process must be one the learner's code never ran in."""
         evidence, reports = self.runtime.run(bundle, seed, self.time_limit_s,
-                                             sandbox_prefix())
+                                             sandbox_launch())
         return lab_verdict(self.function_name, evidence, reports, seed)
 
     def _grade_recorded(self, answer: RecordedLogs, seed: int) -> Verdict:
@@ -242,18 +243,15 @@ def _seed(params: Params) -> int:
     return secrets.randbelow(1 << 31)
 
 
-def sandbox_prefix() -> Any:
-    """``(python, code_dir) -> (command, code_dir as seen inside)``: bubblewrap around the
-    ranks' process where it works here (as ``nobody``, unable to create namespaces, with
-    its own /tmp and IPC), else None (run it plainly)."""
-    from autograder.sandbox import bwrap
+def sandbox_launch() -> Any:
+    """What forks a lab's ranks' process inside bubblewrap where it works here (a warm
+    server as ``nobody``, unable to create namespaces; each process walled in by seccomp:
+    :mod:`autograder.sandbox.rank_server`), else None (start it plainly)."""
+    from autograder.sandbox import bwrap, rank_client
 
     if bwrap.unavailable_reason():
         return None
-
-    def prefix(python: str, code_dir: str) -> tuple[list[str], str]:
-        return bwrap.command(python, code_dir, as_nobody=True), bwrap.SANDBOX_CODE
-    return prefix
+    return rank_client.launch
 
 
 def lab_verdict(function_name: str, evidence: str, reports: Sequence[Report],

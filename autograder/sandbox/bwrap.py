@@ -48,6 +48,13 @@ TMP_BYTES = 64 * 1024 * 1024       # the private /tmp of one worker
 SANDBOX_UID = 65534                # nobody, inside the user namespace
 WORKER_BASE_MB = 1024              # the worker's own address space (numpy loaded), generous
 WORKER_PROCESSES = 16              # the worker and its helpers, on top of the job's limit
+# Every sandboxed process sees only this environment (none of the grader's variables). One
+# thread for BLAS: a learner's process is one of many running side by side, and a library
+# that starts a thread per core costs each one about 0.1 s of CPU before it does anything.
+SANDBOX_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/nonexistent",
+    "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+}
 _SEARCH = ("/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap")
 
 
@@ -167,10 +174,12 @@ def command(python: str, code_dir: str, hidden: Iterable[str] = (),
             as_nobody: bool = False) -> list[str]:
     """The command starting one warm worker inside bubblewrap (ends with ``-- python``);
     ``fresh_world``: a grading worker, which gives each job a world of its own;
-    ``as_nobody``: a process that runs learner code itself (a lab's ranks' process), as
-    ``nobody`` in a user namespace of its own with no capabilities and no nested user
-    namespace, so that it can create no namespace, as root as when not (its /tmp and IPC
-    namespace are its own, gone with it)."""
+    ``as_nobody``: the server of a lab's ranks' processes, whose children run learner code
+    side by side (:mod:`autograder.sandbox.rank_server`): ``nobody`` in a user namespace of
+    its own with no capabilities and no nested user namespace, so that it can create no
+    namespace, as root as when not; nothing writable, ``/tmp`` included, so that no child
+    can leave anything for another; and no ``--die-with-parent`` (which would end it with
+    the thread that started it): it ends when its socket to the grader closes."""
     roots = _roots(python)
     args = [bwrap or bwrap_path() or "bwrap", "--ro-bind", "/usr", "/usr", *_system_links(),
             "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
@@ -180,9 +189,14 @@ def command(python: str, code_dir: str, hidden: Iterable[str] = (),
     for root in roots:
         args += ["--ro-bind", root, root]
     args += _hide(hidden, roots)
+    read_only = ["--remount-ro", "/tmp"] if as_nobody else ["--die-with-parent"]
     return [*args, "--ro-bind", code_dir, SANDBOX_CODE, "--remount-ro", "/",
-            *_namespaces(fresh_world, as_nobody), "--die-with-parent", "--new-session",
-            "--as-pid-1", "--clearenv", "--chdir", "/tmp", "--", python]
+            *_namespaces(fresh_world, as_nobody), *read_only, "--new-session",
+            "--as-pid-1", "--clearenv", *_environment(), "--chdir", "/tmp", "--", python]
+
+
+def _environment() -> list[str]:
+    return [arg for key, value in SANDBOX_ENV.items() for arg in ("--setenv", key, value)]
 
 
 def stage_sandbox_code() -> str:

@@ -27,7 +27,7 @@ import signal
 from dataclasses import dataclass, field
 from typing import NoReturn
 
-from autograder.sandbox import world
+from autograder.sandbox import seccomp, world
 from autograder.sandbox.protocol import Limits
 
 NOBODY = 65534
@@ -263,7 +263,7 @@ def confine_job(limits: Limits, scratch: str, stdout_fd: int, result_fd: int,
     # Readable by the worker (which adds up the job's memory from /proc), as any process
     # of the same user is; the worker itself stays closed to the job.
     world.set_dumpable(True)
-    world.forbid_namespaces()  # where it cannot, the worker's hello said so
+    seccomp.forbid_namespaces()  # where it cannot, the worker's hello said so
     set_rlimits(limits)
     # Python ignores SIGXFSZ, so writing past RLIMIT_FSIZE raises OSError (EFBIG) in the
     # cell instead of killing the process; make sure that stays so.

@@ -45,11 +45,7 @@ from autograder.sandbox.protocol import Job, JobResult, Limits, read_wire, unava
 PROJECT_ROOT = str(Path(__file__).resolve().parents[2])
 BOOTSTRAP = ("import sys; sys.path.insert(0, sys.argv[1]); "
              "from autograder.sandbox.worker import main; main()")
-# Learner code sees only this environment (none of the grader's variables).
-WORKER_ENV = {
-    "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/nonexistent",
-    "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-}
+WORKER_ENV = bwrap.SANDBOX_ENV
 GRACE_S = 10.0  # beyond wall_s, for the worker to clean up and reply
 MAX_REPLY_BYTES = 256 * 1024 * 1024  # one reply line; the worker bounds reports far below
 SANDBOXES = ("bubblewrap", "none")
@@ -69,8 +65,7 @@ class _Launch:
         if not self.code_dir:
             return [self.python, "-I", "-c", BOOTSTRAP, PROJECT_ROOT]
         outer = bwrap.command(self.python, self.code_dir, self.hidden, fresh_world=True)
-        env = [arg for key, value in WORKER_ENV.items() for arg in ("--setenv", key, value)]
-        return [*outer[:-2], *env, "--setenv", "TMPDIR", "/tmp", "--", self.python, "-I",
+        return [*outer[:-2], "--setenv", "TMPDIR", "/tmp", "--", self.python, "-I",
                 "-c", BOOTSTRAP, bwrap.SANDBOX_CODE, "--contained"]
 
     def preexec(self) -> Callable[[], None] | None:

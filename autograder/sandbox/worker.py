@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autograder.sandbox import limits as oslimits
-from autograder.sandbox import memory, runner, world
+from autograder.sandbox import memory, runner, seccomp, world
 from autograder.sandbox.classify import Observed, describe_job
 from autograder.sandbox.protocol import (
     Job,
@@ -200,7 +200,7 @@ def probe_world(scratch_root: str) -> tuple[bool, bool]:
             fresh = 1
         except BaseException:  # noqa: B036 - a probe: any failure means no
             pass
-        sealed = world.forbid_namespaces() is None and \
+        sealed = seccomp.forbid_namespaces() is None and \
             world._libc().unshare(0x04000000) != 0  # CLONE_NEWUTS must now be refused
         os._exit(fresh | (2 if sealed else 0))
     status = os.waitpid(pid, 0)[1]

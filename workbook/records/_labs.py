@@ -14,7 +14,6 @@ from typing import Any
 
 from autograder.kinds import Lab
 from solutions import simbundle, simlab
-from solutions.simchannel import BOOT
 
 LAB_TAG = "lab"
 SIMULATOR = ("The simulated cluster (solutions/simchannel.py): alpha-beta link model after "
@@ -37,12 +36,9 @@ class SimRuntime:
         return simbundle.source_bundle(source, filename, name)
 
     def run(self, bundle: Any, seed: int, time_limit_s: float,
-            prefix: Any) -> tuple[str, list[Any]]:
-        def wrap(python: str, code_dir: str) -> list[str]:
-            command, inside = prefix(python, code_dir)
-            return [*command, "-I", "-c", BOOT.format(code=inside)]
-        reports = simlab.grade_bundle(self.spec, bundle, self.spec.graded(seed),
-                                      wrap if prefix is not None else None, time_limit_s)
+            launch: Any) -> tuple[str, list[Any]]:
+        reports = simlab.grade_bundle(self.spec, bundle, self.spec.graded(seed), launch,
+                                      time_limit_s)
         return self.spec.evidence, reports
 
 
