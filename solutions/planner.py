@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solutions import hardware, llama3, models, performance, performance_flops
+from solutions import hardware, llama3, models, performance
 from solutions._checks import fraction, positive, positive_int
 from solutions.layout import Recompute, pipeline_bubble_over_compute, resolve, stage_slots
+from solutions.performance.flops import model_flops_per_token
 from solutions.planner_comm import CommVolume, comm_per_step
 from solutions.planner_memory import MemoryBreakdown, ParallelConfig, memory_per_gpu
 from solutions.planner_search import Ranked, Search, recommend
@@ -94,7 +95,7 @@ def _what_if_step_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardwar
                     mfu: float) -> float:
     """A step at a chosen MFU: model FLOPs (6 x matmul weights + causal attention, the
     convention of :class:`solutions.performance.StepEstimate`) over n x peak x MFU."""
-    flops = performance_flops.model_flops_per_token(arch, cfg.seq_len) * cfg.tokens_per_step
+    flops = model_flops_per_token(arch, cfg.seq_len) * cfg.tokens_per_step
     return flops / (cfg.n_gpus * gpu.peak_flops * fraction("mfu", mfu))
 
 

@@ -1,10 +1,10 @@
-"""Step-time model, part 2: how long one optimizer step of a layout takes, and why.
+"""Step-time model: how long one optimizer step of a layout takes, and why.
 
 :func:`estimate` composes the chapters' formulas into the time of one step on the busiest
 GPU (the pipeline stage with the most work) for a training ``stack``
 (:mod:`solutions.stack`), split into named costs that add up to it:
 
-* ``compute``: forward + backward of ``m`` micro-batches (:mod:`solutions.performance_flops`:
+* ``compute``: forward + backward of ``m`` micro-batches (:mod:`solutions.performance.flops`:
   matmuls at the efficiency of their per-GPU shape, fused attention at its kernel's rate,
   element-wise kernels at HBM speed), plus a gradient-accumulation pass per micro-batch
   where the stack's GEMMs do not accumulate;
@@ -53,11 +53,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from solutions import hardware, models, overlap
-from solutions import performance_flops as pf
 from solutions._checks import non_negative, positive, positive_int
 from solutions.layout import bubble_chunks_of, pipeline_bubble_over_compute
 from solutions.llama3 import layers_per_stage
-from solutions.performance_comm import LayerComm, Links, layer_comm_s
+from solutions.performance import flops as pf
+from solutions.performance.comm import LayerComm, Links, layer_comm_s
 from solutions.planner_memory import (
     ParallelConfig,
     gathers_per_step,
