@@ -19,8 +19,16 @@ set of published runs and are imported by their own paths
 (``from solutions.performance.validation import PUBLISHED_RUNS``). The fitted constants
 live in :mod:`.flops` and :mod:`.model` and are read there at every call, so that
 :func:`solutions.performance.fit.constants_set` can change them for a block.
+
+The model reads the planner's memory and validity rules (:mod:`solutions.planner.memory`,
+:mod:`solutions.planner.validity`), and the planner's search and costs read the model. So
+this package loads :mod:`solutions.planner` first, which loads the modules of this one by
+their own paths as it needs them: whichever package is imported first, no module is met
+half-loaded.
 """
 
+# Load order (see above): the planner first, then the names of this package.
+import solutions.planner  # noqa: F401
 from solutions.performance.comm import Links
 from solutions.performance.model import (
     BREAKDOWN_KEYS,

@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from solutions import hardware, models
+from solutions.layout import ParallelConfig
 from solutions.performance import fit as fitting
 from solutions.performance import flops as pf
 from solutions.performance.model import StepEstimate, estimate
-from solutions.planner_memory import ParallelConfig
 from solutions.stack import Stack, stack_named
 
 DATA_PATH = Path(__file__).parents[1] / "data" / "published_runs.json"

@@ -12,7 +12,7 @@ from solutions import performance as perf
 from solutions.performance import flops as pf
 from solutions.performance import model as step_model
 from solutions.performance.validation import gpt, narayanan_tflops_per_gpu
-from solutions.planner_memory import ParallelConfig
+from solutions.planner.memory import ParallelConfig
 
 GPT_145B = gpt(145.6, n_layers=80, d_model=12288, n_heads=96)
 SELENE = hw.SELENE_A100
@@ -422,9 +422,9 @@ def test_uneven_chunks_pay_the_bubble_of_the_largest_chunk() -> None:
 def test_time_and_traffic_count_the_same_gathers_and_reductions(stack: perf.Stack,
                                                                 zero_stage: int) -> None:
     # with nothing hidden, the DP seconds are the bytes the traffic model counts per
-    # parameter (planner_comm, from planner_memory's counts) at one byte's time each
-    from solutions.planner_comm import dp_bytes_per_param
-    from solutions.planner_memory import stage_params
+    # parameter (planner.traffic, from planner.memory's counts) at one byte's time each
+    from solutions.planner.memory import stage_params
+    from solutions.planner.traffic import dp_bytes_per_param
     arch = gpt(1.7, n_layers=24, d_model=2304, n_heads=24)
     cfg = ParallelConfig(tp=1, pp=1, dp=32, micro_batch=2, grad_accum=4, seq_len=2048,
                          activation_recompute="full", zero_stage=zero_stage)

@@ -76,7 +76,7 @@ def test_torchtitan_op_checkpointing_recomputes_k_output_and_one_ffn_matrix() ->
 
 def test_alternate_matmul_recompute_costs_more_than_the_attention_core() -> None:
     from solutions import hardware, models
-    from solutions.planner_memory import ParallelConfig
+    from solutions.planner.memory import ParallelConfig
     cfg = ParallelConfig(tp=1, pp=1, dp=64, zero_stage=3, micro_batch=1, grad_accum=1,
                          seq_len=8192, activation_recompute="selective")
     arch = models.LLAMA3_8B
