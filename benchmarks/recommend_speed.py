@@ -15,8 +15,8 @@ import statistics
 import time
 
 from solutions import hardware, models, performance
-from solutions.planner_memory import ParallelConfig
-from solutions.planner_search import recommend, why_faster
+from solutions.planner.memory import ParallelConfig
+from solutions.planner.search import recommend, why_faster
 from solutions.stack import LLAMA3
 
 ARCH, GPUS, BATCH, SEQ = models.LLAMA3_405B, 16384, 2048, 8192

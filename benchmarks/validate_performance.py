@@ -11,8 +11,9 @@ the median |error|, the share within 15 % and the worst run, beside a baseline t
 every run at one constant share of peak (the best such constant on the fit rows), then the
 model's error per source. It also cross-validates by source: for each source the constants
 are fitted on every run of the other sources and that source's runs are predicted with
-them (``performance_validation.leave_one_source_out``; about ten fits, under a minute).
-``--fit`` repeats the fit of :mod:`solutions.performance_fit` on the fit rows and prints
+them (``solutions.performance.validation.leave_one_source_out``; about ten fits, under a
+minute).
+``--fit`` repeats the fit of :mod:`solutions.performance.fit` on the fit rows and prints
 it beside the constants in use. The block between the markers of
 ``docs/validation.md`` is this script's ``--runs`` output
 (``tests/solutions/test_performance_validation.py`` checks it); ``--write-doc`` rewrites
@@ -24,8 +25,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from solutions import performance_fit
-from solutions.performance_validation import PUBLISHED_RUNS, validation_table_markdown
+from solutions.performance import fit
+from solutions.performance.validation import PUBLISHED_RUNS, validation_table_markdown
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
 START, END = "<!-- validation-table:start -->", "<!-- validation-table:end -->"
@@ -46,9 +47,9 @@ def main(argv: list[str]) -> None:
         text = text[text.index("| Part |"):]
     print(text)
     if "--fit" in argv:
-        fitted = performance_fit.fit(PUBLISHED_RUNS)
+        fitted = fit.fit(PUBLISHED_RUNS)
         print("\nConstant | fitted now | in use")
-        for name, value in performance_fit.current().items():
+        for name, value in fit.current().items():
             print(f"{name} | {fitted[name]:g} | {value:g}")
 
 

@@ -1,7 +1,7 @@
 """A parallel layout, resolved once: stages, chunks, what each GPU holds, which groups
-cross nodes. The memory model (:mod:`solutions.planner_memory`), the traffic model
-(:mod:`solutions.planner_comm`), the step-time model and the validator
-(:mod:`solutions.planner_validate`) take stages, chunk sizes and per-GPU parameters from
+cross nodes. The memory model (:mod:`solutions.planner.memory`), the traffic model
+(:mod:`solutions.planner.traffic`), the step-time model and the validator
+(:mod:`solutions.planner.validity`) take stages, chunk sizes and per-GPU parameters from
 this module (:func:`resolve` gathers them into one :class:`Layout`), so they cannot
 disagree about where a layer lives.
 

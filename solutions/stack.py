@@ -56,7 +56,7 @@ Fields (booleans say whether the software does it):
   tensor-core instructions: FlashAttention-3 or cuDNN's fused attention through Transformer
   Engine; on an A100 it is FlashAttention-2) or ``"triton"`` (the 2022 Triton port of
   FlashAttention-1, ``flash_attn/flash_attn_triton.py``, which MosaicML's llm-foundry runs
-  as ``attn_impl: triton``) (:data:`solutions.performance_flops.ATTENTION_KERNEL_FRACTION`).
+  as ``attn_impl: triton``) (:data:`solutions.performance.flops.ATTENTION_KERNEL_FRACTION`).
 * ``selective_recompute``: what ``"selective"`` recomputation recomputes. ``"attention"``:
   the attention core (Korthikanti et al. 2022, §5; Megatron-LM). ``"alternate_matmuls"``:
   torchtitan's per-op policy (``selective_ac_option = 'op'``,
@@ -66,9 +66,9 @@ Fields (booleans say whether the software does it):
 * ``ep_node_dedup``: expert-parallel dispatch and combine send a token across the network
   once per destination node and forward it to that node's experts over NVLink (DeepEP;
   DeepSeek-V3 report, arXiv:2412.19437, §3.2.2), instead of once per expert
-  (:func:`solutions.performance_comm.dedup_all_to_all_s`).
+  (:func:`solutions.performance.comm.dedup_all_to_all_s`).
 * ``elementwise``: how the element-wise work between GEMMs is run, which sets its passes
-  over HBM (:data:`solutions.performance_flops.ELEMENTWISE_PASSES`): ``"eager"``, one
+  over HBM (:data:`solutions.performance.flops.ELEMENTWISE_PASSES`): ``"eager"``, one
   PyTorch kernel per operation (FSDP, DeepSpeed ZeRO-3 and torchtitan without
   ``torch.compile``); ``"megatron"``, Megatron-LM's hand-fused bias + GeLU and scale + mask
   + softmax kernels (Narayanan et al. 2021, §4.2); ``"fused"``, Transformer Engine's fused

@@ -14,7 +14,6 @@ import pytest
 from solutions import hardware as hw
 from solutions import models as m
 from solutions import planner as pl
-from solutions import planner_search as ps
 from solutions.layout import (
     ParallelConfig,
     chunk_layers,
@@ -23,7 +22,8 @@ from solutions.layout import (
     stage_slots,
 )
 from solutions.pipeline import Step, makespan, simulate
-from solutions.planner_memory import memory_per_gpu
+from solutions.planner import search as ps
+from solutions.planner.memory import memory_per_gpu
 from solutions.stack import LLAMA3, MODERN, stack_named
 
 PAPER = ParallelConfig(tp=8, pp=16, dp=128, zero_stage=3, grad_accum=16,

@@ -9,9 +9,10 @@ import pytest
 from solutions import hardware as hw
 from solutions import models as m
 from solutions import performance as perf
-from solutions import performance_flops as pf
-from solutions.performance_validation import gpt, narayanan_tflops_per_gpu
-from solutions.planner_memory import ParallelConfig
+from solutions.performance import flops as pf
+from solutions.performance import model as step_model
+from solutions.performance.validation import gpt, narayanan_tflops_per_gpu
+from solutions.planner.memory import ParallelConfig
 
 GPT_145B = gpt(145.6, n_layers=80, d_model=12288, n_heads=96)
 SELENE = hw.SELENE_A100
@@ -141,7 +142,7 @@ def test_dp_reduction_exposed_without_overlap_and_mostly_hidden_with_it() -> Non
     hidden = _estimate(arch, cfg, NO_NETWORK_LATENCY, perf.MEGATRON_2021)
     # only the last of 24 buckets sticks out; the 23 that hide still cost the interference
     last = exposed / 24
-    by_hand = last + perf.OVERLAP_INTERFERENCE * (exposed - last)
+    by_hand = last + step_model.OVERLAP_INTERFERENCE * (exposed - last)
     assert hidden.breakdown["dp_exposed"] == pytest.approx(by_hand, rel=1e-6)
 
 
@@ -259,7 +260,7 @@ def test_tp_comm_overlap_hides_tp_under_the_gemms() -> None:
                         replace(perf.MODERN, tp_comm_overlap=False)).breakdown["tp"]
     hidden = _estimate(m.LLAMA3_70B, cfg, hw.LLAMA3_H100, perf.MODERN).breakdown["tp"]
     # the GEMMs take longer than the TP collectives, so only the interference is left
-    assert hidden == pytest.approx(perf.OVERLAP_INTERFERENCE * exposed)
+    assert hidden == pytest.approx(step_model.OVERLAP_INTERFERENCE * exposed)
 
 
 def test_full_shard_gathers_every_micro_batch_llama3_once_per_step() -> None:
@@ -288,7 +289,7 @@ def test_deepspeed_zero3_exposes_half_its_gathers_when_compute_is_long() -> None
     # forward: one gather, backward: one gather (the reduce-scatter is dp_exposed); half of
     # each waits, the half that hides costs the interference; FSDP hides all (one of 80
     # layer buckets sticks out)
-    i = perf.OVERLAP_INTERFERENCE
+    i = step_model.OVERLAP_INTERFERENCE
     assert ds.breakdown["fsdp_gather"] == pytest.approx(2 * gather * (0.5 + 0.5 * i),
                                                         rel=0.05)
     last = gather / 80
@@ -334,7 +335,7 @@ def test_nodes_a_token_reaches_by_counting_subsets() -> None:
     # second method: P(a node holds none of the k experts) = C(E - E/n, k) / C(E, k)
     from math import comb
 
-    from solutions.performance_comm import nodes_reached
+    from solutions.performance.comm import nodes_reached
     for n, e, k in ((8, 256, 8), (4, 64, 6), (2, 16, 2), (1, 8, 2)):
         miss = comb(e - e // n, k) / comb(e, k)
         assert nodes_reached(n, e, k) == pytest.approx(n * (1 - miss))
@@ -421,9 +422,9 @@ def test_uneven_chunks_pay_the_bubble_of_the_largest_chunk() -> None:
 def test_time_and_traffic_count_the_same_gathers_and_reductions(stack: perf.Stack,
                                                                 zero_stage: int) -> None:
     # with nothing hidden, the DP seconds are the bytes the traffic model counts per
-    # parameter (planner_comm, from planner_memory's counts) at one byte's time each
-    from solutions.planner_comm import dp_bytes_per_param
-    from solutions.planner_memory import stage_params
+    # parameter (planner.traffic, from planner.memory's counts) at one byte's time each
+    from solutions.planner.memory import stage_params
+    from solutions.planner.traffic import dp_bytes_per_param
     arch = gpt(1.7, n_layers=24, d_model=2304, n_heads=24)
     cfg = ParallelConfig(tp=1, pp=1, dp=32, micro_batch=2, grad_accum=4, seq_len=2048,
                          activation_recompute="full", zero_stage=zero_stage)

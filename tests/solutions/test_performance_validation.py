@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from solutions import models
-from solutions import performance_fit as fit
-from solutions import performance_validation as pv
+from solutions.performance import fit
+from solutions.performance import validation as pv
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "validation.md"
 RUNS = pv.PUBLISHED_RUNS

@@ -16,10 +16,10 @@ from solutions import hardware as hw
 from solutions import models as m
 from solutions import performance as perf
 from solutions import planner as pl
-from solutions import planner_memory as pm
-from solutions import planner_search as ps
-from solutions.planner_comm import comm_per_step, comm_time_s
-from solutions.planner_memory import ParallelConfig, Recompute, memory_per_gpu, stage_memory
+from solutions.planner import memory as pm
+from solutions.planner import search as ps
+from solutions.planner.memory import ParallelConfig, Recompute, memory_per_gpu, stage_memory
+from solutions.planner.traffic import comm_per_step, comm_time_s
 from solutions.stack import LLAMA3, MEGATRON_2021, MEGATRON_2022, Stack
 
 # Table 4, 16,384 GPUs: TP 8, CP 1, PP 16, DP 128, 16 sequences of 8192 per DP group.

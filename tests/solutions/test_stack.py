@@ -67,7 +67,7 @@ def test_torchtitan_op_checkpointing_recomputes_k_output_and_one_ffn_matrix() ->
     # Llama 3 8B: h 4096, 8 KV heads of 128, d_ffn 14336; torchtitan's layer runs wq, wk,
     # wv, wo, w1, w3, w2 and recomputes the 2nd, 4th and 6th: wk, wo, w3
     from solutions import models
-    from solutions import performance_flops as pf
+    from solutions.performance import flops as pf
     arch = models.Architecture("8B", n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8,
                                d_ffn=14336, vocab_size=128256, ffn="swiglu")
     by_hand = 4096 * 1024 + 4096 * 4096 + 4096 * 14336
@@ -76,7 +76,7 @@ def test_torchtitan_op_checkpointing_recomputes_k_output_and_one_ffn_matrix() ->
 
 def test_alternate_matmul_recompute_costs_more_than_the_attention_core() -> None:
     from solutions import hardware, models
-    from solutions.planner_memory import ParallelConfig
+    from solutions.planner.memory import ParallelConfig
     cfg = ParallelConfig(tp=1, pp=1, dp=64, zero_stage=3, micro_batch=1, grad_accum=1,
                          seq_len=8192, activation_recompute="selective")
     arch = models.LLAMA3_8B
@@ -91,7 +91,7 @@ def test_alternate_matmul_recompute_costs_more_than_the_attention_core() -> None
 
 def test_triton_flash_attention_is_slower_than_flashattention2() -> None:
     from solutions import hardware
-    from solutions import performance_flops as pf
+    from solutions.performance import flops as pf
     for gpu in (hardware.A100_SXM_80GB, hardware.H100_SXM):
         ratio = (pf.attention_efficiency(gpu, "flash2") / pf.attention_efficiency(gpu, "triton"))
         # Dao 2023 §4.1: FlashAttention-2 is 1.3-2.5x faster than the Triton FlashAttention

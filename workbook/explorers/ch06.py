@@ -22,10 +22,10 @@ from autograder.prediction import Prediction
 from autograder.units import format_rounded as readout
 from solutions import hardware as hw
 from solutions import models
-from solutions import performance_flops as pf
 from solutions import tensor_parallel as tp
 from solutions.collectives import ring_allreduce_bandwidth_time_s
 from solutions.overlap import compute_time_ms
+from solutions.performance import flops as pf
 from workbook.explorers.view import themed
 
 GPUS_PER_NODE = hw.H100_SXM.gpus_per_node  # 8 GPUs share one NVLink domain
@@ -68,7 +68,7 @@ def gpt_layer(d_model: int) -> models.Architecture:
 
 def layer_flops(d_model: int, seq_len: int, micro_batch: int = 1) -> float:
     """Forward + backward FLOPs of one layer, no recomputation, full score matrix:
-    3 forwards of :func:`solutions.performance_flops.layer_flops_per_token` for each of the
+    3 forwards of :func:`solutions.performance.flops.layer_flops_per_token` for each of the
     ``b s`` tokens, which is ``72 b s d^2 (1 + s / (6 d))``."""
     tp.activation_bytes(micro_batch, seq_len, d_model)  # validates the three sizes
     per_token = pf.layer_flops_per_token(gpt_layer(d_model), seq_len, moe_layer=False,

@@ -344,7 +344,7 @@ def recommendation(stack: str = "llama3", top: int = 5,
             f"The layouts found answer {listed(missing)}: run the cell again once you have "
             "answered " + ("them." if len(missing) > 1 else "it."),))
     from solutions import performance, planner
-    from solutions.planner_search import why_faster
+    from solutions.planner.search import why_faster
     from solutions.stack import stack_named
     from workbook.explorers.ch09_planner import PAPER_LAYOUT
 

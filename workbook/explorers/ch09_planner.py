@@ -1,7 +1,7 @@
 """Chapter 9 explorer, part 2: the 5D planner as sliders, with its verdicts in words.
 
-Everything here is a view on :mod:`solutions.planner`, :mod:`solutions.planner_memory` and
-:mod:`solutions.planner_comm`: a :class:`PlannerSettings` record holds what the widgets show
+Everything here is a view on :mod:`solutions.planner`, :mod:`solutions.planner.memory` and
+:mod:`solutions.planner.traffic`: a :class:`PlannerSettings` record holds what the widgets show
 (the layout itself as a :class:`solutions.layout.ParallelConfig`, the training software as a
 :mod:`solutions.stack` preset),
 :func:`planner_messages` lists what is wrong with it (the validator's problems plus a bubble
@@ -22,9 +22,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from solutions import hardware, models, planner
-from solutions.planner_comm import comm_per_step, comm_time_s
-from solutions.planner_memory import RECOMPUTE_MODES, ParallelConfig, memory_per_gpu
-from solutions.planner_search import Ranked
+from solutions.planner.memory import RECOMPUTE_MODES, ParallelConfig, memory_per_gpu
+from solutions.planner.search import Ranked
+from solutions.planner.traffic import comm_per_step, comm_time_s
 from solutions.stack import STACKS, Stack, stack_named
 from workbook.explorers.ch09_speed import speed_line, speed_numbers, versus_best
 

@@ -3,7 +3,7 @@
 Predicted by :func:`solutions.performance.estimate` for the layout on the sliders; with
 "What-if MFU" ticked, computed at the MFU slider instead (and labelled so). After a search,
 :func:`versus_best` says how much more the current layout costs than the fastest one and
-which costs of the step make the difference (:func:`solutions.planner_search.why_faster`).
+which costs of the step make the difference (:func:`solutions.planner.search.why_faster`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from solutions import performance, planner
-from solutions.planner_search import Ranked, why_faster
+from solutions.planner.search import Ranked, why_faster
 
 
 def speed_numbers(s: Any, problems: list[str]) -> dict[str, Any]:

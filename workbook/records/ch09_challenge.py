@@ -14,7 +14,7 @@ from autograder.exercise import Exercise
 from autograder.kinds import Constraints, Rule
 from solutions import models, planner
 from solutions.layout import ParallelConfig
-from solutions.planner_memory import memory_per_gpu
+from solutions.planner.memory import memory_per_gpu
 from solutions.stack import LLAMA3
 from workbook.records.ch09 import (
     FSDP_DOCS,
@@ -162,7 +162,7 @@ EX_9_10 = Exercise(
             "{max_layers_per_stage} and at least v = {v} layers; DP divides the batch; the "
             "busiest GPU fits in {memory_budget_gb} GB; and the interleaved bubble "
             "(PP-1)/(m v), m = batch / DP, stays below {max_bubble_pct}% of compute time."),
-    notes=("Memory model (the planner's, `solutions.planner_memory` with the Llama 3 stack): "
+    notes=("Memory model (the planner's, `solutions.planner.memory` with the Llama 3 stack): "
            "Llama 3's FSDP, which shards optimizer state and gradients but does not reshard "
            "the weights after the forward pass, so a stage's BF16 weights (2 bytes per "
            "parameter) stay gathered for the whole step beside their 2-byte shard, FP32 "

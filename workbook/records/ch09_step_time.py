@@ -13,9 +13,9 @@ from autograder.exercise import Exercise
 from autograder.kinds import Constraints, Function, Rule
 from solutions import hardware, llama3, models, performance
 from solutions._checks import non_negative
-from solutions.planner_memory import ParallelConfig
-from solutions.planner_search import Ranked, fits_memory, recommend
-from solutions.planner_validate import structural_problems
+from solutions.planner.memory import ParallelConfig
+from solutions.planner.search import Ranked, fits_memory, recommend
+from solutions.planner.validity import structural_problems
 
 PALM_B = "Chowdhery et al. 2022, PaLM, arXiv:2204.02311, Appendix B (MFU)"
 NARAYANAN = ("Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU "

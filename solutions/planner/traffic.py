@@ -1,4 +1,4 @@
-"""5D-parallelism planner, part 2: bytes each GPU sends per training step, per dimension.
+"""5D-parallelism planner: bytes each GPU sends per training step, per dimension.
 
 All volumes are bytes **sent by one GPU** of the busiest pipeline stage (the one holding
 the most layers, then the most parameters) during one optimizer step of m = ``grad_accum``
@@ -27,8 +27,8 @@ layers.
   (``(n-1)/n Psi (m g + 2 x gathers)``); Llama 3's FSDP (no reshard after forward) gathers
   once per step and reduce-scatters each chunk's FP32 gradient once
   (``(n-1)/n Psi (4 + 2)``, §3.3.2). The counts come from
-  :func:`solutions.planner_memory.grad_reductions_per_step` and
-  :func:`solutions.planner_memory.gathers_per_step`, the same functions the memory model's
+  :func:`solutions.planner.memory.grad_reductions_per_step` and
+  :func:`solutions.planner.memory.gathers_per_step`, the same functions the memory model's
   sharding reads.
 * EP: each MoE layer dispatches every local token to its k experts with an all-to-all and
   combines the results with another; ``(ep-1)/ep`` of the traffic leaves the GPU. Local tokens
@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from solutions import models
 from solutions._checks import non_negative, positive
 from solutions.layout import layers_per_stage
-from solutions.planner_memory import (
+from solutions.planner.memory import (
     BYTES_16BIT,
     ParallelConfig,
     gathers_per_step,

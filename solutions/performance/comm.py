@@ -1,4 +1,4 @@
-"""Step-time model, part 3: the time of each collective a layout runs, alpha-beta style.
+"""Step-time model: the time of each collective a layout runs, alpha-beta style.
 
 Ring collectives over ``n`` GPUs (Thakur et al. 2005, §4; NCCL doc/PERFORMANCE.md): an
 all-gather or reduce-scatter of a message of M bytes takes ``(n - 1) x (alpha + M / (n B))``,
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 from solutions import hardware, models
 from solutions.collectives import ring_allreduce_time_ms
-from solutions.performance_flops import BYTES_16BIT, forward_passes
-from solutions.planner_memory import ParallelConfig
+from solutions.layout import ParallelConfig
+from solutions.performance.flops import BYTES_16BIT, forward_passes
 from solutions.tensor_parallel import kv_heads_per_gpu
 
 

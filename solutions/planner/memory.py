@@ -1,4 +1,4 @@
-"""5D-parallelism planner, part 1: the memory one GPU needs for a layout.
+"""5D-parallelism planner: the memory one GPU needs for a layout.
 
 A configuration (:class:`solutions.layout.ParallelConfig`) splits ``n_gpus = tp x cp x pp x
 dp`` ways (the Llama 3 order, innermost first); :func:`solutions.layout.resolve` places the

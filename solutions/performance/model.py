@@ -1,10 +1,10 @@
-"""Step-time model, part 2: how long one optimizer step of a layout takes, and why.
+"""Step-time model: how long one optimizer step of a layout takes, and why.
 
 :func:`estimate` composes the chapters' formulas into the time of one step on the busiest
 GPU (the pipeline stage with the most work) for a training ``stack``
 (:mod:`solutions.stack`), split into named costs that add up to it:
 
-* ``compute``: forward + backward of ``m`` micro-batches (:mod:`solutions.performance_flops`:
+* ``compute``: forward + backward of ``m`` micro-batches (:mod:`solutions.performance.flops`:
   matmuls at the efficiency of their per-GPU shape, fused attention at its kernel's rate,
   element-wise kernels at HBM speed), plus a gradient-accumulation pass per micro-batch
   where the stack's GEMMs do not accumulate;
@@ -36,8 +36,8 @@ GPU (the pipeline stage with the most work) for a training ``stack``
   hides only half of them), once per step when it does not (Llama 3); how many gathers and
   gradient reductions a step makes (ZeRO-2 and a resharding ZeRO-3 reduce every
   micro-batch's gradients) is the memory model's count
-  (:func:`solutions.planner_memory.gathers_per_step`,
-  :func:`solutions.planner_memory.grad_reductions_per_step`);
+  (:func:`solutions.planner.memory.gathers_per_step`,
+  :func:`solutions.planner.memory.grad_reductions_per_step`);
 * ``optimizer``: Adam's update, memory-bound, over the parameters each GPU owns.
 
 Everything is in seconds per step. ``model_tflops_per_gpu`` counts 6N-style matmul FLOPs
@@ -53,19 +53,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from solutions import hardware, models, overlap
-from solutions import performance_flops as pf
 from solutions._checks import non_negative, positive, positive_int
 from solutions.layout import bubble_chunks_of, pipeline_bubble_over_compute
 from solutions.llama3 import layers_per_stage
-from solutions.performance_comm import LayerComm, Links, layer_comm_s
-from solutions.planner_memory import (
+from solutions.performance import flops as pf
+from solutions.performance.comm import LayerComm, Links, layer_comm_s
+from solutions.planner.memory import (
     ParallelConfig,
     gathers_per_step,
     grad_reductions_per_step,
     stage_layer_kinds,
     stage_params,
 )
-from solutions.planner_validate import DEFAULT_BUDGET_GB, validate
+from solutions.planner.validity import DEFAULT_BUDGET_GB, validate
 from solutions.stack import DEEPSPEED_PIPELINE as DEEPSPEED_PIPELINE_STACK
 from solutions.stack import DEEPSPEED_ZERO3 as DEEPSPEED_ZERO3_STACK
 from solutions.stack import FSDP as FSDP_STACK
@@ -186,7 +186,7 @@ def _grad_accumulation_s(arch: models.Architecture, cfg: ParallelConfig, gpu: ha
     read and the ``grad_accum_bytes`` accumulator read and written, for every parameter
     the GPU holds unsharded (none when the GEMM accumulates, ``fused_grad_accumulation``,
     when there is one micro-batch, or when every micro-batch's gradient is reduce-scattered
-    into the shard, :func:`solutions.planner_memory.grad_reductions_per_step`: ZeRO-2 and a
+    into the shard, :func:`solutions.planner.memory.grad_reductions_per_step`: ZeRO-2 and a
     resharding ZeRO-3)."""
     if (stack.fused_grad_accumulation or cfg.grad_accum == 1
             or grad_reductions_per_step(cfg, stack) > 1):
@@ -232,8 +232,8 @@ def _dp_seconds(arch: models.Architecture, cfg: ParallelConfig, stack: Stack, li
     """(exposed gradient reduction, exposed ZeRO-3 gathers) in seconds per step.
 
     How often the gradients are reduced and the weights gathered comes from the memory
-    model (:func:`solutions.planner_memory.grad_reductions_per_step` and
-    :func:`solutions.planner_memory.gathers_per_step`), so speed and memory assume the same
+    model (:func:`solutions.planner.memory.grad_reductions_per_step` and
+    :func:`solutions.planner.memory.gathers_per_step`), so speed and memory assume the same
     sharding. Each reduction runs under one micro-batch's backward, bucket by layer:
     ZeRO-0 (DDP) all-reduces the accumulated gradients under the last backward (Li et al.
     2020, §3.2.3), ZeRO-1 reduce-scatters them there; ZeRO-2 reduce-scatters every
@@ -355,7 +355,7 @@ def estimate(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
     The global batch is ``dp x micro_batch x grad_accum`` sequences of ``cfg.seq_len``.
     ``cluster`` defaults to :func:`solutions.hardware.default_cluster` of ``gpu``; ``stack``
     (:mod:`solutions.stack`) to Megatron-Core 2024. Raises ValueError listing every problem
-    :func:`solutions.planner_validate.validate` finds for that stack (the memory check is
+    :func:`solutions.planner.validity.validate` finds for that stack (the memory check is
     skipped when ``memory_budget_gb`` is None).
     """
     check_inputs(arch, gpu, cfg)

@@ -1,9 +1,9 @@
-"""5D-parallelism planner, part 3: can a layout be built at all, and does it fit?
+"""5D-parallelism planner: can a layout be built at all, and does it fit?
 
 :func:`rejections` names every reason a layout cannot train a model on the given software
 (``stack``), each with a sentence that says what was expected; :func:`validate` returns the
 sentences (empty = the layout works). The step-time model (:mod:`solutions.performance`),
-:func:`solutions.planner_search.recommend` and the capstone all use it. Reasons:
+:func:`solutions.planner.search.recommend` and the capstone all use it. Reasons:
 
 * ``gpus``: ``tp x cp x pp x dp`` is not the cluster's GPU count;
 * ``gpu``: the GPU named is not the cluster's GPU;
@@ -24,7 +24,7 @@ sentences (empty = the layout works). The step-time model (:mod:`solutions.perfo
 * ``ffn``, ``sequence``, ``experts``: the FFN, the sequence (TP x CP chunks, two per CP
   rank) or the experts do not split evenly, or EP does not divide DP;
 * ``batch``: ``dp x micro_batch x grad_accum`` is not the global batch;
-* ``memory``: the fullest GPU (:mod:`solutions.planner_memory`) exceeds the budget.
+* ``memory``: the fullest GPU (:mod:`solutions.planner.memory`) exceeds the budget.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from __future__ import annotations
 from solutions import hardware, models
 from solutions._checks import positive, positive_int
 from solutions.layout import ParallelConfig, layers_per_stage, stage_slots
-from solutions.planner_memory import memory_per_gpu
+from solutions.planner.memory import memory_per_gpu
 from solutions.stack import MODERN, Stack
 
 DEFAULT_BUDGET_GB = 80.0  # decimal GB; an "80GB" H100 holds 80 GiB = 85.9 GB (see hardware)

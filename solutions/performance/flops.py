@@ -1,5 +1,4 @@
-"""Step-time model, part 1: the floating-point work of a training step, and how fast a GPU
-does it.
+"""Step-time model: the floating-point work of a training step, and how fast a GPU does it.
 
 FLOPs (1 multiply-add = 2 FLOPs), per token, forward pass, one transformer layer:
 
@@ -55,7 +54,7 @@ from __future__ import annotations
 import math
 
 from solutions import hardware, models
-from solutions.planner_memory import ParallelConfig
+from solutions.layout import ParallelConfig
 
 #: Largest measured fraction of the dense BF16 peak a GEMM reaches, by GPU family (MAMF over
 #: the datasheet peak; see the module docstring). H800 has H100's SMs and clocks.

@@ -1,9 +1,9 @@
-"""5D-parallelism planner, part 5: search every layout and rank them by predicted step time.
+"""5D-parallelism planner: search every layout and rank them by predicted step time.
 
 :func:`recommend` enumerates TP (within a node), CP, PP, DP, interleaving depth v,
 micro-batch size and recomputation mode (and, if asked, ZeRO stages) for a fixed cluster
-and global batch, drops what cannot be built or does not fit in memory
-(the rules of :func:`solutions.planner_validate.validate`), predicts the step time of the rest with
+and global batch, drops what cannot be built or does not fit in memory (the rules of
+:func:`solutions.planner.validity.validate`), predicts the step time of the rest with
 :func:`solutions.performance.breakdown_s`, and returns the fastest few with their
 breakdowns. The global batch is fixed, so the fastest step is also the highest throughput.
 
@@ -22,11 +22,12 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from solutions import hardware, models, performance
+from solutions import hardware, models
 from solutions._checks import positive, positive_int
 from solutions.layout import stage_slots
-from solutions.planner_memory import RECOMPUTE_MODES, ParallelConfig, Recompute, stage_memory
-from solutions.planner_validate import DEFAULT_BUDGET_GB, structural_problems
+from solutions.performance.model import StepEstimate, breakdown_s, check_inputs, summarise
+from solutions.planner.memory import RECOMPUTE_MODES, ParallelConfig, Recompute, stage_memory
+from solutions.planner.validity import DEFAULT_BUDGET_GB, structural_problems
 from solutions.stack import MODERN, Stack
 
 TP_CHOICES: tuple[int, ...] = (1, 2, 4, 8)
@@ -43,7 +44,7 @@ class Ranked:
 
     rank: int
     config: ParallelConfig
-    estimate: performance.StepEstimate
+    estimate: StepEstimate
 
     def label(self) -> str:
         c = self.config
@@ -70,7 +71,7 @@ class Search:
 def _chunk_choices(arch: models.Architecture, pp: int) -> tuple[int, ...]:
     """The v every stack can build on ``pp`` stages: v dividing every stage's layer slots
     (:func:`solutions.layout.stage_slots`); 1 without PP. Uneven chunks, which some stacks
-    accept (:func:`solutions.planner_validate.validate` allows them there), are not
+    accept (:func:`solutions.planner.validity.validate` allows them there), are not
     searched: their fill and drain are paced by the largest chunk, which the step-time
     model's bubble (p - 1)/(m v) does not charge."""
     if pp == 1:
@@ -152,7 +153,7 @@ def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, se
     positive_int("seq_len", seq_len)
     positive_int("top", top)
     positive("memory_budget_gb", memory_budget_gb)
-    performance.check_inputs(arch, gpu)
+    check_inputs(arch, gpu)
     if not zero_stages or not set(zero_stages) <= {0, 1, 2, 3}:
         raise ValueError("zero_stages must be a non-empty choice among 0, 1, 2, 3, "
                          f"got {zero_stages!r}")
@@ -174,15 +175,15 @@ def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, se
         if not fits_memory(arch, cfg, memory_budget_gb, stack):
             too_big.add(cfg)
             continue
-        seconds = performance.breakdown_s(arch, cfg, gpu, cluster, stack)
+        seconds = breakdown_s(arch, cfg, gpu, cluster, stack)
         scored.append((sum(seconds.values()), cfg, seconds))
     scored.sort(key=lambda item: (item[0], item[1].tp * item[1].pp))
-    best = tuple(Ranked(i, cfg, performance.summarise(arch, cfg, gpu, seconds))
+    best = tuple(Ranked(i, cfg, summarise(arch, cfg, gpu, seconds))
                  for i, (_, cfg, seconds) in enumerate(scored[:top], start=1))
     return Search(candidates=judged, valid=len(scored), best=best)
 
 
-def why_faster(fast: performance.StepEstimate, slow: performance.StepEstimate,
+def why_faster(fast: StepEstimate, slow: StepEstimate,
                top: int = 3) -> list[tuple[str, float]]:
     """The costs that make ``slow`` slower than ``fast``: (name, extra seconds per step),
     largest first, only those where ``slow`` pays more."""

@@ -1,33 +1,33 @@
-"""5D-parallelism planner, part 4: judge a layout, cost the run, and the capstone's checks.
+"""5D-parallelism planner: what one layout costs, and the capstone's checks.
 
-* :func:`validate` (from :mod:`solutions.planner_validate`) lists what is wrong with a
-  layout; :func:`recommend` (from :mod:`solutions.planner_search`) searches every layout and
-  ranks the valid ones by the step time :mod:`solutions.performance` predicts.
-* :func:`step_time_s`, :func:`training_days` and :func:`training_cost_usd` use that
-  prediction for the layout at hand, so a slow layout costs more. Each takes an optional
-  ``mfu``: a what-if that replaces the prediction by model FLOPs / (n x peak x MFU), with
-  model FLOPs counted as :class:`solutions.performance.StepEstimate` counts them (6 x
-  matmul weights + causal attention per token).
+* :func:`step_time_s`, :func:`training_days` and :func:`training_cost_usd` use the step
+  time :mod:`solutions.performance` predicts for the layout at hand (the time
+  :func:`solutions.planner.search.recommend` ranks layouts by), so a slow layout costs
+  more. Each takes an optional ``mfu``: a what-if that replaces the prediction by model
+  FLOPs / (n x peak x MFU), with model FLOPs counted as
+  :class:`solutions.performance.StepEstimate` counts them (6 x matmul weights + causal
+  attention per token).
 * :func:`mfu` turns a measured throughput into MFU with 6 N_active FLOPs per token, no
   attention (Kaplan et al. 2020; for MoE only the activated experts compute).
-* :func:`layout_violations` runs the capstone's design checks on a bare (TP, PP, DP) choice.
+* :func:`layout_violations` runs the capstone's design checks on a bare (TP, PP, DP) choice;
+  :func:`plan` gathers one layout's problems (:func:`solutions.planner.validity.rejections`),
+  memory, traffic and bubble in one record.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solutions import hardware, llama3, models, performance, performance_flops
+from solutions import hardware, llama3, models
 from solutions._checks import fraction, positive, positive_int
 from solutions.layout import Recompute, pipeline_bubble_over_compute, resolve, stage_slots
-from solutions.planner_comm import CommVolume, comm_per_step
-from solutions.planner_memory import MemoryBreakdown, ParallelConfig, memory_per_gpu
-from solutions.planner_search import Ranked, Search, recommend
-from solutions.planner_validate import DEFAULT_BUDGET_GB, rejections, validate
+from solutions.performance.flops import model_flops_per_token
+from solutions.performance.model import estimate
+from solutions.planner.memory import MemoryBreakdown, ParallelConfig, memory_per_gpu
+from solutions.planner.traffic import CommVolume, comm_per_step
+from solutions.planner.validity import DEFAULT_BUDGET_GB, rejections
 from solutions.stack import LLAMA3, MODERN, Stack
 
-__all__ = ["DEFAULT_BUDGET_GB", "Ranked", "Search", "recommend", "rejections",
-           "validate"]  # re-exported
 
 def bubble(cfg: ParallelConfig, arch: models.Architecture | None = None) -> float:
     """Pipeline bubble over ideal compute time, ``(p-1)/(m v)`` for m >= p and
@@ -54,7 +54,7 @@ def layout_violations(arch: models.Architecture, tp: int, pp: int, dp: int, n_gp
 
     Micro-batch 1, CP 1, Llama 3's FSDP (``zero_stage=3`` on the :data:`LLAMA3` stack: the
     stage's BF16 weights gathered for the whole step, FP32 gradients and Adam state sharded
-    over DP; :mod:`solutions.planner_memory`), ``recompute`` (none by default: Llama 3
+    over DP; :mod:`solutions.planner.memory`), ``recompute`` (none by default: Llama 3
     trained at 8K "without activation checkpointing", §3.3.2).
     "gpus": tp x pp x dp = n_gpus; "tp_in_node": tp divides gpus_per_node; "stages": every
     stage holds at most ``max_layers_per_stage`` layers and at least ``virtual_stages`` layer
@@ -94,7 +94,7 @@ def _what_if_step_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardwar
                     mfu: float) -> float:
     """A step at a chosen MFU: model FLOPs (6 x matmul weights + causal attention, the
     convention of :class:`solutions.performance.StepEstimate`) over n x peak x MFU."""
-    flops = performance_flops.model_flops_per_token(arch, cfg.seq_len) * cfg.tokens_per_step
+    flops = model_flops_per_token(arch, cfg.seq_len) * cfg.tokens_per_step
     return flops / (cfg.n_gpus * gpu.peak_flops * fraction("mfu", mfu))
 
 
@@ -109,7 +109,7 @@ def step_time_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     """
     if mfu is not None:
         return _what_if_step_s(arch, cfg, gpu, mfu)
-    return performance.estimate(arch, cfg, gpu, cluster, stack).step_time_s
+    return estimate(arch, cfg, gpu, cluster, stack).step_time_s
 
 
 def mfu(arch: models.Architecture, tokens_per_s: float, n_gpus: int, gpu: hardware.GPU) -> float:

@@ -1,4 +1,4 @@
-"""Step-time model, part 4: published training runs, and the model's prediction of each.
+"""Step-time model: published training runs, and the model's prediction of each.
 
 The runs live in ``solutions/data/published_runs.json`` (its README gives the schema, the
 sources and the split): one object per measured run with its layout, cluster, training
@@ -11,7 +11,7 @@ into the source's metric:
 * ``tflops_per_gpu_narayanan``: Megatron-LM 2021's "achieved teraFLOP/s per GPU", ``F = 96 B
   s l h^2 (1 + s/6h + V/16lh)``, recomputed forward and full score matrix counted
   (:func:`narayanan_tflops_per_gpu`; Narayanan et al. 2021, §5.1);
-* ``tflops_per_gpu_model``: the model FLOPs of :mod:`solutions.performance_flops` per GPU;
+* ``tflops_per_gpu_model``: the model FLOPs of :mod:`solutions.performance.flops` per GPU;
 * ``tokens_per_s_per_gpu`` and ``step_time_s``: no FLOP convention at all.
 
 Each run is ``fit`` (constants may be fitted on it) or ``held_out`` (only measured), and the
@@ -29,12 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from solutions import hardware, models
-from solutions import performance_flops as pf
-from solutions.performance import StepEstimate, estimate
-from solutions.planner_memory import ParallelConfig
+from solutions.layout import ParallelConfig
+from solutions.performance import fit as fitting
+from solutions.performance import flops as pf
+from solutions.performance.model import StepEstimate, estimate
 from solutions.stack import Stack, stack_named
 
-DATA_PATH = Path(__file__).parent / "data" / "published_runs.json"
+DATA_PATH = Path(__file__).parents[1] / "data" / "published_runs.json"
 METRICS = ("mfu", "hfu", "tflops_per_gpu_model", "tflops_per_gpu_narayanan",
            "tokens_per_s_per_gpu", "step_time_s")
 #: Share of a run's prediction allowed off before it counts as a miss in :func:`summary`.
@@ -289,15 +290,11 @@ class CrossValidation:
 
 def leave_one_source_out(runs: Sequence[PublishedRun] = PUBLISHED_RUNS) -> CrossValidation:
     """For each source (``source_id``): fit the constants of
-    :mod:`solutions.performance_fit` on every run of the other sources, fit and held-out
+    :mod:`solutions.performance.fit` on every run of the other sources, fit and held-out
     rows alike, and predict that source's runs with them. No run is ever predicted by
     constants that saw it or any run of its source, so the errors measure how the model
     carries to software, hardware and authors it was not tuned on (ValueError with fewer
     than two sources). The module's constants are left as they were."""
-    from dataclasses import replace as _replace
-
-    from solutions import performance_fit  # it imports this module
-
     sources = sorted({r.source_id or r.source for r in runs})
     if len(sources) < 2:
         raise ValueError("leave-one-source-out needs runs from at least two sources")
@@ -306,9 +303,9 @@ def leave_one_source_out(runs: Sequence[PublishedRun] = PUBLISHED_RUNS) -> Cross
     per_source: dict[str, ErrorSummary] = {}
     for source in sources:
         own = [r for r in runs if (r.source_id or r.source) == source]
-        rest = [_replace(r, fitted=True) for r in runs if (r.source_id or r.source) != source]
-        constants[source] = performance_fit.fit(rest)
-        with performance_fit.constants_set(constants[source]):
+        rest = [replace(r, fitted=True) for r in runs if (r.source_id or r.source) != source]
+        constants[source] = fitting.fit(rest)
+        with fitting.constants_set(constants[source]):
             mine = {r.label: r.error() for r in own}
         errors.update(mine)
         per_source[source] = summarise_errors(list(mine), list(mine.values()))

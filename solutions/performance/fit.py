@@ -1,4 +1,4 @@
-"""Step-time model, part 5: the few constants fitted to published runs, and the fit itself.
+"""Step-time model: the few constants fitted to published runs, and the fit itself.
 
 Every other number in the model is a datasheet figure, a microbenchmark or a stated
 assumption; these are the only ones chosen to match training runs, and only on the runs of
@@ -23,10 +23,13 @@ import statistics
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from solutions import performance
-from solutions import performance_flops as pf
-from solutions.performance_validation import PublishedRun
+from solutions.performance import flops as pf
+from solutions.performance import model
+
+if TYPE_CHECKING:  # only named in annotations: validation.py imports this module
+    from solutions.performance.validation import PublishedRun
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ class Constant:
 
 
 def _where(name: str) -> tuple[object, str | None]:
-    module = performance if name == "OVERLAP_INTERFERENCE" else pf
+    module = model if name == "OVERLAP_INTERFERENCE" else pf
     return module, (name.split("[")[1].strip("]'\"") if "[" in name else None)
 
 
