@@ -70,6 +70,12 @@ def call_with_time_limit(fn: Callable[..., Any], args: tuple[Any, ...],
     return _call_in_thread(fn, args, limit_s)
 
 
+def call_unlimited(fn: Callable[..., Any], args: tuple[Any, ...]) -> Outcome:
+    """Call ``fn(*args)`` here and now, without a limit: only for a call that runs no
+    learner code (a replay of recorded results); never raises for what ``fn`` does."""
+    return _call(fn, args)
+
+
 def _call(fn: Callable[..., Any], args: tuple[Any, ...]) -> Outcome:
     """Run the call, turning its exceptions (including sys.exit) into an Outcome."""
     start = time.perf_counter()

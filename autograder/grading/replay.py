@@ -75,6 +75,8 @@ class Replay:
     call is found by the JSON of its arguments (a queue per key, so repeated inputs replay
     in the order they ran)."""
 
+    instant = True  # a lookup in plain data: no learner code runs, no time limit is needed
+
     def __init__(self, name: str, args_list: Sequence[Sequence[Any]],
                  outcomes: Sequence[Outcome], *, skipped_type: str = "",
                  learner_value_errors: Iterable[str] = ()) -> None:

@@ -92,6 +92,7 @@ class Recorded(Protocol):
     recorded value, raises a look-alike of what it raised)."""
 
     __name__: str
+    instant: bool  # answers from plain data (runs no learner code): called without a limit
 
     def __call__(self, *args: Any) -> Any: ...
 

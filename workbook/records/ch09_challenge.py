@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from autograder.exercise import Exercise
@@ -43,14 +44,22 @@ def _passes(check: str) -> Callable[[Mapping[str, Any], Mapping[str, Any]], bool
         tp, pp, dp = (_field(answer, k) for k in ("tp", "pp", "dp"))
         if tp is None or pp is None or dp is None:
             return False  # not a layout at all
-        return check not in planner.layout_violations(
-            models.LLAMA3_405B, tp, pp, dp, n_gpus=p["n_gpus"],
-            global_batch_seqs=p["global_batch_seqs"], seq_len=p["seq_len"],
-            max_layers_per_stage=p["max_layers_per_stage"],
-            max_bubble=p["max_bubble_pct"] / 100, virtual_stages=p["v"],
-            gpus_per_node=p["gpus_per_node"], memory_budget_gb=p["memory_budget_gb"],
-            recompute="none")
+        return check not in _violations(tp, pp, dp, tuple(sorted(p.items())))
     return holds
+
+
+@lru_cache(maxsize=4096)
+def _violations(tp: int, pp: int, dp: int, params: tuple[tuple[str, Any], ...],
+                ) -> tuple[str, ...]:
+    """The planner's failed checks for one layout (once for all the rules that ask)."""
+    p = dict(params)
+    return tuple(planner.layout_violations(
+        models.LLAMA3_405B, tp, pp, dp, n_gpus=p["n_gpus"],
+        global_batch_seqs=p["global_batch_seqs"], seq_len=p["seq_len"],
+        max_layers_per_stage=p["max_layers_per_stage"],
+        max_bubble=p["max_bubble_pct"] / 100, virtual_stages=p["v"],
+        gpus_per_node=p["gpus_per_node"], memory_budget_gb=p["memory_budget_gb"],
+        recompute="none"))
 
 
 DESIGN_RULES = (
