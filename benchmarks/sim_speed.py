@@ -4,10 +4,13 @@
 
 Reports (median of 5 unless said):
 
-* a ring AllReduce of 1 MB (float32) on 64 ranks (8,064 messages of 16 KB): in process
-  (:func:`solutions.simcluster.run`, the learner's code beside the simulator, as labs ran
-  before the channel) and through the rank channel (the ranks in their own process, every
-  payload copied across, the log kept on the trusted side), the process start included;
+* a ring AllReduce of 1 MB (float32) on 64 ranks (8,064 messages of 16 KB) through the
+  rank channel (the ranks in their own process, every payload copied across, the log kept
+  on the trusted side), the process start included;
+* a ranks' process for one lab run: started afresh (bubblewrap, an interpreter, numpy) or
+  forked from the warm server the batch grader uses
+  (:mod:`autograder.sandbox.rank_server`), each with the lab's program loaded, in wall time
+  and in CPU time of every process involved (where the machine lets a cgroup count it);
 * grading that run: channel run plus the lab's checks of the result and the traffic (the
   provenance replay is for N <= 12 and is skipped at 64 ranks);
 * messages per second through the channel, for 8-byte and 16 KB payloads;
@@ -17,6 +20,7 @@ Reports (median of 5 unless said):
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -28,9 +32,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autograder.kinds.lab import Lab  # noqa: E402
+from autograder.kinds.lab import Lab, sandbox_launch  # noqa: E402
+from autograder.sandbox import bwrap  # noqa: E402
 from solutions import simchannel, simring  # noqa: E402
-from solutions import simcluster as sim  # noqa: E402
 from solutions.simbundle import pack  # noqa: E402
 from solutions.simverify import Log  # noqa: E402
 from workbook.records._labs import SimRuntime  # noqa: E402
@@ -86,6 +90,58 @@ def cpu_s(action: Callable[[], object]) -> float:
     return used() - before
 
 
+def started_and_closed(launch: Any) -> None:
+    """One ranks' process with the ring lab's program loaded, then closed."""
+    host = simchannel.start_host(pack(simring.ring_allreduce), launch, 30.0, False)
+    assert isinstance(host, simchannel.Host), host
+    host.close()
+
+
+def _cgroup_cpu() -> Callable[[], float] | None:
+    """CPU seconds of this process and every descendant, bubblewrap's children included,
+    from a cgroup (v1 cpuacct or v2) of its own; None where it cannot make one (not root)."""
+    for root, usage in (("/sys/fs/cgroup/cpuacct", "cpuacct.usage"), ("/sys/fs/cgroup", "")):
+        group = Path(root) / f"wb-sim-speed-{os.getpid()}"
+        try:
+            group.mkdir(exist_ok=True)
+            (group / "cgroup.procs").write_text(str(os.getpid()))
+        except OSError:
+            continue
+        if usage:
+            return lambda: int((group / usage).read_text()) / 1e9
+        return lambda: next(int(line.split()[1]) for line in
+                            (group / "cpu.stat").read_text().splitlines()
+                            if line.startswith("usage_usec")) / 1e6
+    return None
+
+
+def report_host_start(runs: int = 20) -> None:
+    """A ranks' process per lab run, with the lab's program loaded: started afresh in
+    bubblewrap (as the labs did before the server) vs forked from the warm server."""
+    if bwrap.unavailable_reason():
+        print("ranks' process start: bubblewrap does not work here, skipped")
+        return
+    server = sandbox_launch()
+
+    def fresh(python: str, code: str, warm: tuple[str, ...], entry: str) -> Any:
+        command = bwrap.command(python, code, as_nobody=True)
+        return simchannel.Popened([*command, "-I", "-c",
+                                   simchannel.BOOT.format(code=bwrap.SANDBOX_CODE)])
+
+    clock = _cgroup_cpu()  # first: the server and its children are counted too
+    started_and_closed(server)  # the warm server itself starts once per batch
+    for name, launch in (("started afresh (bubblewrap, Python, numpy)", fresh),
+                         ("forked from the warm server", server)):
+        wall = median_s(lambda launch=launch: started_and_closed(launch), runs)
+        cpu = ""
+        if clock is not None:
+            before = clock()
+            for _ in range(runs):
+                started_and_closed(launch)
+            cpu = f", {(clock() - before) / runs * 1e3:.1f} ms of CPU in all processes"
+        print(f"a ranks' process {name}: {wall * 1e3:.1f} ms{cpu}")
+
+
 def messages_per_s(payload_elems: int, n: int = 16, steps: int = 200) -> float:
     def chatter(rank: Any) -> Any:
         import numpy as np
@@ -101,8 +157,7 @@ def messages_per_s(payload_elems: int, n: int = 16, steps: int = 200) -> float:
 
 def main() -> None:
     data = ring_data()
-    in_process = median_s(lambda: sim.run(simring.ring_allreduce, data))
-    print(f"64-rank ring AllReduce of 1 MB, in process:        {in_process * 1e3:.0f} ms")
+    report_host_start()
     channel = median_s(lambda: channel_run(simring.ring_allreduce, data))
     print(f"64-rank ring AllReduce of 1 MB, through the channel: {channel * 1e3:.0f} ms "
           "(8064 messages)")

@@ -459,9 +459,9 @@ class _Run:
     def on_end(self, rank: int, op: str, header: dict[str, Any],
                arrays: list[np.ndarray]) -> None:
         if op == "raised":
-            if self.failure is None:
-                self.fail("program", f"{self.where(rank)}: "
-                          f"{str(header.get('value'))[:400]}", rank)
+            if self.failure is None:  # the ranks' own refusals already say where
+                text, where = str(header.get("value"))[:400], f"{self.where(rank)}: "
+                self.fail("program", text if text.startswith(where) else where + text, rank)
             return
         if self.track:
             self._account(rank, header.get("memory"))

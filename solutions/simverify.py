@@ -1,9 +1,8 @@
 """Re-derive what a simulated run did from its message log alone, trusting nothing else.
 
-The grader does not believe the simulator's counters (learner code runs in the same
-interpreter as the simulator and could patch them). It takes the plain-data log a run
-returns (:meth:`solutions.simcluster.Trace.to_plain`), checks that it is well formed, and
-recomputes everything from it: bytes per rank from the payloads themselves, the steps that
+The log is written by the trusted side of the rank channel (:mod:`solutions.simchannel`),
+never by the learner's process; the verifier still recomputes everything from the log
+rather than from any counter: bytes per rank from the payloads themselves, the steps that
 carried messages, the memory a rank held (its data plus received buffers not yet freed),
 and, for reductions, *where every number came from*.
 
@@ -28,10 +27,6 @@ from typing import Any
 import numpy as np
 
 MAX_PROVENANCE_RANKS = 12
-
-
-class BadTrace(ValueError):
-    """The log is not a well-formed trace (forged, truncated, or not a trace at all)."""
 
 
 @dataclass(frozen=True)
@@ -85,65 +80,6 @@ class Log:
             held += events[step]
             peak = max(peak, held)
         return peak
-
-
-def _int(value: Any, what: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise BadTrace(f"{what} must be a whole number in {low}..{high}, got {value!r}")
-    return value
-
-
-def array_from_plain(tree: Any, what: str = "array") -> np.ndarray:
-    """A numpy array from ``simcluster.plain``'s {"dtype", "shape", "values"} form."""
-    if not isinstance(tree, dict) or set(tree) != {"dtype", "shape", "values"}:
-        raise BadTrace(f"{what} is not an array")
-    return _array(tree["dtype"], tree["shape"], tree["values"], what)
-
-
-def _array(dtype: Any, shape: Any, values: Any, what: str) -> np.ndarray:
-    if dtype not in ("<i8", "<i4", "<f8", "<f4", "<f2", "|b1", "<u8", "<u4"):
-        raise BadTrace(f"{what} has an unsupported dtype {dtype!r}")
-    if not isinstance(shape, list) or not isinstance(values, list):
-        raise BadTrace(f"{what} has no shape or values")
-    dims = [_int(d, f"{what}'s shape", 0, 1 << 31) for d in shape]
-    if int(np.prod(dims)) != len(values):
-        raise BadTrace(f"{what}: {len(values)} values do not fill the shape {dims}")
-    try:
-        return np.array(values, dtype=np.dtype(dtype)).reshape(dims)
-    except (TypeError, ValueError, OverflowError) as error:
-        raise BadTrace(f"{what} holds values that are not numbers ({error})") from None
-
-
-def read_log(tree: Any) -> Log:
-    """Validate a plain trace and build the verifier's :class:`Log`; BadTrace if malformed."""
-    if not isinstance(tree, dict) or not {"n_ranks", "steps", "messages", "results",
-                                           "data_bytes"} <= set(tree):
-        raise BadTrace("the run returned no trace")
-    n = _int(tree["n_ranks"], "n_ranks", 1, 4096)
-    steps = _int(tree["steps"], "steps", 0, 10_000_000)
-    raw, results, data_bytes = tree["messages"], tree["results"], tree["data_bytes"]
-    if not isinstance(raw, list) or not isinstance(results, list) or len(results) != n:
-        raise BadTrace("the trace's messages or results are malformed")
-    if not isinstance(data_bytes, list) or len(data_bytes) != n:
-        raise BadTrace("the trace's data sizes are malformed")
-    messages = tuple(_message(i, item, n, steps) for i, item in enumerate(raw))
-    sizes = tuple(_int(b, "data bytes", 0, 1 << 40) for b in data_bytes)
-    return Log(n, steps, sizes, messages, tuple(results))
-
-
-def _message(index: int, item: Any, n: int, steps: int) -> Sent:
-    if not isinstance(item, list) or len(item) != 8:
-        raise BadTrace(f"message {index} is malformed")
-    step = _int(item[0], "a message's step", 0, steps)
-    src = _int(item[1], "a message's source", 0, n - 1)
-    dst = _int(item[2], "a message's destination", 0, n - 1)
-    recv_step = _int(item[3], "a receive step", -1, steps)
-    free_step = _int(item[4], "a free step", -1, steps)
-    if src == dst or (recv_step >= 0 and recv_step <= step) or (
-            free_step >= 0 and free_step < recv_step) or (free_step >= 0 > recv_step):
-        raise BadTrace(f"message {index} (step {step}, {src} -> {dst}) is inconsistent")
-    payload = _array(item[5], item[6], item[7], f"message {index}'s payload")
-    return Sent(index, step, src, dst, recv_step, free_step, payload)
 
 
 # -- provenance of sums -----------------------------------------------------------------

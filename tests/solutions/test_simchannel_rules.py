@@ -1,0 +1,154 @@
+"""The simulated cluster's rules, as the trusted side of the rank channel applies them: when a
+message arrives, what a rank may send and receive, that payloads are copies, and the memory a
+rank holds. Each run goes through a real ranks' process (started plainly here)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from solutions import simchannel
+from solutions.simbundle import pack
+from solutions.simchannel import RunFailure
+from solutions.simring import ring_allreduce
+from solutions.simverify import Log
+
+
+def _run(program: Callable[..., Any], data: Sequence[Any], track: bool = False,
+         ) -> Log | RunFailure:
+    host = simchannel.start_host(pack(program), collectives=False)
+    assert isinstance(host, simchannel.Host), host
+    try:
+        return simchannel.run(host, data, collectives=False, track=track, time_limit_s=30)
+    finally:
+        host.close()
+
+
+def _two() -> list[np.ndarray]:
+    return [np.zeros(1), np.zeros(1)]
+
+
+def test_a_message_arrives_the_step_after_it_is_sent() -> None:
+    def program(rank: Any) -> Any:
+        import numpy as np
+        if rank.id == 0:
+            rank.send(1, np.array([7, 8]))
+        yield
+        if rank.id == 1:
+            return rank.recv(0).tolist()
+        return None
+
+    log = _run(program, _two())
+    assert isinstance(log, Log), log
+    assert log.results == (None, [7, 8])
+    (message,) = log.messages
+    assert (message.step, message.src, message.dst, message.recv_step) == (0, 0, 1, 1)
+
+
+def test_receiving_in_the_same_step_is_refused_naming_rank_and_step() -> None:
+    def program(rank: Any) -> Any:
+        import numpy as np
+        rank.send((rank.id + 1) % 2, np.ones(1))
+        rank.recv((rank.id + 1) % 2)
+        yield
+
+    failure = _run(program, _two())
+    assert isinstance(failure, RunFailure) and failure.kind == "rule"
+    assert (failure.rank, failure.step) == (0, 0)
+    assert "rank 0 at step 0: recv(1) but no message" in failure.problem
+
+
+def test_sending_to_itself_or_outside_the_cluster_is_refused() -> None:
+    for bad in (0, 2, -1, 1.0):
+        def program(rank: Any, dst: Any = bad) -> Any:
+            import numpy as np
+            if rank.id == 0:
+                rank.send(dst, np.ones(1))
+            yield
+
+        failure = _run(program, _two())
+        assert isinstance(failure, RunFailure), bad
+        assert failure.problem.startswith("rank 0 at step 0: send to"), failure
+        assert failure.problem.count("rank 0 at step 0") == 1, failure
+        assert "the destination must be" in failure.problem, failure
+
+
+def test_payloads_are_read_only_copies_neither_side_can_change() -> None:
+    def program(rank: Any) -> Any:
+        import numpy as np
+        buffer = np.array([1.0, 2.0])
+        if rank.id == 0:
+            rank.send(1, buffer)
+            buffer[0] = 99.0  # changing the buffer after send changes nothing sent
+        yield
+        if rank.id == 1:
+            got = rank.recv(0)
+            try:
+                got[0] = 5.0  # a received buffer is read-only: copy it to change it
+                refused = False
+            except ValueError:
+                refused = True
+            return [got.tolist(), refused]
+        return None
+
+    log = _run(program, _two())
+    assert isinstance(log, Log), log
+    assert log.results[1] == [[1.0, 2.0], True]
+    assert log.messages[0].payload.tolist() == [1.0, 2.0]  # the log keeps what was sent
+    assert not log.messages[0].payload.flags.writeable
+
+
+def test_memory_follows_recv_and_free() -> None:
+    def program(rank: Any) -> Any:
+        import numpy as np
+        if rank.id == 0:
+            rank.send(1, np.zeros(10))
+            rank.send(1, np.zeros(30))
+        yield
+        if rank.id == 1:
+            a = rank.recv(0)
+            yield
+            b = rank.recv(0)
+            rank.free(a)
+            yield
+            rank.free(b)
+
+    log = _run(program, [np.zeros(4), np.zeros(4)])
+    assert isinstance(log, Log), log
+    # rank 1: 32 bytes of data, + 80 received at step 1, + 240 at step 2 (a freed in 2)
+    assert log.peak_memory_bytes(1) == 32 + 80 + 240
+    assert log.bytes_sent(0) == 320 and log.peak_memory_bytes(0) == 32
+
+
+def test_freeing_a_buffer_twice_frees_it_once_and_own_data_is_not_freed() -> None:
+    def program(rank: Any) -> Any:
+        import numpy as np
+        if rank.id == 0:
+            rank.send(1, np.zeros(2))
+        yield
+        if rank.id == 1:
+            a = rank.recv(0)
+            yield
+            rank.free(a)
+            rank.free(a)
+            rank.free(rank.data)
+
+    log = _run(program, _two())
+    assert isinstance(log, Log), log
+    (message,) = log.messages
+    assert (message.recv_step, message.free_step) == (1, 2)
+
+
+def test_runs_are_deterministic_and_the_ring_sums() -> None:
+    data = [np.arange(5, dtype=np.int64) * (r + 1) for r in range(3)]
+    runs = [_run(ring_allreduce, data) for _ in range(2)]
+    assert all(isinstance(run, Log) for run in runs)
+    a, b = (run for run in runs if isinstance(run, Log))
+    assert [(m.step, m.src, m.dst, m.payload.tolist()) for m in a.messages] == [
+        (m.step, m.src, m.dst, m.payload.tolist()) for m in b.messages]
+    # by hand: x_r = (r + 1) * [0..4], so the sum is 6 * [0..4]
+    assert all(result.tolist() == [0, 6, 12, 18, 24] for result in a.results)
+    # a ring moves 2 (N - 1) chunks per rank: 4 messages each for N = 3
+    assert len(a.messages) == 3 * 2 * (3 - 1)
