@@ -33,12 +33,14 @@ m(t_f + t_b) scale together.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
 from solutions._checks import non_negative, positive, positive_int
 from solutions.pipeline_schedules import (
-    Step,
+    Phase,
+    PipelineOp,
     dualpipe_bubble,
     interleaved_activation_factor,
     interleaved_microbatch_error,
@@ -51,24 +53,34 @@ from solutions.pipeline_schedules import (
 )
 
 Schedule = Literal["gpipe", "1f1b", "zb-h1"]
-Phase = Literal["F", "B"]
-#: one operation on one stage: (start slot, "F" or "B", microbatch index)
-Op = tuple[int, Phase, int]
-#: one simulated operation: (start, duration, "F"/"B"/"W", microbatch, chunk), in slots
-Span = tuple[float, float, str, int, int]
 #: the schedules :func:`schedule_spans` plays
 SCHEDULE_NAMES: tuple[str, ...] = ("gpipe", "1f1b", "interleaved", "zb-h1", "1f1b-lazy-w")
 #: the orders and formulas of :mod:`solutions.pipeline_schedules`, part of this module's API
 __all__ = [
-    "SCHEDULE_NAMES", "ChunkOp", "Deadlock", "Op", "Phase", "Schedule", "ScheduleError", "Span",
-    "Step", "activation_memory_gb", "bubble_over_compute", "bubble_over_total",
+    "SCHEDULE_NAMES", "Deadlock", "Phase", "PipelineOp", "Schedule", "ScheduleError", "Span",
+    "activation_memory_gb", "bubble_over_compute", "bubble_over_total",
     "dualpipe_bubble", "execute", "idle_slots", "idle_spans", "in_flight_microbatches",
     "interleaved_activation_factor", "interleaved_microbatch_error", "interleaved_order",
-    "makespan", "makespan_slots", "microbatch_group", "min_microbatches",
+    "makespan", "microbatch_group", "min_microbatches",
     "p2p_total_gb_per_step", "peak_activations", "peak_in_flight", "schedule_1f1b",
     "schedule_gpipe", "schedule_spans", "simulate", "v_shape_bubble_rate",
     "v_shape_peak_microbatches", "zb_h1_bubble_slots", "zb_h1_order",
 ]
+
+
+@dataclass(frozen=True)
+class Span:
+    """One operation placed in time on its GPU: ``op`` starts at ``start`` and lasts
+    ``duration``, both in slots."""
+
+    start: float
+    duration: float
+    op: PipelineOp
+
+    @property
+    def end(self) -> float:
+        """When the operation finishes, in slots."""
+        return self.start + self.duration
 
 
 def _validate(pp: int, m: int, v: int) -> tuple[int, int, int]:
@@ -173,22 +185,22 @@ def p2p_total_gb_per_step(activation_gb: float, pp: int, m: int, v: int = 1) -> 
 
 # -- the simulator ---------------------------------------------------------------------
 
-def _gpipe_order(pp: int, m: int, stage: int) -> list[Step]:
+def _gpipe_order(pp: int, m: int, stage: int) -> list[PipelineOp]:
     """All forwards, then all backwards (GPipe, Huang et al. 2019, Fig. 2c)."""
-    return [("F", 0, j) for j in range(m)] + [("B", 0, j) for j in range(m)]
+    return [PipelineOp("F", j) for j in range(m)] + [PipelineOp("B", j) for j in range(m)]
 
 
-def _one_f_one_b_order(pp: int, m: int, stage: int) -> list[Step]:
+def _one_f_one_b_order(pp: int, m: int, stage: int) -> list[PipelineOp]:
     """Warmup forwards, then alternate one forward / one backward, then drain backwards.
 
     Stage i warms up with min(p - i - 1, m) forwards (Narayanan et al. 2021, Fig. 4 top;
     Megatron-LM's ``forward_backward_pipelining_without_interleaving``).
     """
     warmup = min(pp - stage - 1, m)
-    order: list[Step] = [("F", 0, j) for j in range(warmup)]
+    order = [PipelineOp("F", j) for j in range(warmup)]
     for k in range(m - warmup):
-        order += [("F", 0, warmup + k), ("B", 0, k)]
-    return order + [("B", 0, j) for j in range(m - warmup, m)]
+        order += [PipelineOp("F", warmup + k), PipelineOp("B", k)]
+    return order + [PipelineOp("B", j) for j in range(m - warmup, m)]
 
 
 class Deadlock(RuntimeError):
@@ -199,8 +211,8 @@ class Deadlock(RuntimeError):
         self.cursor = list(cursor)
 
 
-def simulate(pp: int, v: int, orders: list[list[Step]], t_f: float = 1, t_b: float = 1,
-             t_w: float = 0, split_w: bool = False) -> list[list[Span]]:
+def simulate(pp: int, v: int, orders: Sequence[Sequence[PipelineOp]], t_f: float = 1,
+             t_b: float = 1, t_w: float = 0, split_w: bool = False) -> list[list[Span]]:
     """Play per-GPU orders; per GPU, its spans in start order. Times in slots.
 
     Chunk c of GPU s is virtual stage c p + s, and an operation on a chunk lasts 1/v of
@@ -209,38 +221,35 @@ def simulate(pp: int, v: int, orders: list[list[Step]], t_f: float = 1, t_b: flo
     forward); a W needs its own B. With ``split_w`` the backward is split (Qi et al. 2024,
     §2): B lasts ``t_b`` and a W of ``t_w`` follows it. A GPU whose order lists its W
     passes runs them where the order puts them; a GPU whose order lists none runs each
-    owed W whenever it would otherwise wait (the lazy policy of
-    :func:`deferred_w_order`'s schedule). Without ``split_w`` the backward lasts
-    t_b + t_w. Raises :class:`Deadlock` (a RuntimeError that knows where each GPU
-    stopped) when no operation can ever run again.
+    owed W whenever it would otherwise wait (the lazy policy of the "1f1b-lazy-w"
+    schedule). Without ``split_w`` the backward lasts t_b + t_w. Raises :class:`Deadlock`
+    (a RuntimeError that knows where each GPU stopped) when no operation can ever run again.
     """
     scale = Fraction(1, v)
     length = {"F": Fraction(str(t_f)) * scale, "W": Fraction(str(t_w)) * scale,
               "B": Fraction(str(t_b + (0 if split_w else t_w))) * scale}
-    lazy = [split_w and all(phase != "W" for phase, _, _ in order) for order in orders]
-    end: dict[tuple[str, int, int], Fraction] = {}
+    lazy = [split_w and all(op.phase != "W" for op in order) for order in orders]
+    end: dict[tuple[int, PipelineOp], Fraction] = {}
     spans: list[list[Span]] = [[] for _ in range(pp)]
     free, cursor = [Fraction(0)] * pp, [0] * pp
-    owed: list[list[tuple[int, int]]] = [[] for _ in range(pp)]
+    owed: list[list[PipelineOp]] = [[] for _ in range(pp)]
     now = Fraction(0)
     while any(cursor[s] < len(orders[s]) or owed[s] for s in range(pp)):
         for s in range(pp):
             if free[s] > now:
                 continue
-            phase, c, mb = orders[s][cursor[s]] if cursor[s] < len(orders[s]) else ("", 0, 0)
-            virtual = c * pp + s
-            dep = _dependency(pp, v, s, phase, mb, c) if phase else None
-            if phase and (dep is None or end.get(dep, now + 1) <= now):
+            op = orders[s][cursor[s]] if cursor[s] < len(orders[s]) else None
+            dep = _dependency(pp, v, s, op) if op is not None else None
+            if op is not None and (dep is None or end.get(dep, now + 1) <= now):
                 cursor[s] += 1
-                if phase == "B" and lazy[s]:
-                    owed[s].append((c, mb))
+                if op.phase == "B" and lazy[s]:
+                    owed[s].append(PipelineOp("W", op.microbatch, op.chunk))
             elif owed[s]:
-                phase, (c, mb) = "W", owed[s].pop(0)
-                virtual = c * pp + s
+                op = owed[s].pop(0)
             else:
                 continue
-            spans[s].append((float(now), float(length[phase]), phase, mb, c))
-            end[(phase, virtual, mb)] = free[s] = now + length[phase]
+            spans[s].append(Span(float(now), float(length[op.phase]), op))
+            end[(s, op)] = free[s] = now + length[op.phase]
         later = [t for t in (*free, *end.values()) if t > now]
         if not later:
             if any(cursor[s] < len(orders[s]) or owed[s] for s in range(pp)):
@@ -278,24 +287,24 @@ def schedule_spans(schedule: str, pp: int, m: int, v: int = 1, t_f: float = 1,
                     split_w=schedule in ("zb-h1", "1f1b-lazy-w"))
 
 
-def makespan(spans: list[list[Span]]) -> float:
+def makespan(spans: Sequence[Sequence[Span]]) -> float:
     """The end of the last operation, in slots."""
-    return max(start + length for ops in spans for start, length, *_ in ops)
+    return max(span.end for ops in spans for span in ops)
 
 
-def idle_spans(ops: list[Span], span: float) -> list[tuple[float, float]]:
+def idle_spans(ops: Sequence[Span], span: float) -> list[tuple[float, float]]:
     """The gaps of one GPU between time 0 and ``span``: (start, length) each: its bubble."""
     gaps, t = [], 0.0
-    for start, length, *_ in sorted(ops):
-        if start > t + 1e-9:
-            gaps.append((t, start - t))
-        t = max(t, start + length)
+    for placed in sorted(ops, key=lambda o: o.start):
+        if placed.start > t + 1e-9:
+            gaps.append((t, placed.start - t))
+        t = max(t, placed.end)
     if span > t + 1e-9:
         gaps.append((t, span - t))
     return gaps
 
 
-def peak_activations(ops: list[Span], w_share: float = 1.0) -> float:
+def peak_activations(ops: Sequence[Span], w_share: float = 1.0) -> float:
     """Most microbatches' worth of a stage's activations one GPU holds at once, in units of
     one microbatch's stash on a whole stage (M_B).
 
@@ -307,17 +316,17 @@ def peak_activations(ops: list[Span], w_share: float = 1.0) -> float:
     split-off W passes a microbatch is freed when its B ends.
     """
     non_negative("w_share", w_share)
-    v = max((chunk for *_, chunk in ops), default=0) + 1
-    has_w = {(mb, chunk) for _, _, phase, mb, chunk in ops if phase == "W"}
+    v = max((placed.op.chunk for placed in ops), default=0) + 1
+    has_w = {(p.op.microbatch, p.op.chunk) for p in ops if p.op.phase == "W"}
     events: list[tuple[float, float]] = []  # (time, change); frees sort first on ties
-    for start, length, phase, mb, chunk in ops:
-        end = round(start + length, 9)  # float slots: a B ending as an F starts is a tie
-        if phase == "F":
-            events.append((round(start, 9), 1 / v))
-        elif phase == "B":
-            kept = w_share if (mb, chunk) in has_w else 0.0
+    for placed in ops:
+        op, end = placed.op, round(placed.end, 9)  # a B ending as an F starts is a tie
+        if op.phase == "F":
+            events.append((round(placed.start, 9), 1 / v))
+        elif op.phase == "B":
+            kept = w_share if (op.microbatch, op.chunk) in has_w else 0.0
             events.append((end, (kept - 1) / v))
-        elif phase == "W":
+        else:
             events.append((end, -w_share / v))
     held = peak = 0.0
     for _, change in sorted(events):
@@ -326,47 +335,38 @@ def peak_activations(ops: list[Span], w_share: float = 1.0) -> float:
     return peak
 
 
-# -- whole-stage schedules as slot lists (GPipe, 1F1B) ----------------------------------
+# -- whole-stage schedules in unit slots (GPipe, 1F1B) -----------------------------------
 
-def _as_ops(spans: list[list[Span]]) -> list[list[Op]]:
-    return [[(int(start), "F" if phase == "F" else "B", mb) for start, _, phase, mb, _ in ops]
-            for ops in spans]
+def schedule_gpipe(pp: int, m: int) -> list[list[Span]]:
+    """GPipe schedule: per stage, its operations in order, one slot each.
 
-
-def schedule_gpipe(pp: int, m: int) -> list[list[Op]]:
-    """GPipe schedule: for each stage, its (start slot, "F"/"B", microbatch) in order.
-
-    Unit time per forward and per backward. The iteration lasts 2(m + p - 1) slots, of
-    which each stage is busy 2m and idle 2(p - 1).
+    The iteration lasts 2(m + p - 1) slots, of which each stage is busy 2m and idle
+    2(p - 1).
     """
-    return _as_ops(schedule_spans("gpipe", pp, m))
+    return schedule_spans("gpipe", pp, m)
 
 
-def schedule_1f1b(pp: int, m: int) -> list[list[Op]]:
-    """1F1B (PipeDream-Flush) schedule: per stage, (start slot, "F"/"B", microbatch).
+def schedule_1f1b(pp: int, m: int) -> list[list[Span]]:
+    """1F1B (PipeDream-Flush) schedule: per stage, its operations in order, one slot each.
 
-    Unit time per forward and per backward. Same length and idle time as GPipe, but
-    stage i never holds more than p - i microbatches' activations.
+    Same length and idle time as GPipe, but stage i never holds more than p - i
+    microbatches' activations.
     """
-    return _as_ops(schedule_spans("1f1b", pp, m))
+    return schedule_spans("1f1b", pp, m)
 
 
-def makespan_slots(schedule: list[list[Op]]) -> int:
-    """Length of a schedule in slots: the end of its last operation."""
-    return max(start + 1 for ops in schedule for start, _, _ in ops)
+def idle_slots(spans: Sequence[Sequence[Span]]) -> list[float]:
+    """Idle time per stage between time 0 and the end of the whole schedule, in slots."""
+    whole = makespan(spans)
+    return [whole - sum(placed.duration for placed in ops) for ops in spans]
 
 
-def idle_slots(schedule: list[list[Op]]) -> list[int]:
-    """Idle slots per stage between time 0 and the end of the whole schedule."""
-    span = makespan_slots(schedule)
-    return [span - len(ops) for ops in schedule]
-
-
-def peak_in_flight(ops: list[Op]) -> int:
-    """Most microbatches one stage holds at once (forward done, backward not yet done)."""
+def peak_in_flight(ops: Sequence[Span]) -> int:
+    """Most operations' activations one stage holds at once (a forward started, its
+    backward not yet): microbatches without interleaving, chunk activations with it."""
     held = peak = 0
-    for _, phase, _ in sorted(ops):
-        held += 1 if phase == "F" else -1
+    for placed in sorted(ops, key=lambda o: o.start):
+        held += {"F": 1, "B": -1}.get(placed.op.phase, 0)
         peak = max(peak, held)
     return peak
 
@@ -381,42 +381,51 @@ class ScheduleError(ValueError):
         self.stage, self.position = stage, position
 
 
-#: one operation in an executed schedule: (start slot, phase, microbatch, chunk)
-ChunkOp = tuple[int, Phase, int, int]
-_Key = tuple[str, int, int]  # (phase, virtual stage, microbatch)
+def not_an_action(stage: int, position: int, written: tuple[object, ...], m: int,
+                  v: int) -> ScheduleError:
+    """The error for an entry of a learner's list that is no operation of this pipeline;
+    ``written`` is what they wrote, as (phase, chunk, microbatch)."""
+    return ScheduleError(f"stage {stage}, action {position}: {written!r} is not an action "
+                         f"(phase F or B, chunk 0..{v - 1}, microbatch 0..{m - 1})",
+                         stage, position)
 
 
-def _dependency(pp: int, v: int, stage: int, phase: str, mb: int, chunk: int) -> _Key | None:
-    """What must finish before (phase, mb) of ``chunk`` on ``stage`` starts.
+def _dependency(pp: int, v: int, stage: int,
+                op: PipelineOp) -> tuple[int, PipelineOp] | None:
+    """(GPU, operation) that must finish before ``op`` on ``stage`` starts.
 
     Chunk c of stage s is virtual stage k = c p + s (v = 1: k = s). A forward needs the
     previous virtual stage's forward of the same microbatch; a backward needs the next
     virtual stage's backward, and the last virtual stage's backward its own forward. A W
     (weight gradient) needs its own B.
     """
-    k = chunk * pp + stage
-    if phase == "W":
-        return ("B", k, mb)
-    if phase == "F":
-        return ("F", k - 1, mb) if k > 0 else None
-    return ("B", k + 1, mb) if k < pp * v - 1 else ("F", k, mb)
+    k = op.chunk * pp + stage
+    needed: tuple[int, Phase]
+    if op.phase == "W":
+        needed = (k, "B")
+    elif op.phase == "F":
+        if k == 0:
+            return None
+        needed = (k - 1, "F")
+    else:
+        needed = (k + 1, "B") if k < pp * v - 1 else (k, "F")
+    virtual, phase = needed
+    return virtual % pp, PipelineOp(phase, op.microbatch, virtual // pp)
 
 
-def _check_actions(pp: int, m: int, v: int, orders: Sequence[Sequence[Step]]) -> None:
+def _check_actions(pp: int, m: int, v: int, orders: Sequence[Sequence[PipelineOp]]) -> None:
     """Every stage runs F and B of every (chunk, microbatch) exactly once, nothing else."""
     if len(orders) != pp:
         raise ScheduleError(f"expected one action list per stage ({pp}), got {len(orders)}")
     for s, order in enumerate(orders):
-        seen: set[Step] = set()
-        for i, (phase, chunk, mb) in enumerate(order):
-            if phase not in ("F", "B") or not 0 <= mb < m or not 0 <= chunk < v:
-                raise ScheduleError(f"stage {s}, action {i}: {(phase, chunk, mb)!r} is not an "
-                                    f"action (phase F or B, chunk 0..{v - 1}, microbatch "
-                                    f"0..{m - 1})", s, i)
-            if (phase, chunk, mb) in seen:
-                raise ScheduleError(f"stage {s}, action {i}: {phase} of microbatch {mb} "
-                                    f"(chunk {chunk}) runs twice", s, i)
-            seen.add((phase, chunk, mb))
+        seen: set[PipelineOp] = set()
+        for i, op in enumerate(order):
+            if op.phase not in ("F", "B") or op.microbatch >= m or op.chunk >= v:
+                raise not_an_action(s, i, (op.phase, op.chunk, op.microbatch), m, v)
+            if op in seen:
+                raise ScheduleError(f"stage {s}, action {i}: {op.phase} of microbatch "
+                                    f"{op.microbatch} (chunk {op.chunk}) runs twice", s, i)
+            seen.add(op)
         if len(seen) != 2 * m * v:
             raise ScheduleError(f"stage {s} runs {len(seen)} of its {2 * m * v} actions "
                                 f"(a forward and a backward of each of the {m} microbatches"
@@ -424,9 +433,9 @@ def _check_actions(pp: int, m: int, v: int, orders: Sequence[Sequence[Step]]) ->
                                 len(order))
 
 
-def execute(pp: int, m: int, orders: Sequence[Sequence[Step]],
-            v: int = 1) -> list[list[ChunkOp]]:
-    """Run per-stage action lists, each action (phase, chunk, microbatch) taking 1 slot.
+def execute(pp: int, m: int, orders: Sequence[Sequence[PipelineOp]],
+            v: int = 1) -> list[list[Span]]:
+    """Run per-stage action lists, each action taking 1 slot.
 
     Each action starts as soon as its stage is free and its dependency has finished
     (communication is free). Raises :class:`ScheduleError` naming the first offending
@@ -436,45 +445,48 @@ def execute(pp: int, m: int, orders: Sequence[Sequence[Step]],
     p, m, v = _validate(pp, m, v)
     _check_actions(p, m, v, orders)
     try:  # a chunk action lasts t/v, so t_f = t_b = v makes each one slot long
-        spans = simulate(p, v, [list(order) for order in orders], t_f=v, t_b=v)
+        return simulate(p, v, orders, t_f=v, t_b=v)
     except Deadlock as stuck:
         raise _stuck(p, v, orders, stuck.cursor) from None
-    return [[(int(start), phase, mb, chunk)  # type: ignore[misc]
-             for start, _, phase, mb, chunk in ops] for ops in spans]
 
 
-def _ordered_before_own_input(pp: int, v: int, orders: Sequence[Sequence[Step]],
+def _name(op: PipelineOp, v: int, stage: int | None = None) -> str:
+    """How a learner's message names ``op``: its phase and microbatch, then its stage when
+    given and its chunk when there are several."""
+    where = "" if stage is None else f" on stage {stage}"
+    return f"{op.phase} of microbatch {op.microbatch}{where}" + (
+        f" (chunk {op.chunk})" if v > 1 else "")
+
+
+def _ordered_before_own_input(pp: int, v: int, orders: Sequence[Sequence[PipelineOp]],
                               cursor: list[int]) -> ScheduleError | None:
     """A stuck stage whose next action needs, through the chain of dependencies, an action
     that its own list puts later: that ordering is the root of the deadlock, whatever the
     other stages wait for."""
-    where = [{tuple(a): i for i, a in enumerate(order)} for order in orders]
+    where = [{op: i for i, op in enumerate(order)} for order in orders]
     for s in range(pp):
         if cursor[s] >= len(orders[s]):
             continue
-        phase, chunk, mb = orders[s][cursor[s]]
-        dep = _dependency(pp, v, s, phase, mb, chunk)
+        op = orders[s][cursor[s]]
+        dep = _dependency(pp, v, s, op)
         hops = 0
         while dep is not None:
-            owner, dep_chunk = dep[1] % pp, dep[1] // pp
-            position = where[owner].get((dep[0], dep_chunk, dep[2]), -1)
+            owner, needed = dep
+            position = where[owner].get(needed, -1)
             if position < cursor[owner]:
                 break  # already ran: this chain is not stuck
             if owner == s:
-                what = f"{phase} of microbatch {mb}" + (f" (chunk {chunk})" if v > 1 else "")
-                need = f"{dep[0]} of microbatch {dep[2]}" + (
-                    f" (chunk {dep_chunk})" if v > 1 else "")
                 return ScheduleError(
-                    f"stage {s}, action {cursor[s]}: {what} needs {need} on this same stage "
-                    f"to run first{' (through the stages between)' if hops else ''}, but "
-                    f"your list puts it later (action {position}): the schedule deadlocks "
-                    "here", s, cursor[s])
-            dep = _dependency(pp, v, owner, dep[0], dep[2], dep_chunk)
+                    f"stage {s}, action {cursor[s]}: {_name(op, v)} needs {_name(needed, v)} "
+                    f"on this same stage to run first"
+                    f"{' (through the stages between)' if hops else ''}, but your list puts "
+                    f"it later (action {position}): the schedule deadlocks here", s, cursor[s])
+            dep = _dependency(pp, v, owner, needed)
             hops += 1
     return None
 
 
-def _stuck(pp: int, v: int, orders: Sequence[Sequence[Step]],
+def _stuck(pp: int, v: int, orders: Sequence[Sequence[PipelineOp]],
            cursor: list[int]) -> ScheduleError:
     """The error for the action at the root of a deadlock.
 
@@ -489,16 +501,13 @@ def _stuck(pp: int, v: int, orders: Sequence[Sequence[Step]],
     visited: set[int] = set()
     while True:
         visited.add(s)
-        phase, chunk, mb = orders[s][cursor[s]]
-        dep = _dependency(pp, v, s, phase, mb, chunk)
+        op = orders[s][cursor[s]]
+        dep = _dependency(pp, v, s, op)
         assert dep is not None
-        owner = dep[1] % pp
+        owner, needed = dep
         if owner == s or owner in visited or cursor[owner] >= len(orders[owner]):
             break
         s = owner
-    dep_phase, k, dep_mb = dep
-    what = f"{phase} of microbatch {mb}" + (f" (chunk {chunk})" if v > 1 else "")
-    needs = f"{dep_phase} of microbatch {dep_mb} on stage {k % pp}" + (
-        f" (chunk {k // pp})" if v > 1 else "")
-    return ScheduleError(f"stage {s}, action {cursor[s]}: {what} needs {needs} first, which "
-                         "cannot run before it: the schedule deadlocks here", s, cursor[s])
+    return ScheduleError(f"stage {s}, action {cursor[s]}: {_name(op, v)} needs "
+                         f"{_name(needed, v, owner)} first, which cannot run before it: the "
+                         "schedule deadlocks here", s, cursor[s])

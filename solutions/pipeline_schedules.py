@@ -9,10 +9,38 @@ B, the input gradient (on the critical path), and W, the weight gradient, which 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 from solutions._checks import non_negative, positive_int
 
-#: one entry of a GPU's order: (phase "F", "B" or "W", chunk, microbatch)
-Step = tuple[str, int, int]
+#: forward, backward (the input gradient when W is split off), weight gradient
+Phase = Literal["F", "B", "W"]
+PHASES: tuple[Phase, ...] = ("F", "B", "W")
+
+
+@dataclass(frozen=True)
+class PipelineOp:
+    """One operation of a pipeline schedule on one GPU: the forward ("F"), the backward
+    ("B"; only the input gradient when the weight gradient is split off) or the
+    weight-gradient pass ("W", Qi et al. 2024, §2) of ``microbatch`` through model chunk
+    ``chunk`` of that GPU (0 without interleaving; chunk c of GPU s is virtual stage
+    c p + s, Narayanan et al. 2021, §2.2.2). Microbatches and chunks count from 0.
+
+    A GPU's order is a list of these; the simulator places each one in time as a
+    :class:`solutions.pipeline.Span`, which holds the same record.
+    """
+
+    phase: Phase
+    microbatch: int
+    chunk: int = 0
+
+    def __post_init__(self) -> None:
+        if self.phase not in PHASES:
+            raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {self.phase!r}")
+        for name, value in (("microbatch", self.microbatch), ("chunk", self.chunk)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
 
 
 def _validate(pp: int, m: int, v: int) -> tuple[int, int, int]:
@@ -45,7 +73,7 @@ def microbatch_group(pp: int, m: int, group: int | None = None) -> int:
 
 
 def interleaved_order(pp: int, m: int, v: int, stage: int,
-                      group: int | None = None) -> list[Step]:
+                      group: int | None = None) -> list[PipelineOp]:
     """Interleaved 1F1B's order on ``stage`` (Megatron-Core's
     ``forward_backward_pipelining_with_interleaving`` and ``get_schedule_table``;
     Narayanan et al. 2021, Fig. 4).
@@ -61,8 +89,8 @@ def interleaved_order(pp: int, m: int, v: int, stage: int,
         last = m if first + n >= m else first + n
         table += [(c, j) for c in range(v) for j in range(first, last)]
     total = m * v
-    forward: list[Step] = [("F", c, j) for c, j in table]
-    backward: list[Step] = [("B", v - 1 - c, j) for c, j in table]
+    forward = [PipelineOp("F", j, c) for c, j in table]
+    backward = [PipelineOp("B", j, v - 1 - c) for c, j in table]
     warmup = min((pp - stage - 1) * 2 + (v - 1) * n, total)
     order = forward[:warmup]
     for i in range(total - warmup):
@@ -96,7 +124,7 @@ def interleaved_microbatch_error(pp: int, m: int, group: int | None = None) -> s
 
 # -- zero bubble and beyond -------------------------------------------------------------
 
-def zb_h1_order(pp: int, m: int, stage: int) -> list[Step]:
+def zb_h1_order(pp: int, m: int, stage: int) -> list[PipelineOp]:
     """ZB-H1's order on ``stage`` (Qi et al., "Zero Bubble (Almost) Pipeline Parallelism",
     ICLR 2024, §2.1 and Fig. 3): 1F1B's F/B order, with each W placed after the B
     ``stage`` microbatches later ("adjusts the starting points of W passes depending on
@@ -108,21 +136,21 @@ def zb_h1_order(pp: int, m: int, stage: int) -> list[Step]:
     deferred W passes fill stage i's drain.
     """
     warmup = min(pp - stage - 1, m)
-    order: list[Step] = [("F", 0, j) for j in range(warmup)]
+    order = [PipelineOp("F", j) for j in range(warmup)]
     pending: list[int] = []
 
     def backward(k: int) -> None:
-        order.append(("B", 0, k))
+        order.append(PipelineOp("B", k))
         pending.append(k)
         if len(pending) > stage:
-            order.append(("W", 0, pending.pop(0)))
+            order.append(PipelineOp("W", pending.pop(0)))
 
     for k in range(m - warmup):
-        order.append(("F", 0, warmup + k))
+        order.append(PipelineOp("F", warmup + k))
         backward(k)
     for k in range(m - warmup, m):
         backward(k)
-    return order + [("W", 0, j) for j in pending]
+    return order + [PipelineOp("W", j) for j in pending]
 
 
 def zb_h1_bubble_slots(pp: int, t_f: float, t_b: float, t_w: float) -> float:

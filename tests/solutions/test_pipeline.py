@@ -7,6 +7,12 @@ from collections.abc import Callable
 import pytest
 
 from solutions import pipeline as pl
+from solutions.pipeline import PipelineOp
+
+
+def _slots(spans: list[list[pl.Span]]) -> list[list[tuple[float, str, int]]]:
+    """Per stage, (start, phase, microbatch) of each operation: the by-hand form."""
+    return [[(s.start, s.op.phase, s.op.microbatch) for s in ops] for ops in spans]
 
 # -- bubble -----------------------------------------------------------------------------
 
@@ -137,7 +143,7 @@ def test_p2p_single_gpu_sends_nothing() -> None:
 def test_gpipe_schedule_small_case_by_hand() -> None:
     # p = 2, m = 2. Stage 0: F0@0 F1@1, then B0 waits for stage 1's B0 (slot 3) -> B0@4 B1@5.
     # Stage 1: F0@1 F1@2 B0@3 B1@4.
-    assert pl.schedule_gpipe(2, 2) == [
+    assert _slots(pl.schedule_gpipe(2, 2)) == [
         [(0, "F", 0), (1, "F", 1), (4, "B", 0), (5, "B", 1)],
         [(1, "F", 0), (2, "F", 1), (3, "B", 0), (4, "B", 1)],
     ]
@@ -148,7 +154,7 @@ def test_1f1b_schedule_small_case_by_hand() -> None:
     # Stage 1: F0@1 F1@2 B0@4 F2@5 B1@6 B2@8 (each B waits for stage 2's B to end).
     # Stage 0 warms up with 2 forwards, runs F2 (its steady-state forward), then its
     # backwards wait for stage 1's: B0@5 B1@7 B2@9. It held 3 = p microbatches.
-    schedule = pl.schedule_1f1b(3, 3)
+    schedule = _slots(pl.schedule_1f1b(3, 3))
     assert schedule[2] == [
         (2, "F", 0), (3, "B", 0), (4, "F", 1), (5, "B", 1), (6, "F", 2), (7, "B", 2)]
     assert schedule[1] == [
@@ -160,11 +166,11 @@ def test_1f1b_schedule_small_case_by_hand() -> None:
 @pytest.mark.parametrize("make", [pl.schedule_gpipe, pl.schedule_1f1b])
 @pytest.mark.parametrize(("pp", "m"), [(2, 1), (4, 4), (4, 12), (8, 3), (8, 32), (5, 7)])
 def test_schedule_idle_time_matches_the_bubble_formulas(
-    make: Callable[[int, int], list[list[pl.Op]]], pp: int, m: int
+    make: Callable[[int, int], list[list[pl.Span]]], pp: int, m: int
 ) -> None:
     schedule = make(pp, m)
     # Unit slots: the iteration lasts 2(m + p - 1); every stage is busy 2m.
-    assert pl.makespan_slots(schedule) == 2 * (m + pp - 1)
+    assert pl.makespan(schedule) == 2 * (m + pp - 1)
     for idle in pl.idle_slots(schedule):
         assert idle == 2 * (pp - 1)
         assert idle / (2 * m) == pytest.approx((pp - 1) / m)
@@ -180,7 +186,7 @@ def test_schedules_hold_the_predicted_microbatches(pp: int, m: int) -> None:
 
 
 def test_schedules_respect_dependencies() -> None:
-    schedule = pl.schedule_1f1b(4, 8)
+    schedule = _slots(pl.schedule_1f1b(4, 8))
     start = {(s, ph, mb): t for s, ops in enumerate(schedule) for t, ph, mb in ops}
     for (s, ph, mb), t in start.items():
         if ph == "F" and s > 0:
@@ -221,10 +227,10 @@ def test_zb_h1_with_a_longer_input_gradient(pp: int, m: int) -> None:
 def test_zb_h1_runs_every_pass_once_and_w_after_its_b() -> None:
     spans = pl.schedule_spans("zb-h1", 4, 8, 1, 1, 1, 1)
     for ops in spans:
-        assert sorted((phase, mb) for _, _, phase, mb, _ in ops) == sorted(
+        assert sorted((s.op.phase, s.op.microbatch) for s in ops) == sorted(
             (phase, mb) for phase in "BFW" for mb in range(8))
-        done_b = {mb: start + length for start, length, phase, mb, _ in ops if phase == "B"}
-        assert all(start >= done_b[mb] for start, _, phase, mb, _ in ops if phase == "W")
+        done_b = {s.op.microbatch: s.end for s in ops if s.op.phase == "B"}
+        assert all(s.start >= done_b[s.op.microbatch] for s in ops if s.op.phase == "W")
 
 
 @pytest.mark.parametrize(("pp", "m", "v"), [(2, 4, 3), (4, 8, 2), (4, 8, 4), (8, 16, 2)])
@@ -256,8 +262,8 @@ def test_dualpipe_bubble_from_deepseek_v3_table_2() -> None:
 def test_simulator_reports_a_deadlock() -> None:
     # stage 0 insists on microbatch 1's forward before 0's, stage 1 on 0's before 1's, and
     # stage 0 then wants 0's backward first: 1's backward never comes back in time.
-    orders = [[("F", 0, 1), ("B", 0, 0), ("F", 0, 0), ("B", 0, 1)],
-              [("F", 0, 0), ("B", 0, 0), ("F", 0, 1), ("B", 0, 1)]]
+    orders = [[PipelineOp("F", 1), PipelineOp("B", 0), PipelineOp("F", 0), PipelineOp("B", 1)],
+              [PipelineOp("F", 0), PipelineOp("B", 0), PipelineOp("F", 1), PipelineOp("B", 1)]]
     with pytest.raises(RuntimeError, match="deadlock"):
         pl.simulate(2, 1, orders)
 

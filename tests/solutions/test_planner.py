@@ -156,8 +156,8 @@ def test_in_flight_follows_the_simulated_schedule() -> None:
         cfg = ParallelConfig(tp=1, pp=p, dp=1, grad_accum=mb, virtual_stages=v)
         for stage, ops in enumerate(spans):
             live = peak = 0
-            for _, _, phase, _, _ in sorted(ops, key=lambda o: o[0]):
-                live += 1 if phase == "F" else -1
+            for placed in sorted(ops, key=lambda o: o.start):
+                live += 1 if placed.op.phase == "F" else -1
                 peak = max(peak, live)
             assert pm.in_flight(cfg, stage) * v == peak, (p, mb, v, stage)
 

@@ -10,16 +10,17 @@ from __future__ import annotations
 import pytest
 
 from solutions import pipeline as pl
+from solutions.pipeline import PipelineOp
 
 CASES = [(p, m) for p in (2, 3, 4, 5, 8, 12, 16) for m in (1, 2, 3, p - 1, p, p + 1, 2 * p,
                                                              3 * p + 1, 64) if m >= 1]
 TIMES = [(1, 1, 1), (1, 2, 1), (2, 1, 1), (1, 1, 0.5)]
 
 
-def _in_flight_by_order(order: list[tuple[str, int, int]]) -> int:
+def _in_flight_by_order(order: list[PipelineOp]) -> int:
     held = peak = 0
-    for phase, _, _ in order:
-        held += {"F": 1, "W": -1}.get(phase, 0)
+    for op in order:
+        held += {"F": 1, "W": -1}.get(op.phase, 0)
         peak = max(peak, held)
     return peak
 
@@ -30,8 +31,8 @@ def test_zb_h1_order_keeps_at_most_p_in_flight_on_every_stage(pp: int, m: int) -
         order = pl.zb_h1_order(pp, m, stage)
         assert _in_flight_by_order(order) <= pp
         assert _in_flight_by_order(order) == min(pp, m)  # the first stage's 1F1B peak too
-        deferred = max(sum(1 for ph, _, _ in order[:i] if ph == "B")
-                       - sum(1 for ph, _, _ in order[:i] if ph == "W")
+        deferred = max(sum(1 for op in order[:i] if op.phase == "B")
+                       - sum(1 for op in order[:i] if op.phase == "W")
                        for i in range(len(order) + 1))
         assert deferred <= stage + 1  # stage i defers at most i W passes (+ the one just run)
 

@@ -51,8 +51,8 @@ def test_interleaved_two_stages_two_microbatches_by_hand() -> None:
     # (2-0-1) x 2 + (2-1) x 2 = 4 = all forwards, at 0, 1, 2, 3; its backwards wait for
     # GPU 1 and start at 5, 7, 8, 9. Makespan 10 units = 5 slots = 2m + 2(p-1)/v.
     spans = pl.schedule_spans("interleaved", 2, 2, 2)
-    assert [start for start, *_ in spans[0]] == [0.0, 0.5, 1.0, 1.5, 2.5, 3.5, 4.0, 4.5]
-    assert [phase for _, _, phase, _, _ in spans[0]] == ["F"] * 4 + ["B"] * 4
+    assert [s.start for s in spans[0]] == [0.0, 0.5, 1.0, 1.5, 2.5, 3.5, 4.0, 4.5]
+    assert [s.op.phase for s in spans[0]] == ["F"] * 4 + ["B"] * 4
     assert ch05.makespan(spans) == 5.0
     # all four half-stage chunks held before the first backward: 4 x 1/2 = 2 microbatches
     assert ch05.peak_activations(spans[0]) == 2.0

@@ -209,27 +209,29 @@ def _draw_gantt(ax: Any, spans: list[list[Span]], title: str) -> None:
     span = makespan(spans)
     # Labels cost more to draw than the bars: only for whole-stage ops on small charts.
     label = sum(len(ops) for ops in spans) <= 64 and min(
-        length for ops in spans for _, length, *_ in ops) >= 1
+        placed.duration for ops in spans for placed in ops) >= 1
     for s, ops in enumerate(spans):
         for phase, hatch in (("F", ""), ("B", "//"), ("W", "..")):
-            mine = [op for op in ops if op[2] == phase]
+            mine = [placed for placed in ops if placed.op.phase == phase]
             if not mine and phase == "W":
                 continue
-            ax.broken_barh([(start, length) for start, length, *_ in mine], (s - 0.4, 0.8),
-                           facecolors=[_shade(_COLOURS[phase], op[4]) for op in mine],
-                           edgecolor="white", hatch=hatch)
+            ax.broken_barh([(placed.start, placed.duration) for placed in mine],
+                           (s - 0.4, 0.8), edgecolor="white", hatch=hatch,
+                           facecolors=[_shade(_COLOURS[phase], p.op.chunk) for p in mine])
         ax.broken_barh(idle_spans(ops, span), (s - 0.4, 0.8), facecolors=_COLOURS["idle"],
                        edgecolor="#999999", hatch="xx")
-        for start, length, phase, mb, _ in ops if label else ():
-            ax.text(start + length / 2, s, f"{phase}{mb + 1}", ha="center", va="center",
-                    fontsize=7, color="white" if phase == "F" else "black")
+        for placed in ops if label else ():
+            op = placed.op
+            ax.text(placed.start + placed.duration / 2, s, f"{op.phase}{op.microbatch + 1}",
+                    ha="center", va="center", fontsize=7,
+                    color="white" if op.phase == "F" else "black")
     ax.set_yticks(range(len(spans)), [f"GPU {s}" for s in range(len(spans))])
     ax.set_ylim(len(spans) - 0.5, -0.5)
     ax.set_xlim(0, span)
     ax.set_title(title, fontsize=10, loc="left")
     handles = [Patch(facecolor=_COLOURS["F"], label="forward"),
                Patch(facecolor=_COLOURS["B"], hatch="//", label="backward")]
-    if any(op[2] == "W" for ops in spans for op in ops):
+    if any(placed.op.phase == "W" for ops in spans for placed in ops):
         handles += [Patch(facecolor=_COLOURS["W"], hatch="..", label="weight gradient (W)")]
     ax.legend(handles=[*handles, Patch(facecolor=_COLOURS["idle"], hatch="xx",
                                        edgecolor="#999999", label="idle (bubble)")],
