@@ -2,15 +2,17 @@
 
 The learner's function returns, for each of the p stages, the order in which it runs its
 actions: ("F", microbatch) / ("B", microbatch) when v = 1, or ("F", chunk, microbatch) with
-v model chunks per stage. :func:`solutions.pipeline.execute` runs the lists (every action
-one slot, each as early as its stage and its dependency allow) and rejects the first action
-that is malformed, missing, repeated, or can never start (a dependency violation).
+v model chunks per stage. The lab reads them into
+:class:`~solutions.pipeline_schedules.PipelineOp` records and
+:func:`solutions.pipeline_execute.execute` runs them (every action one slot, each as early as
+its stage and its dependency allow), rejecting the first action that is malformed, missing,
+repeated, or can never start (a dependency violation).
 
 Graded against Narayanan et al., SC21, §2.2: the makespan must be the minimum for unit
 actions, 2 m v + 2 (p - 1) slots (bubble (p-1)/(m v) of the compute), and no stage may hold
 more microbatches (chunk activations) in flight than 1F1B's: min(p - s, m) on stage s for
 v = 1 (:func:`solutions.pipeline.in_flight_microbatches`), and the interleaved reference
-order's (:func:`solutions.pipeline.interleaved_order`) for v > 1. GPipe meets the makespan
+order's (:func:`solutions.pipeline_schedules.interleaved_order`) for v > 1. GPipe meets the makespan
 but not the memory bound.
 """
 
@@ -20,8 +22,10 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from solutions import pipeline as pl
-from solutions.pipeline import PipelineOp, Span
+from solutions.pipeline import bubble_over_compute, in_flight_microbatches
+from solutions.pipeline_execute import ScheduleError, execute, not_an_action
+from solutions.pipeline_schedules import PipelineOp, interleaved_order, one_f_one_b_order
+from solutions.pipeline_simulator import Span, makespan, peak_in_flight
 from solutions.simchannel import RunFailure
 from solutions.simlab import Case, LabSpec, Report, failure_text, grid
 
@@ -36,8 +40,8 @@ def pipeline_schedule(pp: int, m: int, v: int) -> list[list[tuple[Any, ...]]]:
     """Reference, in the learner's form: 1F1B for v = 1, Megatron-LM's interleaved order
     for v > 1."""
     if v == 1:
-        return [[written(span.op, 1) for span in ops] for ops in pl.schedule_1f1b(pp, m)]
-    return [[written(op, v) for op in pl.interleaved_order(pp, m, v, s)] for s in range(pp)]
+        return [[written(op, 1) for op in one_f_one_b_order(pp, m, s)] for s in range(pp)]
+    return [[written(op, v) for op in interleaved_order(pp, m, v, s)] for s in range(pp)]
 
 
 def cases(params: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
@@ -65,12 +69,12 @@ def _actions(tree: Any, m: int, v: int) -> list[list[PipelineOp]]:
     not (phase, microbatch), or (phase, chunk, microbatch) with chunks."""
     orders = tree.get("value") if isinstance(tree, dict) else None
     if not isinstance(orders, list):
-        raise pl.ScheduleError(f"return a list with one list of actions per stage, not "
+        raise ScheduleError(f"return a list with one list of actions per stage, not "
                                f"{orders!r}"[:200])
     out: list[list[PipelineOp]] = []
     for s, stage in enumerate(orders):
         if not isinstance(stage, list):
-            raise pl.ScheduleError(f"stage {s}: expected a list of actions, got {stage!r}", s)
+            raise ScheduleError(f"stage {s}: expected a list of actions, got {stage!r}", s)
         out.append([_action(a, s, i, m, v) for i, a in enumerate(stage)])
     return out
 
@@ -81,21 +85,21 @@ def _action(a: Any, stage: int, position: int, m: int, v: int) -> PipelineOp:
         isinstance(x, int) and not isinstance(x, bool) for x in a[1:])
     if not ok or (len(a) == 2 and v > 1):
         form = "(phase, microbatch)" if v == 1 else "(phase, chunk, microbatch)"
-        raise pl.ScheduleError(f"stage {stage}, action {position}: {a!r} is not {form}",
+        raise ScheduleError(f"stage {stage}, action {position}: {a!r} is not {form}",
                                stage, position)
     phase, chunk, mb = (a[0], 0, a[1]) if len(a) == 2 else (a[0], a[1], a[2])
     try:
         return PipelineOp(phase, mb, chunk)
     except ValueError:
-        raise pl.not_an_action(stage, position, (phase, chunk, mb), m, v) from None
+        raise not_an_action(stage, position, (phase, chunk, mb), m, v) from None
 
 
 def _peak_bound(case: Case) -> list[int]:
     pp, m, v = int(case["pp"]), int(case["m"]), int(case["v"])
     if v == 1:
-        return [pl.in_flight_microbatches(pp, m, "1f1b", s) for s in range(pp)]
-    ran = pl.execute(pp, m, [pl.interleaved_order(pp, m, v, s) for s in range(pp)], v)
-    return [pl.peak_in_flight(ops) for ops in ran]
+        return [in_flight_microbatches(pp, m, "1f1b", s) for s in range(pp)]
+    ran = execute(pp, m, [interleaved_order(pp, m, v, s) for s in range(pp)], v)
+    return [peak_in_flight(ops) for ops in ran]
 
 
 def verify(case: Case, tree: Any) -> Report:
@@ -104,20 +108,20 @@ def verify(case: Case, tree: Any) -> Report:
         return Report(text, failure_text(tree, "function"))
     pp, m, v = int(case["pp"]), int(case["m"]), int(case["v"])
     try:
-        ran = pl.execute(pp, m, _actions(tree, m, v), v)
-    except pl.ScheduleError as error:
+        ran = execute(pp, m, _actions(tree, m, v), v)
+    except ScheduleError as error:
         return Report(text, f"The schedule was rejected: {error}.")
     picture = gantt(ran, v)
-    span = round(pl.makespan(ran))
+    span = round(makespan(ran))
     best = 2 * m * v + 2 * (pp - 1)
     bubble = (span - 2 * m * v) / (2 * m * v)
     if span != best:
         return Report(text, f"makespan {span} slots, bubble {bubble:.1%} of compute; expected "
                       f"the minimum 2mv + 2(p-1) = {best} slots, bubble (p-1)/(mv) = "
-                      f"{pl.bubble_over_compute(pp, m, v):.1%}: some stage waits longer than "
+                      f"{bubble_over_compute(pp, m, v):.1%}: some stage waits longer than "
                       "it must", picture=picture)
     for s, (ops, bound) in enumerate(zip(ran, _peak_bound(case), strict=True)):
-        if (peak := pl.peak_in_flight(ops)) > bound:
+        if (peak := peak_in_flight(ops)) > bound:
             reference = "1F1B" if v == 1 else f"interleaved 1F1B (v={v})"
             unit = "microbatches'" if v == 1 else "chunk"
             return Report(text, f"stage {s} holds {peak} {unit} activations at once; "
@@ -134,7 +138,7 @@ def verify(case: Case, tree: Any) -> Report:
 def gantt(ran: list[list[Span]], v: int) -> str:
     """One row per stage, one column per slot: F3 (forward of microbatch 3), B3, or '.' idle;
     with chunks, a letter follows the microbatch (F3a = chunk 0)."""
-    span = round(pl.makespan(ran))
+    span = round(makespan(ran))
     if span > 80:
         return ""
     rows = []

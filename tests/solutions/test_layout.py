@@ -22,7 +22,8 @@ from solutions.layout import (
     resolve,
     stage_slots,
 )
-from solutions.pipeline import PipelineOp, makespan, simulate
+from solutions.pipeline_schedules import PipelineOp
+from solutions.pipeline_simulator import makespan, simulate
 from solutions.planner_memory import memory_per_gpu
 from solutions.stack import LLAMA3, MODERN, stack_named
 

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from solutions import pipeline as pl
+from solutions import pipeline_execute as executor
+from solutions import pipeline_schedules as schedules
+from solutions import pipeline_simulator as simulator
 from solutions import simpipeline
-from solutions.pipeline import PipelineOp, Span
+from solutions.pipeline_schedules import PipelineOp
+from solutions.pipeline_simulator import Span
 
 
 def _orders(schedule: str, pp: int, m: int, v: int) -> list[list[PipelineOp]]:
     """Each GPU's order, read back from the simulator (the op of each span, in start order)."""
-    return [[s.op for s in ops] for ops in pl.schedule_spans(schedule, pp, m, v)]
+    return [[s.op for s in ops] for ops in simulator.schedule_spans(schedule, pp, m, v)]
 
 
 def test_the_record_is_frozen_typed_and_chunk_defaults_to_zero() -> None:
@@ -36,20 +39,20 @@ def test_malformed_operations_are_refused_with_what_was_expected(
 @pytest.mark.parametrize(("pp", "m", "v"), [(2, 3, 1), (4, 8, 1), (4, 8, 2), (3, 6, 3)])
 def test_an_order_goes_through_the_simulator_and_the_checker_unchanged(
         pp: int, m: int, v: int) -> None:
-    orders = [pl.interleaved_order(pp, m, v, s) for s in range(pp)]
-    played = pl.simulate(pp, v, orders)
+    orders = [schedules.interleaved_order(pp, m, v, s) for s in range(pp)]
+    played = simulator.simulate(pp, v, orders)
     assert [[s.op for s in ops] for ops in played] == orders  # same records, same order
-    ran = pl.execute(pp, m, orders, v)
+    ran = executor.execute(pp, m, orders, v)
     assert [[s.op for s in ops] for ops in ran] == orders
     assert all(isinstance(s, Span) and s.duration == 1 for ops in ran for s in ops)
 
 
 def test_zero_bubble_orders_name_their_weight_passes_with_the_same_record() -> None:
-    order = pl.zb_h1_order(3, 4, 2)
+    order = schedules.zb_h1_order(3, 4, 2)
     assert {op.phase for op in order} == {"F", "B", "W"}
-    spans = pl.schedule_spans("zb-h1", 3, 4, 1, 1, 1, 1)
+    spans = simulator.schedule_spans("zb-h1", 3, 4, 1, 1, 1, 1)
     assert [s.op for s in spans[2]] == order  # ZB-H1 runs its W where its order puts them
-    lazy = pl.schedule_spans("1f1b-lazy-w", 3, 4, 1, 1, 1, 1)
+    lazy = simulator.schedule_spans("1f1b-lazy-w", 3, 4, 1, 1, 1, 1)
     owed = {s.op for ops in lazy for s in ops if s.op.phase == "W"}
     assert owed == {PipelineOp("W", mb) for mb in range(4)}  # the simulator's own W passes
 
@@ -64,7 +67,7 @@ def test_a_learners_tuples_become_the_record_and_back(pp: int, m: int, v: int) -
     tree = {"value": [[list(a) for a in stage] for stage in written]}
     read = simpipeline._actions(tree, m, v)
     expected = (_orders("1f1b", pp, m, 1) if v == 1
-                else [pl.interleaved_order(pp, m, v, s) for s in range(pp)])
+                else [schedules.interleaved_order(pp, m, v, s) for s in range(pp)])
     assert read == expected
     assert [[simpipeline.written(op, v) for op in stage] for stage in read] == written
 
