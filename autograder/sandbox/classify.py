@@ -24,7 +24,7 @@ from autograder.sandbox.protocol import (
     JobStatus,
     Limits,
     Outcome,
-    OutcomeKind,
+    OutcomeType,
     ProtocolError,
     ValueRequest,
     read_wire,
@@ -177,7 +177,7 @@ def report_status(report: Report, limits: Limits) -> tuple[str, str]:
 
 def _complete(job: Job, report: Report, message: str) -> Report:
     """Give every request an outcome: ``unavailable`` where the report has none."""
-    missing = Outcome(OutcomeKind.UNAVAILABLE, message=f"not answered: {message or 'no result'}")
+    missing = Outcome(OutcomeType.UNAVAILABLE, message=f"not answered: {message or 'no result'}")
     for request in job.requests:
         if isinstance(request, ValueRequest):
             report.values.setdefault(request.name, missing)

@@ -66,7 +66,7 @@ class NotPlain(Exception):
     """The value is not plain data; the message says why, ``type_name`` names the class at
     fault ("" when the value is too deep, too large or an integer too long)."""
 
-    kind = "not_plain"
+    outcome_type = "not_plain"
 
     def __init__(self, message: str, type_name: str = "") -> None:
         super().__init__(message)
@@ -76,7 +76,7 @@ class NotPlain(Exception):
 class IntegrityFailure(Exception):
     """The value is an instance of a custom subclass of a scalar type (``type_name``)."""
 
-    kind = "integrity"
+    outcome_type = "integrity"
 
     def __init__(self, message: str, type_name: str = "") -> None:
         super().__init__(message)
