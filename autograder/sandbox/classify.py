@@ -69,10 +69,10 @@ def _reject_constant(name: str) -> Any:
     raise ProtocolError(f"{name} is not allowed in a report")
 
 
-def _typed(tree: dict[str, Any], key: str, kind: type) -> Any:
+def _typed(tree: dict[str, Any], key: str, expected: type) -> Any:
     value = tree.get(key)
-    if type(value) is not kind:
-        raise ProtocolError(f"report field {key!r} must be {kind.__name__}")
+    if type(value) is not expected:
+        raise ProtocolError(f"report field {key!r} must be {expected.__name__}")
     return value
 
 
