@@ -47,6 +47,16 @@ def test_an_order_goes_through_the_simulator_and_the_checker_unchanged(
     assert all(isinstance(s, Span) and s.duration == 1 for ops in ran for s in ops)
 
 
+@pytest.mark.parametrize(("pp", "m"), [(2, 1), (3, 3), (4, 8), (5, 2)])
+def test_the_whole_stage_schedules_place_the_plain_orders(pp: int, m: int) -> None:
+    # schedule_gpipe / schedule_1f1b (once (start, phase, microbatch) tuples) hold the same
+    # records as the orders, each one slot long
+    for placed, order in ((simulator.schedule_gpipe(pp, m), schedules.gpipe_order),
+                          (simulator.schedule_1f1b(pp, m), schedules.one_f_one_b_order)):
+        assert [[s.op for s in ops] for ops in placed] == [order(pp, m, s) for s in range(pp)]
+        assert all(s.duration == 1 and s.start == int(s.start) for ops in placed for s in ops)
+
+
 def test_zero_bubble_orders_name_their_weight_passes_with_the_same_record() -> None:
     order = schedules.zb_h1_order(3, 4, 2)
     assert {op.phase for op in order} == {"F", "B", "W"}
