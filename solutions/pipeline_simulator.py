@@ -204,13 +204,3 @@ def idle_slots(spans: Sequence[Sequence[Span]]) -> list[float]:
     """Idle time per stage between time 0 and the end of the whole schedule, in slots."""
     whole = makespan(spans)
     return [whole - sum(placed.duration for placed in ops) for ops in spans]
-
-
-def peak_in_flight(ops: Sequence[Span]) -> int:
-    """Most operations' activations one stage holds at once (a forward started, its
-    backward not yet): microbatches without interleaving, chunk activations with it."""
-    held = peak = 0
-    for placed in sorted(ops, key=lambda o: o.start):
-        held += {"F": 1, "B": -1}.get(placed.op.phase, 0)
-        peak = max(peak, held)
-    return peak

@@ -180,8 +180,8 @@ def test_schedule_idle_time_matches_the_bubble_formulas(
 
 @pytest.mark.parametrize(("pp", "m"), [(4, 12), (8, 3), (6, 6)])
 def test_schedules_hold_the_predicted_microbatches(pp: int, m: int) -> None:
-    gpipe = [simulator.peak_in_flight(ops) for ops in simulator.schedule_gpipe(pp, m)]
-    one_f_one_b = [simulator.peak_in_flight(ops) for ops in simulator.schedule_1f1b(pp, m)]
+    gpipe = [simulator.peak_activations(ops) for ops in simulator.schedule_gpipe(pp, m)]
+    one_f_one_b = [simulator.peak_activations(ops) for ops in simulator.schedule_1f1b(pp, m)]
     assert gpipe == [m] * pp
     assert one_f_one_b == [min(pp - s, m) for s in range(pp)]
 
