@@ -281,7 +281,8 @@ def pipeline_bubble_over_compute(pp: int, m: int, v: float) -> float:
     m >= p: ``(p - 1)/(m v)`` (Narayanan et al. 2021, §2.2.2). m < p (Llama 3's schedule,
     §3.3.2, breadth-first rounds): ``[(p - 1) + (v - 1)(p - m)]/(m v)``, because each of the
     v - 1 later rounds leaves p - m chunk slots idle; it is what
-    :func:`solutions.pipeline.simulate` measures for those orders and tends to ``(p - m)/m``.
+    :func:`solutions.pipeline_simulator.simulate` measures for those orders and tends to
+    ``(p - m)/m``.
     """
     p, m = positive_int("pp", pp), positive_int("m", m)
     if not v >= 1:

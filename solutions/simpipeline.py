@@ -2,15 +2,17 @@
 
 The learner's function returns, for each of the p stages, the order in which it runs its
 actions: ("F", microbatch) / ("B", microbatch) when v = 1, or ("F", chunk, microbatch) with
-v model chunks per stage. :func:`solutions.pipeline.execute` runs the lists (every action
-one slot, each as early as its stage and its dependency allow) and rejects the first action
-that is malformed, missing, repeated, or can never start (a dependency violation).
+v model chunks per stage. The lab reads them into
+:class:`~solutions.pipeline_schedules.PipelineOp` records and
+:func:`solutions.pipeline_execute.execute` runs them (every action one slot, each as early as
+its stage and its dependency allow), rejecting the first action that is malformed, missing,
+repeated, or can never start (a dependency violation).
 
 Graded against Narayanan et al., SC21, §2.2: the makespan must be the minimum for unit
 actions, 2 m v + 2 (p - 1) slots (bubble (p-1)/(m v) of the compute), and no stage may hold
 more microbatches (chunk activations) in flight than 1F1B's: min(p - s, m) on stage s for
 v = 1 (:func:`solutions.pipeline.in_flight_microbatches`), and the interleaved reference
-order's (:func:`solutions.pipeline.interleaved_order`) for v > 1. GPipe meets the makespan
+order's (:func:`solutions.pipeline_schedules.interleaved_order`) for v > 1. GPipe meets the makespan
 but not the memory bound.
 """
 
@@ -20,18 +22,26 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from solutions import pipeline as pl
+from solutions.pipeline import bubble_over_compute, in_flight_microbatches
+from solutions.pipeline_execute import ScheduleError, execute, not_an_action
+from solutions.pipeline_schedules import PipelineOp, interleaved_order, one_f_one_b_order
+from solutions.pipeline_simulator import Span, makespan, peak_activations
 from solutions.simchannel import RunFailure
 from solutions.simlab import Case, LabSpec, Report, failure_text, grid
 
-Action = tuple[pl.Phase, int, int]
+
+def written(op: PipelineOp, v: int) -> tuple[Any, ...]:
+    """``op`` as a learner writes it: (phase, microbatch) when v = 1, else (phase, chunk,
+    microbatch)."""
+    return (op.phase, op.microbatch) if v == 1 else (op.phase, op.chunk, op.microbatch)
 
 
 def pipeline_schedule(pp: int, m: int, v: int) -> list[list[tuple[Any, ...]]]:
-    """Reference: 1F1B for v = 1, Megatron-LM's interleaved order for v > 1."""
+    """Reference, in the learner's form: 1F1B for v = 1, Megatron-LM's interleaved order
+    for v > 1."""
     if v == 1:
-        return [[(phase, mb) for _, phase, mb in ops] for ops in pl.schedule_1f1b(pp, m)]
-    return [[tuple(a) for a in pl.interleaved_order(pp, m, v, s)] for s in range(pp)]
+        return [[written(op, 1) for op in one_f_one_b_order(pp, m, s)] for s in range(pp)]
+    return [[written(op, v) for op in interleaved_order(pp, m, v, s)] for s in range(pp)]
 
 
 def cases(params: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
@@ -54,38 +64,48 @@ def describe(case: Case) -> str:
     return f"p={case['pp']}, m={case['m']}" + (f", v={v} (interleaved)" if v > 1 else " (1F1B)")
 
 
-def _actions(tree: Any, v: int) -> list[list[Action]]:
-    """The learner's lists as (phase, chunk, microbatch); ScheduleError if malformed."""
+def _actions(tree: Any, m: int, v: int) -> list[list[PipelineOp]]:
+    """The learner's lists read as operations; ScheduleError naming the first entry that is
+    not (phase, microbatch), or (phase, chunk, microbatch) with chunks."""
     orders = tree.get("value") if isinstance(tree, dict) else None
     if not isinstance(orders, list):
-        raise pl.ScheduleError(f"return a list with one list of actions per stage, not "
+        raise ScheduleError(f"return a list with one list of actions per stage, not "
                                f"{orders!r}"[:200])
-    out: list[list[Action]] = []
+    out: list[list[PipelineOp]] = []
     for s, stage in enumerate(orders):
         if not isinstance(stage, list):
-            raise pl.ScheduleError(f"stage {s}: expected a list of actions, got {stage!r}", s)
-        actions: list[Action] = []
-        for i, a in enumerate(stage):
-            ok = isinstance(a, list) and len(a) in (2, 3) and all(
-                isinstance(x, int) and not isinstance(x, bool) for x in a[1:])
-            if not ok or (len(a) == 2 and v > 1):
-                form = "(phase, microbatch)" if v == 1 else "(phase, chunk, microbatch)"
-                raise pl.ScheduleError(f"stage {s}, action {i}: {a!r} is not {form}", s, i)
-            actions.append((a[0], 0, a[1]) if len(a) == 2 else (a[0], a[1], a[2]))
-        out.append(actions)
+            raise ScheduleError(f"stage {s}: expected a list of actions, got {stage!r}", s)
+        out.append([_action(a, s, i, m, v) for i, a in enumerate(stage)])
     return out
+
+
+def _action(a: Any, stage: int, position: int, m: int, v: int) -> PipelineOp:
+    """One entry of a learner's list as an operation."""
+    ok = isinstance(a, list) and len(a) in (2, 3) and all(
+        isinstance(x, int) and not isinstance(x, bool) for x in a[1:])
+    if not ok or (len(a) == 2 and v > 1):
+        form = "(phase, microbatch)" if v == 1 else "(phase, chunk, microbatch)"
+        raise ScheduleError(f"stage {stage}, action {position}: {a!r} is not {form}",
+                               stage, position)
+    phase, chunk, mb = (a[0], 0, a[1]) if len(a) == 2 else (a[0], a[1], a[2])
+    try:
+        return PipelineOp(phase, mb, chunk)
+    except ValueError:
+        raise not_an_action(stage, position, (phase, chunk, mb), m, v) from None
 
 
 def _peak_bound(case: Case) -> list[int]:
     pp, m, v = int(case["pp"]), int(case["m"]), int(case["v"])
     if v == 1:
-        return [pl.in_flight_microbatches(pp, m, "1f1b", s) for s in range(pp)]
-    ran = pl.execute(pp, m, [pl.interleaved_order(pp, m, v, s) for s in range(pp)], v)
-    return [_peak(ops) for ops in ran]
+        return [in_flight_microbatches(pp, m, "1f1b", s) for s in range(pp)]
+    ran = execute(pp, m, [interleaved_order(pp, m, v, s) for s in range(pp)], v)
+    return [_held(ops, v) for ops in ran]
 
 
-def _peak(ops: list[pl.ChunkOp]) -> int:
-    return pl.peak_in_flight([(start, phase, mb) for start, phase, mb, _ in ops])
+def _held(ops: list[Span], v: int) -> int:
+    """Most chunk activations a stage holds at once (microbatches when v = 1): the
+    simulator's peak, in whole-stage microbatches, times v."""
+    return round(peak_activations(ops) * v)
 
 
 def verify(case: Case, tree: Any) -> Report:
@@ -94,23 +114,23 @@ def verify(case: Case, tree: Any) -> Report:
         return Report(text, failure_text(tree, "function"))
     pp, m, v = int(case["pp"]), int(case["m"]), int(case["v"])
     try:
-        ran = pl.execute(pp, m, _actions(tree, v), v)
-    except pl.ScheduleError as error:
+        ran = execute(pp, m, _actions(tree, m, v), v)
+    except ScheduleError as error:
         return Report(text, f"The schedule was rejected: {error}.")
     picture = gantt(ran, v)
-    span = max(start + 1 for ops in ran for start, *_ in ops)
+    span = round(makespan(ran))
     best = 2 * m * v + 2 * (pp - 1)
     bubble = (span - 2 * m * v) / (2 * m * v)
     if span != best:
         return Report(text, f"makespan {span} slots, bubble {bubble:.1%} of compute; expected "
                       f"the minimum 2mv + 2(p-1) = {best} slots, bubble (p-1)/(mv) = "
-                      f"{pl.bubble_over_compute(pp, m, v):.1%}: some stage waits longer than "
+                      f"{bubble_over_compute(pp, m, v):.1%}: some stage waits longer than "
                       "it must", picture=picture)
     for s, (ops, bound) in enumerate(zip(ran, _peak_bound(case), strict=True)):
-        if _peak(ops) > bound:
+        if (peak := _held(ops, v)) > bound:
             reference = "1F1B" if v == 1 else f"interleaved 1F1B (v={v})"
             unit = "microbatches'" if v == 1 else "chunk"
-            return Report(text, f"stage {s} holds {_peak(ops)} {unit} activations at once; "
+            return Report(text, f"stage {s} holds {peak} {unit} activations at once; "
                           f"{reference} holds at most {bound} there: start a backward as soon "
                           "as one is ready instead of running more forwards", picture=picture)
     bound_name = "1F1B's" if v == 1 else "interleaved 1F1B's"
@@ -121,17 +141,19 @@ def verify(case: Case, tree: Any) -> Report:
                   picture=picture)
 
 
-def gantt(ran: list[list[pl.ChunkOp]], v: int) -> str:
+def gantt(ran: list[list[Span]], v: int) -> str:
     """One row per stage, one column per slot: F3 (forward of microbatch 3), B3, or '.' idle;
     with chunks, a letter follows the microbatch (F3a = chunk 0)."""
-    span = max(start + 1 for ops in ran for start, *_ in ops)
+    span = round(makespan(ran))
     if span > 80:
         return ""
     rows = []
     for s, ops in enumerate(ran):
         cells = ["."] * span
-        for start, phase, mb, chunk in ops:
-            cells[start] = f"{phase}{mb}" + ("abcdefgh"[chunk] if v > 1 else "")
+        for placed in ops:
+            op = placed.op
+            cells[round(placed.start)] = f"{op.phase}{op.microbatch}" + (
+                "abcdefgh"[op.chunk] if v > 1 else "")
         rows.append([f"stage {s}"] + cells)
     return grid(["slot"] + [str(t) for t in range(span)], rows)
 

@@ -31,7 +31,7 @@ from autograder.grading.model import ExerciseResult, Finding, Status, Task
 from autograder.grading.replay import Replay
 from autograder.kinds.base import Verdict
 from autograder.kinds.trip import Reason, Recorded, RunResult, Unread
-from autograder.sandbox import JobResult, JobStatus, Limits, Outcome, OutcomeKind
+from autograder.sandbox import JobResult, JobStatus, Limits, Outcome, OutcomeType
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def _short_type(outcome: Outcome) -> str:
 
 
 def _not_plain(ctx: Context, outcome: Outcome, name: str, what: str) -> Unread:
-    if outcome.kind is OutcomeKind.INTEGRITY:
+    if outcome.type is OutcomeType.INTEGRITY:
         return Unread(Reason.FORGED, name, f"{what} is {outcome.message}: an object made to "
                       "pass comparisons, so it was not accepted.")
     if _short_type(outcome) in ctx.scan.eq_classes:
@@ -125,9 +125,9 @@ def _not_plain(ctx: Context, outcome: Outcome, name: str, what: str) -> Unread:
 
 def _no_answer(outcome: Outcome | None, name: str) -> Unread | None:
     """Why there is nothing at all for ``name``: the job ended, or the name is not there."""
-    if outcome is None or outcome.kind is OutcomeKind.UNAVAILABLE:
+    if outcome is None or outcome.type is OutcomeType.UNAVAILABLE:
         return Unread(Reason.NO_RESULT, name)
-    if outcome.kind is OutcomeKind.MISSING:
+    if outcome.type is OutcomeType.MISSING:
         return Unread(Reason.MISSING, name)
     return None
 
@@ -149,7 +149,7 @@ class SandboxReply:
             return absent
         if outcome.ok:
             return outcome.value
-        if outcome.kind is OutcomeKind.NOT_PLAIN and outcome.type_name == "ellipsis":
+        if outcome.type is OutcomeType.NOT_PLAIN and outcome.type_name == "ellipsis":
             return None  # `answer = ...` is a placeholder too
         return _not_plain(self.ctx, outcome, name, f"Your {name}")
 
@@ -160,14 +160,14 @@ class SandboxReply:
         absent = _no_answer(first, name)
         if absent is not None or first is None:
             return absent
-        if first.kind is OutcomeKind.NOT_FUNCTION:
+        if first.type is OutcomeType.NOT_FUNCTION:
             bound = self.ctx.result.values.get(kept)
             if bound is not None and bound.ok:
                 return bound.value  # the kind explains what a function answer looks like
             return Unread(Reason.NOT_FUNCTION, name, first.type_name)
         for outcome in outcomes:
-            if outcome.kind is OutcomeKind.INTEGRITY or (
-                    outcome.kind is OutcomeKind.NOT_PLAIN
+            if outcome.type is OutcomeType.INTEGRITY or (
+                    outcome.type is OutcomeType.NOT_PLAIN
                     and _short_type(outcome) in self.ctx.scan.eq_classes):
                 return _not_plain(self.ctx, outcome, name, f"A value returned by {name}")
         return Replay(name, self.ctx.plan.args_of(self.exercise, name), outcomes,
@@ -185,16 +185,16 @@ class SandboxReply:
     def _run(self, outcome: Outcome) -> RunResult:
         if outcome.ok:
             return RunResult(outcome.value)
-        if outcome.kind is OutcomeKind.TIMEOUT:
+        if outcome.type is OutcomeType.TIMEOUT:
             return RunResult(failure="timeout", message=(
                 f"it did not finish within {self.ctx.limits.call_timeout_s:g} s "
                 "(an endless loop?)"))
-        if outcome.kind is OutcomeKind.RAISED and \
+        if outcome.type is OutcomeType.RAISED and \
                 outcome.type_name == self.ctx.plan.names.skipped:
             return RunResult(failure="skipped",
                              message="not run, after an earlier case ran out of time")
-        text = (f"{outcome.type_name}: {outcome.message}" if outcome.kind is OutcomeKind.RAISED
-                else outcome.message or outcome.kind.value)
+        text = (f"{outcome.type_name}: {outcome.message}" if outcome.type is OutcomeType.RAISED
+                else outcome.message or outcome.type.value)
         return RunResult(failure="program", message=text.rstrip(": "))
 
     def source(self, name: str) -> str | None:
@@ -252,7 +252,7 @@ def grade_task(ctx: Context, task: Task) -> ExerciseResult:
     serious = [f.message for f in mine if f.serious]
     cells = ctx.match.answers.get(record.id, ())
     base = ExerciseResult(
-        exercise_id=record.id, title=record.title, kind=record.category, points=0,
+        exercise_id=record.id, title=record.title, category=record.category, points=0,
         max_points=record.points, status="error", message="",
         notes=tuple(f.message for f in mine if not f.serious),
         answer_source=ctx.sources.get(cells[0], "") if len(cells) == 1 else "")
@@ -283,7 +283,7 @@ def notebook_notes(ctx: Context) -> tuple[str, ...]:
     learner's added cells, and notebook-level findings."""
     notes = []
     if ctx.result.status is not JobStatus.OK and any(
-            o.kind is not OutcomeKind.UNAVAILABLE for o in ctx.result.values.values()):
+            o.type is not OutcomeType.UNAVAILABLE for o in ctx.result.values.values()):
         notes.append(f"The sandbox stopped part of your code: {ctx.result.message}.")
     shown = 0
     for error in ctx.result.cell_errors:

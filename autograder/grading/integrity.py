@@ -131,10 +131,10 @@ class _Scanner(ast.NodeVisitor):
         self.eq_classes: set[str] = set()
         self.bases: dict[str, tuple[str, ...]] = {}   # class name -> its base names
 
-    def note(self, kind: str, what: str, node: ast.AST, serious: bool = False) -> None:
+    def note(self, rule: str, what: str, node: ast.AST, serious: bool = False) -> None:
         line = getattr(node, "lineno", 0)
         where = f"{self.cell.where}, line {line}" if line else self.cell.where
-        self.findings.append(Finding(self.cell.exercise, kind, f"{what} ({where}).", serious,
+        self.findings.append(Finding(self.cell.exercise, rule, f"{what} ({where}).", serious,
                                      self.cell.index))
 
     def _reference_import(self, module: str, node: ast.AST) -> None:
@@ -291,7 +291,7 @@ def _dedupe(findings: Iterable[Finding]) -> list[Finding]:
 def blocked_findings(log: Sequence[tuple[CodeCell | None, str, str]],
                      skip_cells: Iterable[int] = ()) -> list[Finding]:
     """Findings for operations the guard reported: (cell that tried, event, path); one per
-    cell and kind of operation. ``skip_cells`` already have a finding that says more (an
+    cell and sort of operation. ``skip_cells`` already have a finding that says more (an
     import of the reference, whose files were what the guard blocked)."""
     skip = set(skip_cells)
     grouped: dict[tuple[int, str], list[tuple[CodeCell | None, str, str]]] = {}
@@ -300,17 +300,17 @@ def blocked_findings(log: Sequence[tuple[CodeCell | None, str, str]],
             continue
         # The guard logs the protected path of a file operation and no path for anything
         # else; which operations touch files is decided in the guard alone.
-        kind = "files" if path else "ctypes" if event.startswith("ctypes") else "programs"
-        grouped.setdefault((-1 if cell is None else cell.index, kind), []).append(
+        tried = "files" if path else "ctypes" if event.startswith("ctypes") else "programs"
+        grouped.setdefault((-1 if cell is None else cell.index, tried), []).append(
             (cell, event, path))
     findings = []
-    for (_, kind), entries in grouped.items():
+    for (_, tried), entries in grouped.items():
         cell, event, _ = entries[0]
         paths = [p for _, _, p in entries if "__pycache__" not in p] or [entries[0][2]]
         more = f" and {len(paths) - 1} more" if len(paths) > 1 else ""
         what = {"files": f"Tried to read the grader's files ({paths[0]}{more})",
                 "ctypes": f"Tried to load C code through ctypes ({event})",
-                "programs": f"Tried to start another program ({event})"}[kind]
+                "programs": f"Tried to start another program ({event})"}[tried]
         exercise = cell.exercise if cell is not None else ""
         what += f" ({cell.where})." if cell is not None else "."
         if exercise:

@@ -106,10 +106,12 @@ class Finding:
 
     ``exercise`` is empty for a finding about the whole notebook. A ``serious`` finding
     makes the exercise's status ``integrity`` with zero points; the others are notes.
+    ``rule`` names the check that noticed it ("imports_reference", "locked_cells",
+    "edited_check", "blocked", ...).
     """
 
     exercise: str
-    kind: str
+    rule: str
     message: str
     serious: bool = False
     cell: int = -1          # the submitted cell it is about, when there is one
@@ -121,7 +123,7 @@ class ExerciseResult:
 
     exercise_id: str
     title: str
-    kind: str
+    category: str           # what the learner does: derive, trace, build, debug, design
     points: int
     max_points: int
     status: Status

@@ -147,13 +147,13 @@ def _prepare(found: Found, index: int, releases: Mapping[int, Release], names: N
 
 def _audit_log(prepared: _Prepared, result: JobResult) -> list[Finding]:
     outcome = result.values.get(prepared.plan.names.log)
-    if outcome is None or outcome.kind != "value" or not isinstance(outcome.value, list):
+    if outcome is None or outcome.type != "value" or not isinstance(outcome.value, list):
         return []
     entries: list[tuple[CodeCell | None, str, str]] = []
     for entry in outcome.value[:50]:
         if isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], int):
             entries.append((prepared.plan.origin(entry[0]), str(entry[1]), str(entry[2])))
-    importing = {f.cell for f in prepared.findings if f.kind == "imports_reference"}
+    importing = {f.cell for f in prepared.findings if f.rule == "imports_reference"}
     return blocked_findings(entries, importing)
 
 

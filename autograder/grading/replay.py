@@ -18,7 +18,7 @@ from functools import cache
 from typing import Any
 
 from autograder.grading.integrity import BUILTIN_VALUE_ERRORS
-from autograder.sandbox import Outcome, OutcomeKind
+from autograder.sandbox import Outcome, OutcomeType
 from autograder.sandbox.protocol import encode_tree
 from autograder.timelimit import TimeLimitExceeded
 
@@ -111,19 +111,19 @@ class Replay:
         self._used.add(index)
         self._next = index + 1
         outcome = self._recorded[index][1]
-        kind = outcome.kind
-        if kind is OutcomeKind.VALUE:
+        found = outcome.type
+        if found is OutcomeType.VALUE:
             return outcome.value
-        if kind is OutcomeKind.TIMEOUT or (kind is OutcomeKind.RAISED and self._skipped_type
+        if found is OutcomeType.TIMEOUT or (found is OutcomeType.RAISED and self._skipped_type
                                            and outcome.type_name == self._skipped_type):
             raise TimeLimitExceeded
-        if kind is OutcomeKind.RAISED:
+        if found is OutcomeType.RAISED:
             raise rebuild_error(outcome, self._value_errors)
-        if kind in (OutcomeKind.NOT_PLAIN, OutcomeKind.INTEGRITY):
-            return Opaque(outcome.message or kind.value)
+        if found in (OutcomeType.NOT_PLAIN, OutcomeType.INTEGRITY):
+            return Opaque(outcome.message or found.value)
         raise NoResult(outcome.message or "the grader has no result for this call")
 
     @property
     def only_none(self) -> bool:
         """True when every recorded call returned None (the untouched stub does)."""
-        return all(o.kind is OutcomeKind.VALUE and o.value is None for _, o in self._recorded)
+        return all(o.type is OutcomeType.VALUE and o.value is None for _, o in self._recorded)

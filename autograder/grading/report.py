@@ -25,7 +25,7 @@ from autograder.grading.safe_text import for_csv, for_json
 from autograder.kinds.base import HiddenInput
 
 CSV_COLUMNS = ("student", "chapter", "exercise_id", "points", "max_points", "status", "message")
-JSON_VERSION = 1
+JSON_VERSION = 2  # 2: an exercise's "kind" is now "category"
 UNSAFE_PREFIX = "NO SANDBOX"  # how Batch.isolation starts when graded without bubblewrap
 UNSAFE_NOTE = "Note: graded WITHOUT the sandbox (--unsafe-no-sandbox)."
 
@@ -89,7 +89,7 @@ def write_csv(batch: Batch, path: Path) -> None:
 
 
 def _exercise_json(exercise: ExerciseResult) -> dict[str, Any]:
-    return dict(exercise_id=exercise.exercise_id, title=exercise.title, kind=exercise.kind,
+    return dict(exercise_id=exercise.exercise_id, title=exercise.title, category=exercise.category,
                 points=exercise.points, max_points=exercise.max_points,
                 status=exercise.status, message=exercise.message, yours=exercise.yours,
                 expected=exercise.expected, details=list(shown_details(exercise.details)),

@@ -14,13 +14,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from autograder.cell_metadata import exercise_slug
 from autograder.kinds.trip import Ask, AskValue, Reason, Reply, Unread
-
-if TYPE_CHECKING:
-    from autograder.kinds.function import Function
 
 Status = Literal["correct", "wrong", "invalid"]
 Params = Mapping[str, Any]
@@ -76,6 +73,18 @@ class HiddenInput(str):
     it out, so a class's feedback never lists the hidden test cases."""
 
     __slots__ = ()
+
+
+class FunctionSpec(Protocol):
+    """The function a learner writes, as the course outside the kinds reads it: its name,
+    and the seed its hidden test inputs are drawn from. :class:`~autograder.kinds.Function`
+    is one; declared here so that this module needs none of the kinds built on it."""
+
+    @property
+    def function_name(self) -> str: ...
+
+    @property
+    def seed(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -146,7 +155,7 @@ class AnswerKind(ABC):
         """The variable holding the value part of the answer; None for a function only."""
         return names.answer
 
-    def function_spec(self) -> Function | None:
+    def function_spec(self) -> FunctionSpec | None:
         """The function the learner writes (the grader calls it on its test cases)."""
         return None
 

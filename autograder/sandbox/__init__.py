@@ -24,7 +24,7 @@ from autograder.sandbox.bwrap import SandboxUnavailable
 from autograder.sandbox.limits import Isolation
 from autograder.sandbox.pool import WorkerPool
 from autograder.sandbox.protocol import (
-    OUTCOME_KINDS,
+    OUTCOME_TYPES,
     STATUSES,
     CallRequest,
     CellError,
@@ -33,14 +33,14 @@ from autograder.sandbox.protocol import (
     JobStatus,
     Limits,
     Outcome,
-    OutcomeKind,
+    OutcomeType,
     Request,
     SourceRequest,
     ValueRequest,
 )
 
 __all__ = [
-    "OUTCOME_KINDS", "STATUSES", "CallRequest", "CellError", "Isolation", "Job", "JobResult",
-    "JobStatus", "Limits", "Outcome", "OutcomeKind", "Request", "SandboxUnavailable",
+    "OUTCOME_TYPES", "STATUSES", "CallRequest", "CellError", "Isolation", "Job", "JobResult",
+    "JobStatus", "Limits", "Outcome", "OutcomeType", "Request", "SandboxUnavailable",
     "SourceRequest", "ValueRequest", "WorkerPool",
 ]

@@ -24,7 +24,7 @@ from autograder.sandbox.protocol import (
     JobStatus,
     Limits,
     Outcome,
-    OutcomeKind,
+    OutcomeType,
     ProtocolError,
     ValueRequest,
     read_wire,
@@ -69,10 +69,10 @@ def _reject_constant(name: str) -> Any:
     raise ProtocolError(f"{name} is not allowed in a report")
 
 
-def _typed(tree: dict[str, Any], key: str, kind: type) -> Any:
+def _typed(tree: dict[str, Any], key: str, expected: type) -> Any:
     value = tree.get(key)
-    if type(value) is not kind:
-        raise ProtocolError(f"report field {key!r} must be {kind.__name__}")
+    if type(value) is not expected:
+        raise ProtocolError(f"report field {key!r} must be {expected.__name__}")
     return value
 
 
@@ -177,7 +177,7 @@ def report_status(report: Report, limits: Limits) -> tuple[str, str]:
 
 def _complete(job: Job, report: Report, message: str) -> Report:
     """Give every request an outcome: ``unavailable`` where the report has none."""
-    missing = Outcome(OutcomeKind.UNAVAILABLE, message=f"not answered: {message or 'no result'}")
+    missing = Outcome(OutcomeType.UNAVAILABLE, message=f"not answered: {message or 'no result'}")
     for request in job.requests:
         if isinstance(request, ValueRequest):
             report.values.setdefault(request.name, missing)

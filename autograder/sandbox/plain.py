@@ -52,7 +52,7 @@ _NUMPY_SCALARS = frozenset(
     + [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
     + [np.intc, np.uintc, np.longlong, np.ulonglong]
 )
-_PLAIN_DTYPE_KINDS = frozenset("biufU")
+_PLAIN_DTYPE_CODES = frozenset("biufU")
 _INF = float("inf")
 
 PRISTINE_BUILTINS: dict[str, Any] = dict(builtins.__dict__)
@@ -66,7 +66,7 @@ class NotPlain(Exception):
     """The value is not plain data; the message says why, ``type_name`` names the class at
     fault ("" when the value is too deep, too large or an integer too long)."""
 
-    kind = "not_plain"
+    outcome_type = "not_plain"
 
     def __init__(self, message: str, type_name: str = "") -> None:
         super().__init__(message)
@@ -76,7 +76,7 @@ class NotPlain(Exception):
 class IntegrityFailure(Exception):
     """The value is an instance of a custom subclass of a scalar type (``type_name``)."""
 
-    kind = "integrity"
+    outcome_type = "integrity"
 
     def __init__(self, message: str, type_name: str = "") -> None:
         super().__init__(message)
@@ -146,8 +146,8 @@ def _finite_or_marker(x: float) -> Any:
 
 
 def _convert_array(x: Any, depth: int, budget: list[int]) -> Any:
-    kind = x.dtype.kind
-    if kind not in _PLAIN_DTYPE_KINDS and kind != "O":
+    dtype_code = x.dtype.kind  # numpy's name for the dtype's letter code
+    if dtype_code not in _PLAIN_DTYPE_CODES and dtype_code != "O":
         raise NotPlain(f"not plain data: numpy array of dtype {x.dtype.str}")
     if x.size > budget[0]:
         raise NotPlain(f"not plain data: more than {MAX_NODES} items")

@@ -178,7 +178,7 @@ class WorkerPool:
         self.start()
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+    def __exit__(self, error_type: type[BaseException] | None, error: BaseException | None,
                  traceback: TracebackType | None) -> None:
         self.close()
 

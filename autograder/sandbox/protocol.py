@@ -38,8 +38,8 @@ class JobStatus(str, Enum):
 STATUSES: tuple[str, ...] = tuple(status.value for status in JobStatus)
 
 
-class OutcomeKind(str, Enum):
-    """What happened to one request. ``VALUE`` is the only kind that carries an answer."""
+class OutcomeType(str, Enum):
+    """What happened to one request. ``VALUE`` is the only type that carries an answer."""
 
     VALUE = "value"                # the answer, as plain data
     RAISED = "raised"              # the function raised (``type_name`` is the exception's class)
@@ -52,7 +52,7 @@ class OutcomeKind(str, Enum):
     UNAVAILABLE = "unavailable"    # the job ended (timeout, crash, exit) before this request
 
 
-OUTCOME_KINDS: tuple[str, ...] = tuple(kind.value for kind in OutcomeKind)
+OUTCOME_TYPES: tuple[str, ...] = tuple(type_.value for type_ in OutcomeType)
 
 FLOAT_TAG = "$float"
 # Bounds on any tree read from the wire, checked without recursion before it is decoded:
@@ -272,23 +272,23 @@ class Job:
 
 def _request_to_wire(request: Request) -> dict[str, Any]:
     if isinstance(request, CallRequest):
-        return {"kind": "call", "name": request.name,
+        return {"type": "call", "name": request.name,
                 "args_list": [encode_tree(list(args)) for args in request.args_list]}
-    kind = "value" if isinstance(request, ValueRequest) else "source"
-    return {"kind": kind, "name": request.name}
+    asked = "value" if isinstance(request, ValueRequest) else "source"
+    return {"type": asked, "name": request.name}
 
 
 def _request_from_wire(tree: Any) -> Request:
     _expect(isinstance(tree, dict), "request must be an object")
-    kind = tree.get("kind")
-    if kind == "call":
+    asked = tree.get("type")
+    if asked == "call":
         _expect(isinstance(tree.get("args_list"), list), "args_list must be a list")
         args_list = [decode_tree(args) for args in tree["args_list"]]
         _expect(all(isinstance(args, list) for args in args_list), "each args must be a list")
         return CallRequest(tree["name"], tuple(tuple(args) for args in args_list))
-    if kind == "value":
+    if asked == "value":
         return ValueRequest(tree["name"])
-    _expect(kind == "source", f"unknown request kind {kind!r}")
+    _expect(asked == "source", f"unknown request type {asked!r}")
     return SourceRequest(tree["name"])
 
 
@@ -298,40 +298,40 @@ def _request_from_wire(tree: Any) -> Request:
 class Outcome:
     """The answer to one request (or to one call of a CallRequest).
 
-    ``value`` is meaningful only for ``OutcomeKind.VALUE``. Otherwise ``type_name`` is the
+    ``value`` is meaningful only for ``OutcomeType.VALUE``. Otherwise ``type_name`` is the
     class the outcome is about (the exception raised, the value that is not plain data or
     not a function; qualified by module unless a builtin) and ``message`` is words for a
     learner (an exception's own text for ``RAISED``). Nothing reads ``message`` to learn
-    what happened: that is ``kind`` and ``type_name``.
+    what happened: that is ``type`` and ``type_name``.
     """
 
-    kind: OutcomeKind
+    type: OutcomeType
     value: Any = None
     message: str = ""
     type_name: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", OutcomeKind(self.kind))
+        object.__setattr__(self, "type", OutcomeType(self.type))
 
     @property
     def ok(self) -> bool:
-        return self.kind is OutcomeKind.VALUE
+        return self.type is OutcomeType.VALUE
 
     def to_wire(self) -> dict[str, Any]:
-        if self.kind is OutcomeKind.VALUE:
-            return {"kind": "value", "value": encode_tree(self.value)}
-        return {"kind": self.kind.value, "message": self.message, "type_name": self.type_name}
+        if self.type is OutcomeType.VALUE:
+            return {"type": "value", "value": encode_tree(self.value)}
+        return {"type": self.type.value, "message": self.message, "type_name": self.type_name}
 
     @classmethod
     def from_wire(cls, tree: Any) -> Outcome:
-        _expect(isinstance(tree, dict) and tree.get("kind") in OUTCOME_KINDS, "bad outcome")
-        if tree["kind"] == "value":
+        _expect(isinstance(tree, dict) and tree.get("type") in OUTCOME_TYPES, "bad outcome")
+        if tree["type"] == "value":
             _expect("value" in tree, "value outcome without a value")
-            return cls(OutcomeKind.VALUE, decode_tree(tree["value"]))
+            return cls(OutcomeType.VALUE, decode_tree(tree["value"]))
         message, type_name = tree.get("message", ""), tree.get("type_name", "")
         _expect(isinstance(message, str) and isinstance(type_name, str), "bad outcome text")
         _expect(len(type_name) <= 300, "outcome type name too long")
-        return cls(OutcomeKind(tree["kind"]), None, message, type_name)
+        return cls(OutcomeType(tree["type"]), None, message, type_name)
 
 
 @dataclass(frozen=True)
@@ -416,7 +416,7 @@ class JobResult:
 
 def unavailable_outcomes(job: Job, message: str) -> JobResult:
     """A result for a job that produced nothing: every request ``"unavailable"``."""
-    outcome = Outcome(OutcomeKind.UNAVAILABLE, message=message)
+    outcome = Outcome(OutcomeType.UNAVAILABLE, message=message)
     values = {r.name: outcome for r in job.requests if isinstance(r, ValueRequest)}
     calls: dict[str, tuple[Outcome, ...]] = {
         r.name: (outcome,) for r in job.requests if isinstance(r, CallRequest)}

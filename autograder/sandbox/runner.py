@@ -227,20 +227,21 @@ def _outcome_of(value: Any) -> dict[str, Any]:
     plain.restore_builtins()
     _setrecursionlimit(_RECURSION_LIMIT)
     try:
-        return {"kind": "value", "value": plain.to_wire_tree(value)}
+        return {"type": "value", "value": plain.to_wire_tree(value)}
     except (plain.NotPlain, plain.IntegrityFailure) as problem:
-        return {"kind": problem.kind, "message": _str(problem), "type_name": problem.type_name}
+        return {"type": problem.outcome_type, "message": _str(problem),
+                "type_name": problem.type_name}
 
 
 def _lookup(namespace: dict[str, Any], name: str, want_function: bool) -> tuple[bool, Any]:
     """(True, value) or (False, outcome saying why there is nothing to use)."""
     value = _dict_get(namespace, name, _MISSING)
     if value is _MISSING:
-        return False, {"kind": "missing", "message": f"{name} is not defined"}
+        return False, {"type": "missing", "message": f"{name} is not defined"}
     if want_function and _type(value) is not _FunctionType:
-        kind = plain.type_name(_type(value))
-        return False, {"kind": "not_function", "type_name": kind,
-                       "message": f"{name} is a {kind}, not a function defined with def"}
+        found = plain.type_name(_type(value))
+        return False, {"type": "not_function", "type_name": found,
+                       "message": f"{name} is a {found}, not a function defined with def"}
     return True, value
 
 
@@ -253,14 +254,14 @@ def _call_once(function: Any, args: Sequence[Any], limits: Limits,
         finally:
             _disarm()
     except TimeLimitExceeded:
-        return {"kind": "timeout",
+        return {"type": "timeout",
                 "message": f"the call took longer than {limits.call_timeout_s:g} s"}
     except BaseException as error:  # noqa: B036 - the learner's function may raise anything
         if _isinstance(error, MemoryError):
             _release_reserve()
             report.memory_error = True
         error_type = _error_name(_type(error))
-        return {"kind": "raised", "message": _text(error), "type_name": error_type}
+        return {"type": "raised", "message": _text(error), "type_name": error_type}
     return _outcome_of(result)
 
 
@@ -288,8 +289,8 @@ def answer_source(name: str, namespace: dict[str, Any],
                 lines = _getblock(lines)
             except Exception:  # noqa: BLE001 - fall back to the rest of the cell
                 pass
-            return {"kind": "value", "value": "".join(lines)}
-    return {"kind": "missing", "message": f"the source of {name} is not in the cells"}
+            return {"type": "value", "value": "".join(lines)}
+    return {"type": "missing", "message": f"the source of {name} is not in the cells"}
 
 
 def execute(job: Job, limits: Limits) -> Report:

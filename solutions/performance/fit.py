@@ -23,13 +23,27 @@ import statistics
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from solutions.performance import flops as pf
 from solutions.performance import model
 
-if TYPE_CHECKING:  # only named in annotations: validation.py imports this module
-    from solutions.performance.validation import PublishedRun
+
+class FittableRun(Protocol):
+    """What the fit reads of a published run (:class:`solutions.performance.validation.
+    PublishedRun`, which imports this module): its source, whether it may be fitted on,
+    and the model's relative error on it."""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def source_id(self) -> str: ...
+
+    @property
+    def fitted(self) -> bool: ...
+
+    def error(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -81,7 +95,7 @@ CONSTANTS: tuple[Constant, ...] = (
 CLIP = 0.25
 
 
-def score(runs: Sequence[PublishedRun]) -> float:
+def score(runs: Sequence[FittableRun]) -> float:
     """Mean over sources of the mean |error| of each source's runs, each |error| clipped at
     :data:`CLIP`: every source weighs the same, however many rows it gives, so that the
     constants describe the sources' common physics rather than the largest source, and a
@@ -118,7 +132,7 @@ START: dict[str, float] = {c.name: v for c, v in zip(CONSTANTS, (1.0, 1.0, 6.0, 
                                                        strict=True)}
 
 
-def fit(runs: Sequence[PublishedRun], rounds: int = 4) -> dict[str, float]:
+def fit(runs: Sequence[FittableRun], rounds: int = 4) -> dict[str, float]:
     """Coordinate descent from :data:`START`: each constant in turn takes the grid value
     with the lowest :func:`score` on ``runs`` (only rows with ``fitted`` set are used;
     ValueError if there are none). The module's constants are left unchanged."""

@@ -300,8 +300,8 @@ def pipeline_costs_s(work_s: float, send_s: float, pp: int, m: int, v: int = 1,
     (``m_below_p``, Llama 3's modified schedule, Dubey et al. 2024 §3.3.2): a breadth-first
     interleaved order then leaves ``p - m`` chunk slots idle in each of its ``v - 1`` later
     rounds, bubble ``((p - 1) + (v - 1)(p - m)) / v x work``
-    (:func:`solutions.pipeline.simulate` reproduces it). ``bubble_v`` is the v the bubble
-    divides by when it differs from the chunk count: uneven chunks pace the fill and drain
+    (:func:`solutions.pipeline_simulator.simulate` reproduces it). ``bubble_v`` is the v the
+    bubble divides by when it differs from the chunk count: uneven chunks pace the fill and drain
     by the largest chunk (:attr:`solutions.layout.Layout.bubble_chunks`); the sends still
     cross all ``v`` chunk boundaries.
     """

@@ -21,7 +21,8 @@ from solutions.layout import (
     resolve,
     stage_slots,
 )
-from solutions.pipeline import Step, makespan, simulate
+from solutions.pipeline_schedules import PipelineOp
+from solutions.pipeline_simulator import makespan, simulate
 from solutions.planner import search as ps
 from solutions.planner.memory import memory_per_gpu
 from solutions.stack import LLAMA3, MODERN, stack_named
@@ -64,11 +65,11 @@ def test_groups_know_which_links_they_cross() -> None:
     assert small.groups["dp"].per_node == 4 and small.groups["dp"].nodes == 2
 
 
-def _bfs_order(pp: int, mb: int, v: int, stage: int) -> list[Step]:
+def _bfs_order(pp: int, mb: int, v: int, stage: int) -> list[PipelineOp]:
     """Breadth-first interleaving (rounds of all m micro-batches per chunk), Llama 3's
     schedule for m < p; warm-up as Megatron's with N = m."""
-    fwd: list[Step] = [("F", c, j) for c in range(v) for j in range(mb)]
-    bwd: list[Step] = [("B", v - 1 - c, j) for c in range(v) for j in range(mb)]
+    fwd = [PipelineOp("F", j, c) for c in range(v) for j in range(mb)]
+    bwd = [PipelineOp("B", j, v - 1 - c) for c in range(v) for j in range(mb)]
     warm = min((pp - stage - 1) * 2 + (v - 1) * mb, mb * v)
     order = fwd[:warm]
     for i in range(mb * v - warm):

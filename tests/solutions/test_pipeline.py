@@ -7,6 +7,13 @@ from collections.abc import Callable
 import pytest
 
 from solutions import pipeline as pl
+from solutions import pipeline_simulator as simulator
+from solutions.pipeline_schedules import PipelineOp
+
+
+def _slots(spans: list[list[simulator.Span]]) -> list[list[tuple[float, str, int]]]:
+    """Per stage, (start, phase, microbatch) of each operation: the by-hand form."""
+    return [[(s.start, s.op.phase, s.op.microbatch) for s in ops] for ops in spans]
 
 # -- bubble -----------------------------------------------------------------------------
 
@@ -137,7 +144,7 @@ def test_p2p_single_gpu_sends_nothing() -> None:
 def test_gpipe_schedule_small_case_by_hand() -> None:
     # p = 2, m = 2. Stage 0: F0@0 F1@1, then B0 waits for stage 1's B0 (slot 3) -> B0@4 B1@5.
     # Stage 1: F0@1 F1@2 B0@3 B1@4.
-    assert pl.schedule_gpipe(2, 2) == [
+    assert _slots(simulator.schedule_gpipe(2, 2)) == [
         [(0, "F", 0), (1, "F", 1), (4, "B", 0), (5, "B", 1)],
         [(1, "F", 0), (2, "F", 1), (3, "B", 0), (4, "B", 1)],
     ]
@@ -148,7 +155,7 @@ def test_1f1b_schedule_small_case_by_hand() -> None:
     # Stage 1: F0@1 F1@2 B0@4 F2@5 B1@6 B2@8 (each B waits for stage 2's B to end).
     # Stage 0 warms up with 2 forwards, runs F2 (its steady-state forward), then its
     # backwards wait for stage 1's: B0@5 B1@7 B2@9. It held 3 = p microbatches.
-    schedule = pl.schedule_1f1b(3, 3)
+    schedule = _slots(simulator.schedule_1f1b(3, 3))
     assert schedule[2] == [
         (2, "F", 0), (3, "B", 0), (4, "F", 1), (5, "B", 1), (6, "F", 2), (7, "B", 2)]
     assert schedule[1] == [
@@ -157,15 +164,15 @@ def test_1f1b_schedule_small_case_by_hand() -> None:
         (0, "F", 0), (1, "F", 1), (2, "F", 2), (5, "B", 0), (7, "B", 1), (9, "B", 2)]
 
 
-@pytest.mark.parametrize("make", [pl.schedule_gpipe, pl.schedule_1f1b])
+@pytest.mark.parametrize("make", [simulator.schedule_gpipe, simulator.schedule_1f1b])
 @pytest.mark.parametrize(("pp", "m"), [(2, 1), (4, 4), (4, 12), (8, 3), (8, 32), (5, 7)])
 def test_schedule_idle_time_matches_the_bubble_formulas(
-    make: Callable[[int, int], list[list[pl.Op]]], pp: int, m: int
+    make: Callable[[int, int], list[list[simulator.Span]]], pp: int, m: int
 ) -> None:
     schedule = make(pp, m)
     # Unit slots: the iteration lasts 2(m + p - 1); every stage is busy 2m.
-    assert pl.makespan_slots(schedule) == 2 * (m + pp - 1)
-    for idle in pl.idle_slots(schedule):
+    assert simulator.makespan(schedule) == 2 * (m + pp - 1)
+    for idle in simulator.idle_slots(schedule):
         assert idle == 2 * (pp - 1)
         assert idle / (2 * m) == pytest.approx((pp - 1) / m)
         assert idle / (2 * (m + pp - 1)) == pytest.approx((pp - 1) / (m + pp - 1))
@@ -173,14 +180,14 @@ def test_schedule_idle_time_matches_the_bubble_formulas(
 
 @pytest.mark.parametrize(("pp", "m"), [(4, 12), (8, 3), (6, 6)])
 def test_schedules_hold_the_predicted_microbatches(pp: int, m: int) -> None:
-    gpipe = [pl.peak_in_flight(ops) for ops in pl.schedule_gpipe(pp, m)]
-    one_f_one_b = [pl.peak_in_flight(ops) for ops in pl.schedule_1f1b(pp, m)]
+    gpipe = [simulator.peak_activations(ops) for ops in simulator.schedule_gpipe(pp, m)]
+    one_f_one_b = [simulator.peak_activations(ops) for ops in simulator.schedule_1f1b(pp, m)]
     assert gpipe == [m] * pp
     assert one_f_one_b == [min(pp - s, m) for s in range(pp)]
 
 
 def test_schedules_respect_dependencies() -> None:
-    schedule = pl.schedule_1f1b(4, 8)
+    schedule = _slots(simulator.schedule_1f1b(4, 8))
     start = {(s, ph, mb): t for s, ops in enumerate(schedule) for t, ph, mb in ops}
     for (s, ph, mb), t in start.items():
         if ph == "F" and s > 0:
@@ -201,38 +208,39 @@ def test_schedules_respect_dependencies() -> None:
 def test_zb_h1_bubble_is_a_third_of_1f1b_with_equal_times(pp: int, m: int) -> None:
     # Qi et al. 2024, §3: with T_F = T_B = T_W, 1F1B idles (p-1)(F+B+W) = 3(p-1) slots per
     # stage and ZB-H1 (p-1)(F+B-W) = p-1; every stage computes 3m.
-    one_f_one_b = pl.schedule_spans("1f1b", pp, m, 1, 1, 1, 1)
-    zero_bubble = pl.schedule_spans("zb-h1", pp, m, 1, 1, 1, 1)
-    assert pl.makespan(one_f_one_b) == 3 * m + 3 * (pp - 1)
-    assert pl.makespan(zero_bubble) == 3 * m + (pp - 1)
+    one_f_one_b = simulator.schedule_spans("1f1b", pp, m, 1, 1, 1, 1)
+    zero_bubble = simulator.schedule_spans("zb-h1", pp, m, 1, 1, 1, 1)
+    assert simulator.makespan(one_f_one_b) == 3 * m + 3 * (pp - 1)
+    assert simulator.makespan(zero_bubble) == 3 * m + (pp - 1)
     assert pl.zb_h1_bubble_slots(pp, 1, 1, 1) == pp - 1
     for ops in zero_bubble:
-        idle = sum(length for _, length in pl.idle_spans(ops, pl.makespan(zero_bubble)))
+        whole = simulator.makespan(zero_bubble)
+        idle = sum(length for _, length in simulator.idle_spans(ops, whole))
         assert idle == pytest.approx(pp - 1)
 
 
 @pytest.mark.parametrize(("pp", "m"), [(4, 8), (8, 16)])
 def test_zb_h1_with_a_longer_input_gradient(pp: int, m: int) -> None:
     # t_f = 1, t_b = 2, t_w = 1: bubble (p-1)(1 + 2 - 1) = 2(p-1); compute 4m
-    spans = pl.schedule_spans("zb-h1", pp, m, 1, 1, 2, 1)
-    assert pl.makespan(spans) == 4 * m + 2 * (pp - 1)
+    spans = simulator.schedule_spans("zb-h1", pp, m, 1, 1, 2, 1)
+    assert simulator.makespan(spans) == 4 * m + 2 * (pp - 1)
 
 
 def test_zb_h1_runs_every_pass_once_and_w_after_its_b() -> None:
-    spans = pl.schedule_spans("zb-h1", 4, 8, 1, 1, 1, 1)
+    spans = simulator.schedule_spans("zb-h1", 4, 8, 1, 1, 1, 1)
     for ops in spans:
-        assert sorted((phase, mb) for _, _, phase, mb, _ in ops) == sorted(
+        assert sorted((s.op.phase, s.op.microbatch) for s in ops) == sorted(
             (phase, mb) for phase in "BFW" for mb in range(8))
-        done_b = {mb: start + length for start, length, phase, mb, _ in ops if phase == "B"}
-        assert all(start >= done_b[mb] for start, _, phase, mb, _ in ops if phase == "W")
+        done_b = {s.op.microbatch: s.end for s in ops if s.op.phase == "B"}
+        assert all(s.start >= done_b[s.op.microbatch] for s in ops if s.op.phase == "W")
 
 
 @pytest.mark.parametrize(("pp", "m", "v"), [(2, 4, 3), (4, 8, 2), (4, 8, 4), (8, 16, 2)])
 def test_interleaving_activation_factor_matches_the_simulated_first_stage(
         pp: int, m: int, v: int) -> None:
     # Korthikanti et al. 2022, §4.2.3: GPU 0 holds p(1 + (p-1)/(p v)) microbatches' worth
-    spans = pl.schedule_spans("interleaved", pp, m, v)
-    assert pl.peak_activations(spans[0]) == pytest.approx(pp + (pp - 1) / v)
+    spans = simulator.schedule_spans("interleaved", pp, m, v)
+    assert simulator.peak_activations(spans[0]) == pytest.approx(pp + (pp - 1) / v)
     assert pl.interleaved_activation_factor(pp, v) == pytest.approx(1 + (pp - 1) / (pp * v))
 
 
@@ -256,14 +264,14 @@ def test_dualpipe_bubble_from_deepseek_v3_table_2() -> None:
 def test_simulator_reports_a_deadlock() -> None:
     # stage 0 insists on microbatch 1's forward before 0's, stage 1 on 0's before 1's, and
     # stage 0 then wants 0's backward first: 1's backward never comes back in time.
-    orders = [[("F", 0, 1), ("B", 0, 0), ("F", 0, 0), ("B", 0, 1)],
-              [("F", 0, 0), ("B", 0, 0), ("F", 0, 1), ("B", 0, 1)]]
+    orders = [[PipelineOp("F", 1), PipelineOp("B", 0), PipelineOp("F", 0), PipelineOp("B", 1)],
+              [PipelineOp("F", 0), PipelineOp("B", 0), PipelineOp("F", 1), PipelineOp("B", 1)]]
     with pytest.raises(RuntimeError, match="deadlock"):
-        pl.simulate(2, 1, orders)
+        simulator.simulate(2, 1, orders)
 
 
 def test_schedule_spans_rejects_unknown_schedules_and_bad_times() -> None:
     with pytest.raises(ValueError, match="schedule must be one of"):
-        pl.schedule_spans("dualpipe", 4, 8)
+        simulator.schedule_spans("dualpipe", 4, 8)
     with pytest.raises(ValueError):
-        pl.schedule_spans("1f1b", 4, 8, t_b=-1)
+        simulator.schedule_spans("1f1b", 4, 8, t_b=-1)

@@ -150,14 +150,14 @@ def test_llama3_run_as_published_fits_without_checkpointing() -> None:
 def test_in_flight_follows_the_simulated_schedule() -> None:
     # second method: run Megatron's interleaved order in the simulator and count the peak
     # number of chunk forwards whose backward has not run (the memory of each stage)
-    from solutions.pipeline import schedule_spans
+    from solutions.pipeline_simulator import schedule_spans
     for p, mb, v in ((4, 8, 2), (4, 4, 2), (8, 16, 4), (4, 12, 1), (8, 5, 1)):
         spans = schedule_spans("interleaved" if v > 1 else "1f1b", p, mb, v)
         cfg = ParallelConfig(tp=1, pp=p, dp=1, grad_accum=mb, virtual_stages=v)
         for stage, ops in enumerate(spans):
             live = peak = 0
-            for _, _, phase, _, _ in sorted(ops, key=lambda o: o[0]):
-                live += 1 if phase == "F" else -1
+            for placed in sorted(ops, key=lambda o: o.start):
+                live += 1 if placed.op.phase == "F" else -1
                 peak = max(peak, live)
             assert pm.in_flight(cfg, stage) * v == peak, (p, mb, v, stage)
 

@@ -8,8 +8,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from solutions import pipeline as pl
+from solutions import pipeline_execute as executor
+from solutions import pipeline_simulator as simulator
 from solutions import simpipeline, simtp, simzero
+from solutions.pipeline_schedules import PipelineOp
 from solutions.simlab import LabSpec, Report, run_case
 
 
@@ -120,7 +122,8 @@ def test_tp_two_all_reduces_are_one_too_many() -> None:
 
 def test_gpipe_meets_the_makespan_but_not_1f1bs_memory() -> None:
     def gpipe(pp: int, m: int, v: int) -> list[list[tuple[str, int]]]:
-        return [[(phase, mb) for _, phase, mb in ops] for ops in pl.schedule_gpipe(pp, m)]
+        return [[simpipeline.written(s.op, 1) for s in ops]
+                for ops in simulator.schedule_gpipe(pp, m)]
 
     assert _first_problem(simpipeline.SPEC, gpipe) == (
         "stage 0 holds 8 microbatches' activations at once; 1F1B holds at most 4 there: "
@@ -141,10 +144,10 @@ def test_a_backward_before_its_forward_is_rejected_at_that_action() -> None:
 
 def test_a_deadlock_is_blamed_on_its_root_not_on_a_stage_downstream() -> None:
     # stage 0 runs the backward of microbatch 0 before its forward; stage 1 is innocent
-    orders = [[("B", 0, 0), ("F", 0, 0), ("F", 0, 1), ("B", 0, 1)],
-              [("F", 0, 0), ("B", 0, 0), ("F", 0, 1), ("B", 0, 1)]]
-    with pytest.raises(pl.ScheduleError) as error:
-        pl.execute(2, 2, orders, 1)
+    orders = [[PipelineOp("B", 0), PipelineOp("F", 0), PipelineOp("F", 1), PipelineOp("B", 1)],
+              [PipelineOp("F", 0), PipelineOp("B", 0), PipelineOp("F", 1), PipelineOp("B", 1)]]
+    with pytest.raises(executor.ScheduleError) as error:
+        executor.execute(2, 2, orders, 1)
     assert str(error.value).startswith(
         "stage 0, action 0: B of microbatch 0 needs F of microbatch 0 on this same stage to "
         "run first (through the stages between), but your list puts it later (action 1)")

@@ -7,7 +7,7 @@ from typing import Any
 import matplotlib
 import pytest
 
-from solutions import pipeline as pl
+from solutions import pipeline_simulator as simulator
 from workbook.explorers import ch05
 
 matplotlib.use("Agg")
@@ -50,9 +50,9 @@ def test_interleaved_two_stages_two_microbatches_by_hand() -> None:
     # p = 2, m = 2, v = 2, in chunk units (1/2 slot). GPU 0 warms up with
     # (2-0-1) x 2 + (2-1) x 2 = 4 = all forwards, at 0, 1, 2, 3; its backwards wait for
     # GPU 1 and start at 5, 7, 8, 9. Makespan 10 units = 5 slots = 2m + 2(p-1)/v.
-    spans = pl.schedule_spans("interleaved", 2, 2, 2)
-    assert [start for start, *_ in spans[0]] == [0.0, 0.5, 1.0, 1.5, 2.5, 3.5, 4.0, 4.5]
-    assert [phase for _, _, phase, _, _ in spans[0]] == ["F"] * 4 + ["B"] * 4
+    spans = simulator.schedule_spans("interleaved", 2, 2, 2)
+    assert [s.start for s in spans[0]] == [0.0, 0.5, 1.0, 1.5, 2.5, 3.5, 4.0, 4.5]
+    assert [s.op.phase for s in spans[0]] == ["F"] * 4 + ["B"] * 4
     assert ch05.makespan(spans) == 5.0
     # all four half-stage chunks held before the first backward: 4 x 1/2 = 2 microbatches
     assert ch05.peak_activations(spans[0]) == 2.0
@@ -60,7 +60,7 @@ def test_interleaved_two_stages_two_microbatches_by_hand() -> None:
 
 def test_interleaved_idle_time_is_the_bubble() -> None:
     # p = 4, m = 8, v = 2: busy 2m = 16 slots, idle 2(p-1)/v = 3, makespan 19
-    spans = pl.schedule_spans("interleaved", 4, 8, 2)
+    spans = simulator.schedule_spans("interleaved", 4, 8, 2)
     assert ch05.makespan(spans) == 19.0
     assert all(sum(length for _, length in ch05.idle_spans(ops, 19.0)) == pytest.approx(3.0)
                for ops in spans)
@@ -68,9 +68,9 @@ def test_interleaved_idle_time_is_the_bubble() -> None:
 
 def test_interleaved_needs_m_at_least_pp_not_a_multiple() -> None:
     # current Megatron-Core: N in [p, m] and m mod N is 0 or >= p; N = m runs m = 6 on p = 4
-    assert ch05.makespan(pl.schedule_spans("interleaved", 4, 6, 2)) == 2 * 6 + 3 * 2 / 2
+    assert ch05.makespan(simulator.schedule_spans("interleaved", 4, 6, 2)) == 2 * 6 + 3 * 2 / 2
     with pytest.raises(ValueError, match="below p"):
-        pl.schedule_spans("interleaved", 4, 3, 2)
+        simulator.schedule_spans("interleaved", 4, 3, 2)
     with pytest.raises(ValueError):
         ch05.stage_spans("zigzag", 4, 8)
 

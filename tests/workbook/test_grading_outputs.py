@@ -72,7 +72,7 @@ def test_json_shape(out: Path) -> None:
                              "problem", "notes", "seconds", "exercises"}
     assert (notebook["chapter"], notebook["title"]) == (0, "Ring AllReduce")
     exercise = notebook["exercises"][4]
-    assert set(exercise) == {"exercise_id", "title", "kind", "points", "max_points", "status",
+    assert set(exercise) == {"exercise_id", "title", "category", "points", "max_points", "status",
                              "message", "yours", "expected", "details", "notes"}
     assert exercise["yours"] == "ring_allreduce_time_ms: 0 of 28 cases"
     assert SECOND_CASE not in json.dumps(data)

@@ -2,8 +2,8 @@
 with the bubble marked, and DualPipe's bubble beside them. Also 1F1B with every W deferred
 to idle time: ZB-H1's bubble without its memory bound, shown for contrast.
 
-Every schedule is played by the one simulator in :mod:`solutions.pipeline`
-(:func:`~solutions.pipeline.schedule_spans`); this module only draws and explains. Time is
+Every schedule is played by the one simulator in :mod:`solutions.pipeline_simulator`
+(:func:`~solutions.pipeline_simulator.schedule_spans`); this module only draws and explains. Time is
 counted in *slots*: one slot is one forward (or one backward) of a whole stage
 (t_f = t_b = 1); for ZB-H1 the backward is split into an input-gradient pass B and a
 weight-gradient pass W of one slot each (t_f = t_b = t_w = 1, Qi et al., ICLR 2024), and
@@ -21,7 +21,14 @@ from typing import Any
 from autograder.prediction import Prediction, nearest_option
 from autograder.units import format_quantity, format_value
 from solutions import pipeline as pl
-from solutions.pipeline import Span, idle_spans, makespan, peak_activations
+from solutions.pipeline_schedules import microbatch_group
+from solutions.pipeline_simulator import (
+    Span,
+    idle_spans,
+    makespan,
+    peak_activations,
+    schedule_spans,
+)
 
 #: dropdown label -> schedule name
 SCHEDULES: dict[str, str] = {"GPipe": "gpipe", "1F1B": "1f1b", "Interleaved 1F1B": "interleaved",
@@ -67,8 +74,9 @@ PREDICTION = Prediction(
 # -- the schedules, from the simulator -------------------------------------------------
 
 def stage_spans(schedule: str, pp: int, m: int, v: int = 1) -> list[list[Span]]:
-    """Per GPU, the spans of ``schedule`` as :func:`solutions.pipeline.schedule_spans` plays it."""
-    return pl.schedule_spans(schedule, pp, m, v, *TIMES.get(schedule, (1, 1, 0)))
+    """Per GPU, the spans of ``schedule`` as
+    :func:`solutions.pipeline_simulator.schedule_spans` plays it."""
+    return schedule_spans(schedule, pp, m, v, *TIMES.get(schedule, (1, 1, 0)))
 
 
 def bubble_fraction(schedule: str, pp: int, m: int, v: int = 1) -> Fraction:
@@ -114,7 +122,7 @@ def interleaved_formula_applies(pp: int, m: int, v: int) -> bool:
     """True when GPU 0's interleaved peak is Korthikanti's p(1 + (p-1)/(p v)): microbatch
     groups of p, and a warm-up of (p-1) x 2 + (v-1) x p chunk forwards that m v chunks can
     fill. Otherwise the warm-up is cut short (fewer in flight) or the groups are longer."""
-    return pl.microbatch_group(pp, m) == pp and (pp - 1) * 2 + (v - 1) * pp < m * v
+    return microbatch_group(pp, m) == pp and (pp - 1) * 2 + (v - 1) * pp < m * v
 
 
 def _peak_note(schedule: str, pp: int, m: int, v: int) -> str:
@@ -209,27 +217,29 @@ def _draw_gantt(ax: Any, spans: list[list[Span]], title: str) -> None:
     span = makespan(spans)
     # Labels cost more to draw than the bars: only for whole-stage ops on small charts.
     label = sum(len(ops) for ops in spans) <= 64 and min(
-        length for ops in spans for _, length, *_ in ops) >= 1
+        placed.duration for ops in spans for placed in ops) >= 1
     for s, ops in enumerate(spans):
         for phase, hatch in (("F", ""), ("B", "//"), ("W", "..")):
-            mine = [op for op in ops if op[2] == phase]
+            mine = [placed for placed in ops if placed.op.phase == phase]
             if not mine and phase == "W":
                 continue
-            ax.broken_barh([(start, length) for start, length, *_ in mine], (s - 0.4, 0.8),
-                           facecolors=[_shade(_COLOURS[phase], op[4]) for op in mine],
-                           edgecolor="white", hatch=hatch)
+            ax.broken_barh([(placed.start, placed.duration) for placed in mine],
+                           (s - 0.4, 0.8), edgecolor="white", hatch=hatch,
+                           facecolors=[_shade(_COLOURS[phase], p.op.chunk) for p in mine])
         ax.broken_barh(idle_spans(ops, span), (s - 0.4, 0.8), facecolors=_COLOURS["idle"],
                        edgecolor="#999999", hatch="xx")
-        for start, length, phase, mb, _ in ops if label else ():
-            ax.text(start + length / 2, s, f"{phase}{mb + 1}", ha="center", va="center",
-                    fontsize=7, color="white" if phase == "F" else "black")
+        for placed in ops if label else ():
+            op = placed.op
+            ax.text(placed.start + placed.duration / 2, s, f"{op.phase}{op.microbatch + 1}",
+                    ha="center", va="center", fontsize=7,
+                    color="white" if op.phase == "F" else "black")
     ax.set_yticks(range(len(spans)), [f"GPU {s}" for s in range(len(spans))])
     ax.set_ylim(len(spans) - 0.5, -0.5)
     ax.set_xlim(0, span)
     ax.set_title(title, fontsize=10, loc="left")
     handles = [Patch(facecolor=_COLOURS["F"], label="forward"),
                Patch(facecolor=_COLOURS["B"], hatch="//", label="backward")]
-    if any(op[2] == "W" for ops in spans for op in ops):
+    if any(placed.op.phase == "W" for ops in spans for placed in ops):
         handles += [Patch(facecolor=_COLOURS["W"], hatch="..", label="weight gradient (W)")]
     ax.legend(handles=[*handles, Patch(facecolor=_COLOURS["idle"], hatch="xx",
                                        edgecolor="#999999", label="idle (bubble)")],
@@ -281,9 +291,9 @@ def zero_bubble_figure(pp: int = 4, m: int = 8) -> Any:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(3, 1, figsize=(10, 1.35 * pp + 3), sharex=True)
-    whole = pl.schedule_spans("1f1b", pp, m, 1, 1, 1, 1)
-    split = pl.schedule_spans("zb-h1", pp, m, 1, 1, 1, 1)
-    lazy = pl.schedule_spans("1f1b-lazy-w", pp, m, 1, 1, 1, 1)
+    whole = schedule_spans("1f1b", pp, m, 1, 1, 1, 1)
+    split = schedule_spans("zb-h1", pp, m, 1, 1, 1, 1)
+    lazy = schedule_spans("1f1b-lazy-w", pp, m, 1, 1, 1, 1)
     bubble = format_value(pl.zb_h1_bubble_slots(pp, 1, 1, 1))
     _draw_gantt(axes[0], whole, f"1F1B, p = {pp}, m = {m}, backward = B + W = 2 slots: "
                 f"idle {format_value((pp - 1) * 3)} slots per GPU, peak "

@@ -53,8 +53,8 @@ EX_5_8 = Exercise(
         "microbatches pass through the chunks in groups of pp.",
     ),
     explanation=("The reference is solutions.simpipeline.pipeline_schedule: "
-                 "solutions.pipeline.schedule_1f1b for v = 1 and Megatron-LM's interleaved "
-                 "order (solutions.pipeline.interleaved_order) for v > 1."),
+                 "solutions.pipeline_schedules.one_f_one_b_order for v = 1 and Megatron-LM's "
+                 "interleaved order (solutions.pipeline_schedules.interleaved_order) for v > 1."),
     sources=(NARAYANAN, NARAYANAN_MEM, NARAYANAN_INT),
     tags=(LAB_TAG,),
 )

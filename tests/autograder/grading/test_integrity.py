@@ -35,7 +35,7 @@ def test_edited_and_deleted_check_cells_are_reported_per_exercise(release, toy_n
     tree = toy_notebook()
     tree["cells"][4]["source"] = "pass"
     del tree["cells"][6]
-    found = {(f.exercise, f.kind): f for f in findings_for(release, tree)}
+    found = {(f.exercise, f.rule): f for f in findings_for(release, tree)}
     assert set(found) == {("1.1", "edited_check"), ("1.2", "deleted_check")}
     assert found["1.1", "edited_check"].message.startswith(
         "The check cell of exercise 1.1 was edited (its checksum differs from the release)")
@@ -47,7 +47,7 @@ def test_locked_cells_are_summed_up_for_the_notebook(release, toy_notebook) -> N
     tree["cells"][7]["source"] = "explorer(pp=8)"
     del tree["cells"][0]
     [finding] = findings_for(release, tree)
-    assert (finding.exercise, finding.kind) == ("", "locked_cells")
+    assert (finding.exercise, finding.rule) == ("", "locked_cells")
     assert finding.message.startswith("1 locked cell(s) edited (cells 8 of the release); "
                                       "1 locked cell(s) deleted (cells 1 of the release).")
 
@@ -61,7 +61,7 @@ def test_importing_the_reference_in_an_answer_cell_is_serious() -> None:
                    "import importlib\nz = importlib.import_module('solutions.zero')",
                    "z = __import__('solutions')"):
         [finding] = scan(source).findings
-        assert (finding.kind, finding.serious, finding.cell) == ("imports_reference", True, 3)
+        assert (finding.rule, finding.serious, finding.cell) == ("imports_reference", True, 3)
         assert "the answer was not credited (the answer cell of exercise 1.1" in finding.message
 
 
@@ -86,8 +86,8 @@ def test_tricks_are_noted_as_ignored() -> None:
         "sys.exit()",
     ])
     result = scan(source)
-    kinds = [(f.kind, f.message.split(";")[0]) for f in result.findings]
-    assert kinds == [
+    rules = [(f.rule, f.message.split(";")[0]) for f in result.findings]
+    assert rules == [
         ("redefines", "Redefines check"), ("redefines", "Replaces wb.check"),
         ("redefines", "Replaces builtins.isinstance"),
         ("redefines", "Replaces an attribute of builtins"),

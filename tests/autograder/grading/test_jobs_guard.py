@@ -72,8 +72,8 @@ def test_the_answer_is_read_as_the_check_cell_right_below_would_see_it(
 def test_a_function_that_loops_costs_one_time_limit(pool, release, toy_notebook) -> None:
     looping = "def double(x):\n    while True:\n        pass"
     _, result, rows = graded(pool, release, toy_notebook({"1.2": looping}))
-    kinds = [o.kind for o in result.calls["__wb_test_kept_1_2_double"]]
-    assert kinds[0] == "timeout" and set(kinds[1:]) == {"raised"}
+    types = [o.type for o in result.calls["__wb_test_kept_1_2_double"]]
+    assert types[0] == "timeout" and set(types[1:]) == {"raised"}
     assert {o.type_name for o in result.calls["__wb_test_kept_1_2_double"][1:]} == {
         "__wb_test_rt.Skipped"}
     assert result.wall_s < 2

@@ -22,8 +22,8 @@ JOB = Job("j", ["x = 1"], [ValueRequest("x"), CallRequest("f", [(1,), (2,)])])
 
 def report(**changes: Any) -> bytes:
     tree: dict[str, Any] = {
-        "cell_errors": [], "values": {"x": {"kind": "value", "value": 1}},
-        "calls": {"f": [{"kind": "value", "value": 2}, {"kind": "value", "value": 4}]},
+        "cell_errors": [], "values": {"x": {"type": "value", "value": 1}},
+        "calls": {"f": [{"type": "value", "value": 2}, {"type": "value", "value": 4}]},
         "sources": {}, "memory_error": False, "timed_out": [], "exit_calls": [],
         "output_overflow": False, "stdout_tail": "hello\n",
     }
@@ -52,9 +52,9 @@ def test_garbage_before_the_last_marker_is_ignored() -> None:
 def test_wall_clock_stop_is_a_timeout_and_requests_are_unavailable() -> None:
     result = describe_job(JOB, LIMITS, observe(b"", signal.SIGKILL, stopped="wall"))
     assert result.status == "timeout" and "wall-clock limit of 5 s" in result.message
-    assert result.values["x"].kind == "unavailable"
+    assert result.values["x"].type == "unavailable"
     assert result.values["x"].message.startswith("not answered: stopped at the wall-clock")
-    assert [o.kind for o in result.calls["f"]] == ["unavailable"]
+    assert [o.type for o in result.calls["f"]] == ["unavailable"]
 
 
 @pytest.mark.parametrize("signum, cpu_s", [(signal.SIGXCPU, 3.0), (signal.SIGKILL, 4.0)])
@@ -110,15 +110,15 @@ def test_report_flags_most_serious_first_and_all_mentioned() -> None:
 @pytest.mark.parametrize("bad", [
     REPORT_MARKER + b"[1, 2]",
     REPORT_MARKER + b'{"values": NaN}',
-    report(values={"x": {"kind": "value"}}),
+    report(values={"x": {"type": "value"}}),
     report(memory_error="yes"),
-    report(calls={"f": {"kind": "value", "value": 1}}),
+    report(calls={"f": {"type": "value", "value": 1}}),
     report(cell_errors=[{"cell": 0, "error_type": 1, "message": "m", "line": None}]),
 ])
 def test_malformed_reports_crash_the_job_with_a_message(bad: bytes) -> None:
     result = describe_job(JOB, LIMITS, observe(bad))
     assert result.status == "crashed" and "malformed report" in result.message
-    assert result.values["x"].kind == "unavailable"
+    assert result.values["x"].type == "unavailable"
 
 
 def test_read_report_rejects_json_constants() -> None:
@@ -127,8 +127,8 @@ def test_read_report_rejects_json_constants() -> None:
 
 
 def test_answers_nobody_asked_for_are_dropped_and_missing_ones_filled() -> None:
-    extra = report(values={"x": {"kind": "value", "value": 1},
-                           "planted": {"kind": "value", "value": 99}}, calls={})
+    extra = report(values={"x": {"type": "value", "value": 1},
+                           "planted": {"type": "value", "value": 99}}, calls={})
     result = describe_job(JOB, LIMITS, observe(extra))
     assert set(result.values) == {"x"}
-    assert [o.kind for o in result.calls["f"]] == ["unavailable"]
+    assert [o.type for o in result.calls["f"]] == ["unavailable"]

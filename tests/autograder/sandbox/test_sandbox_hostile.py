@@ -57,7 +57,7 @@ def test_loop_that_ignores_the_alarm_meets_the_cpu_limit() -> None:
                            "while True:\n    pass")
     assert result.status == "timeout"
     assert result.message == "stopped at the CPU-time limit of 1 s"
-    assert result.values["y"].kind == "unavailable"
+    assert result.values["y"].type == "unavailable"
 
 
 def test_sleeping_loop_that_swallows_interrupts_meets_the_wall_clock(pool: WorkerPool) -> None:
@@ -93,7 +93,7 @@ def test_sys_exit_is_reported_and_later_cells_still_run(pool: WorkerPool) -> Non
 def test_os_exit_ends_the_job_with_its_exit_status(pool: WorkerPool) -> None:
     result = run(pool, "y = 1", "import os\nos._exit(3)")
     assert result.status == "exited" and "exit status 3" in result.message
-    assert result.values["y"].kind == "unavailable"
+    assert result.values["y"].type == "unavailable"
 
 
 def test_fork_bomb_is_stopped_by_the_process_limit(pool: WorkerPool) -> None:
@@ -131,7 +131,7 @@ def test_redefining_len_does_not_switch_the_output_limit_off(pool: WorkerPool) -
 def test_an_object_equal_to_everything_is_not_an_answer(pool: WorkerPool) -> None:
     result = run(pool, "class Yes:\n    def __eq__(self, other):\n        return True\n"
                        "    __hash__ = object.__hash__\ny = Yes()")
-    assert result.values["y"].kind == "not_plain"
+    assert result.values["y"].type == "not_plain"
     assert result.values["y"].message == "not plain data: __main__.Yes"
     assert result.values["y"].type_name == "__main__.Yes"
 
@@ -139,7 +139,7 @@ def test_an_object_equal_to_everything_is_not_an_answer(pool: WorkerPool) -> Non
 def test_a_float_subclass_with_an_evil_float_is_an_integrity_failure(pool: WorkerPool) -> None:
     result = run(pool, "class F(float):\n    def __float__(self):\n        return 3.0\n"
                        "    def __eq__(self, other):\n        return True\ny = F(1.0)")
-    assert result.values["y"].kind == "integrity"
+    assert result.values["y"].type == "integrity"
     assert result.values["y"].message == (
         "an instance of a custom subclass: __main__.F (a subclass of float)")
 
@@ -150,7 +150,7 @@ def test_redefined_builtins_do_not_fool_the_conversion(pool: WorkerPool) -> None
               "b['issubclass'] = lambda *a: False\nb['repr'] = lambda x: '42.0'\n"
               "class F(float):\n    pass\ny = F(1.0)\nz = 3.5")
     result = run(pool, tamper, names=("y", "z"))
-    assert result.values["y"].kind == "integrity"
+    assert result.values["y"].type == "integrity"
     assert result.values["z"].value == 3.5
 
 
@@ -195,7 +195,7 @@ def test_the_network_is_unreachable(pool: WorkerPool) -> None:
         pytest.skip("no network namespace here: isolation relies on the machine's network")
     result = run(pool, "import socket\ns = socket.socket()\ns.settimeout(2)\n"
                        "s.connect(('1.1.1.1', 53))\ny = 'connected'")
-    assert result.values["y"].kind == "missing"
+    assert result.values["y"].type == "missing"
     assert errors(result) == [(0, "OSError")]
     assert "unreachable" in result.cell_errors[0].message
 

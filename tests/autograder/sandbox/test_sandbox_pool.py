@@ -48,7 +48,7 @@ def test_cells_share_one_namespace_and_values_come_back_plain(pool: WorkerPool) 
     assert result.values["ratios"].value == [0.5, 0.25]
     assert result.values["labels"].value == {"dp": 8, "tp": [2, 4]}
     assert math.isnan(result.values["bad"].value)
-    assert result.values["np"].kind == "not_plain"
+    assert result.values["np"].type == "not_plain"
     assert result.values["np"].message == "not plain data: module"
     assert result.values["np"].type_name == "module"
     assert result.stdout_tail == "done 14000000000.0\n"
@@ -62,7 +62,7 @@ def test_a_failing_cell_is_recorded_and_the_next_cell_still_runs(pool: WorkerPoo
     assert result.cell_errors[1].message == "division by zero"
     assert "undefined_name" in result.cell_errors[2].message
     assert result.values["w"].value == "fine"
-    assert (result.values["x"].kind, result.values["x"].message) == ("missing",
+    assert (result.values["x"].type, result.values["x"].message) == ("missing",
                                                                      "x is not defined")
     assert result.status == "ok"
 
@@ -92,15 +92,15 @@ def test_calls_return_outputs_errors_and_timeouts(pool: WorkerPool) -> None:
     result = pool.run(Job("s4", cells, requests))
     first, second, third = result.calls["ring_bytes"]
     assert first.value == 150.0  # 2 x (4 - 1) / 4 x 100
-    assert (second.kind, second.type_name) == ("raised", "ValueError")
+    assert (second.type, second.type_name) == ("raised", "ValueError")
     assert second.message == "n must be at least 1"
     assert third.value == 0.0  # 2 x 0 / 1 x 10
-    assert result.calls["slow"][0].kind == "timeout"
+    assert result.calls["slow"][0].type == "timeout"
     assert result.calls["slow"][0].message == "the call took longer than 0.5 s"
     assert (result.calls["leaves"][0].type_name, result.calls["leaves"][0].message) == (
         "SystemExit", "4")
-    assert result.calls["not_a_function"][0].kind == "not_function"
-    assert result.calls["absent"][0].kind == "missing"
+    assert result.calls["not_a_function"][0].type == "not_function"
+    assert result.calls["absent"][0].type == "missing"
     assert result.status == "ok"
 
 
@@ -117,7 +117,7 @@ def test_source_request_returns_the_function_text(pool: WorkerPool) -> None:
     result = pool.run(Job("s6", cells, [SourceRequest("area"), SourceRequest("x")]))
     assert result.sources["area"].value == (
         "def area(w, h):\n    # width times height\n    return w * h\n")
-    assert result.sources["x"].kind == "not_function"
+    assert result.sources["x"].type == "not_function"
 
 
 def test_map_in_input_order_and_in_completion_order(pool: WorkerPool) -> None:

@@ -15,7 +15,7 @@ from autograder.sandbox.protocol import (
     JobStatus,
     Limits,
     Outcome,
-    OutcomeKind,
+    OutcomeType,
     ProtocolError,
     SourceRequest,
     ValueRequest,
@@ -122,7 +122,7 @@ def test_malformed_results_raise_protocol_error(tree: object) -> None:
 
 def test_outcome_from_wire_rejects_unknown_kinds_and_bad_cell_errors() -> None:
     with pytest.raises(ProtocolError):
-        Outcome.from_wire({"kind": "value_but_trust_me", "value": 1})
+        Outcome.from_wire({"type": "value_but_trust_me", "value": 1})
     with pytest.raises(ProtocolError):
         CellError.from_wire({"cell": "0", "error_type": "E", "message": "m", "line": None})
 
@@ -132,8 +132,8 @@ def test_unavailable_outcomes_cover_every_request() -> None:
                               SourceRequest("g")])
     result = unavailable_outcomes(job, "the worker died")
     assert result.status == "crashed" and result.message == "the worker died"
-    assert result.values["x"].kind == "unavailable"
-    assert [o.kind for o in result.calls["f"]] == ["unavailable"]
+    assert result.values["x"].type == "unavailable"
+    assert [o.type for o in result.calls["f"]] == ["unavailable"]
     assert result.sources["g"].message == "the worker died"
 
 
@@ -158,7 +158,7 @@ def test_a_wide_tree_is_refused_past_its_node_budget() -> None:
 
 
 def test_outcome_kinds_and_job_statuses_are_closed_vocabularies() -> None:
-    assert Outcome("raised", type_name="ValueError").kind is OutcomeKind.RAISED
+    assert Outcome("raised", type_name="ValueError").type is OutcomeType.RAISED
     assert JobResult("j", "ok").status is JobStatus.OK
     with pytest.raises(ValueError):
         Outcome("guessed")
