@@ -34,9 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autograder.kinds.lab import Lab, sandbox_launch  # noqa: E402
 from autograder.sandbox import bwrap  # noqa: E402
-from solutions import simchannel, simring  # noqa: E402
-from solutions.simbundle import pack  # noqa: E402
-from solutions.simverify import Log  # noqa: E402
+from solutions.sim import channel as simchannel  # noqa: E402
+from solutions.sim import ring_lab as simring  # noqa: E402
+from solutions.sim.bundle import pack  # noqa: E402
+from solutions.sim.verify import Log  # noqa: E402
 from workbook.records._labs import SimRuntime  # noqa: E402
 
 

@@ -35,7 +35,7 @@ from autograder.grading.pipeline import Personalise
 from autograder.grading.read import Cell, read_notebook
 from autograder.grading.swap import replace_problem
 from autograder.sandbox import bwrap
-from solutions import simchannel
+from solutions.sim import channel as simchannel
 from workbook.grading_term import Term, write_gradebook
 from workbook.outline import CHAPTERS, Chapter
 from workbook.paths import instructor_path, learner_path

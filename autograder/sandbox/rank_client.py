@@ -1,7 +1,7 @@
 """The grader's side of the warm ranks' server: start it once, fork a ranks' process per lab run.
 
 :func:`launch` is what a lab's trusted simulator calls for a fresh ranks' process
-(:mod:`solutions.simchannel`): ``launch(python, code_dir, warm, entry)`` gives a
+(:mod:`solutions.sim.channel`): ``launch(python, code_dir, warm, entry)`` gives a
 :class:`ForkedProcess` whose fds are the two ends of the channel. Behind it, one
 :class:`RankServer` per (interpreter, staged code, entry) runs inside bubblewrap
 (:func:`autograder.sandbox.bwrap.command` with ``as_nobody``) and forks each process from

@@ -1,7 +1,7 @@
 """The warm ranks' server: one process per batch that forks a confined ranks' process per lab run.
 
 A lab's ranks (the learner's rank functions) run in a process of their own while the trusted
-simulator, in the grader, keeps the log (:mod:`solutions.simchannel`). Starting that process
+simulator, in the grader, keeps the log (:mod:`solutions.sim.channel`). Starting that process
 afresh for every lab costs bubblewrap, an interpreter and numpy: about 0.15 s of CPU, more
 than the lab's whole run. This server pays it once: started inside bubblewrap by
 :mod:`autograder.sandbox.rank_client` (as ``nobody``, no capabilities, no new namespaces,

@@ -9,9 +9,9 @@ import pytest
 from autograder.kinds import Lab
 from autograder.kinds.lab import LabSource, RecordedLogs, lab_verdict
 from autograder.result import CheckResult
-from solutions import simring
-from solutions.simbundle import pack
-from solutions.simlab import Report
+from solutions.sim import ring_lab as simring
+from solutions.sim.bundle import pack
+from solutions.sim.lab import Report
 from workbook.records._labs import SimRuntime
 
 RING = Lab(function_name="ring_allreduce", signature="(rank)",

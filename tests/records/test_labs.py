@@ -64,7 +64,7 @@ def test_a_wrong_ring_shows_the_trace_picture_of_the_failing_case() -> None:
 
 
 def test_visible_examples_are_not_the_graded_cases() -> None:
-    from solutions import simpipeline
+    from solutions.sim import pipeline_lab as simpipeline
 
     shown = {(c["pp"], c["m"], c["v"]) for c in simpipeline.cases(lookup("5.8").params)}
     drawn = [{(c["pp"], c["m"], c["v"]) for c in simpipeline.SPEC.graded(seed)}

@@ -51,11 +51,11 @@ def ring_allreduce(rank):
 _PATCH_GRADER = '''
 import sys
 try:  # where the grader's modules are loaded: make every check pass
-    import solutions.simverify as simverify
-    import solutions.simring as simring
-    import solutions.simlab as simlab
+    import solutions.sim.verify as simverify
+    import solutions.sim.ring_lab as simring
+    import solutions.sim.lab as simlab
     import autograder.kinds.lab as lab
-    from solutions.simlab import Report
+    from solutions.sim.lab import Report
     simverify.trace_sums = lambda *a, **k: None
     simring.traffic_problem = lambda *a, **k: ("", -1)
     ok = lambda case, run: Report("patched")
@@ -227,7 +227,7 @@ def ring_allreduce(rank):
     return deep
 ''', "not an array"),
     "ring-borrowed-library": ("0.7", '''
-from solutions.simcollectives import ring_all_reduce
+from solutions.sim.collectives import ring_all_reduce
 
 def ring_allreduce(rank):
     return (yield from ring_all_reduce(rank, rank.data))
@@ -369,8 +369,8 @@ try:
     import autograder.kinds.lab as lab
     from autograder.kinds.base import Verdict
     lab.Lab.grade_bundle = lambda self, bundle, seed: Verdict("correct", "patched", score=1.0)
-    import solutions.simtp as simtp
-    from solutions.simlab import Report
+    import solutions.sim.tp_lab as simtp
+    from solutions.sim.lab import Report
     object.__setattr__(simtp.SPEC, "verify", lambda case, run: Report("patched"))
 except ImportError:
     pass
@@ -397,8 +397,8 @@ def pipeline_schedule(pp, m, v):
 ''', "runs 0 of its"),
     "pipe-patch-verifier": ("5.8", '''
 try:
-    import solutions.simpipeline as sp
-    from solutions.simlab import Report
+    import solutions.sim.pipeline_lab as sp
+    from solutions.sim.lab import Report
     sp.verify = lambda case, tree: Report("patched")
     object.__setattr__(sp.SPEC, "verify", lambda case, tree: Report("patched"))
 except ImportError:

@@ -8,9 +8,12 @@ from typing import Any
 
 import pytest
 
-from solutions import pipeline as pl
-from solutions import simpipeline, simring, simtp, simzero
-from solutions.simlab import LabSpec
+from solutions.pipeline_schedules import gpipe_order
+from solutions.sim import pipeline_lab as simpipeline
+from solutions.sim import ring_lab as simring
+from solutions.sim import tp_lab as simtp
+from solutions.sim import zero_lab as simzero
+from solutions.sim.lab import LabSpec
 
 SEEDS = range(400)
 # The regimes written out again here, from the labs' texts, not read from the specs.
@@ -45,7 +48,8 @@ def _gpipe(pp: int, m: int, v: int) -> list[list[list[Any]]]:
     case with more micro-batches than stages can catch it), as lists: what the wire gives."""
     if v > 1:
         return [[list(a) for a in order] for order in simpipeline.pipeline_schedule(pp, m, v)]
-    return [[[phase, mb] for _, phase, mb in ops] for ops in pl.schedule_gpipe(pp, m)]
+    return [[[op.phase, op.microbatch] for op in gpipe_order(pp, m, stage)]
+            for stage in range(pp)]
 
 
 def test_a_gpipe_order_fails_every_grading() -> None:

@@ -8,9 +8,9 @@ import pytest
 from solutions import pipeline_execute as executor
 from solutions import pipeline_schedules as schedules
 from solutions import pipeline_simulator as simulator
-from solutions import simpipeline
 from solutions.pipeline_schedules import PipelineOp
 from solutions.pipeline_simulator import Span
+from solutions.sim import pipeline_lab as simpipeline
 
 
 def _orders(schedule: str, pp: int, m: int, v: int) -> list[list[PipelineOp]]:

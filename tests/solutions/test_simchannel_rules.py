@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from solutions import simchannel
-from solutions.simbundle import pack
-from solutions.simchannel import RunFailure
-from solutions.simring import ring_allreduce
-from solutions.simverify import Log
+from solutions.sim import channel as simchannel
+from solutions.sim.bundle import pack
+from solutions.sim.channel import RunFailure
+from solutions.sim.ring_lab import ring_allreduce
+from solutions.sim.verify import Log
 
 
 def _run(program: Callable[..., Any], data: Sequence[Any], track: bool = False,

@@ -10,9 +10,11 @@ import pytest
 
 from solutions import pipeline_execute as executor
 from solutions import pipeline_simulator as simulator
-from solutions import simpipeline, simtp, simzero
 from solutions.pipeline_schedules import PipelineOp
-from solutions.simlab import LabSpec, Report, run_case
+from solutions.sim import pipeline_lab as simpipeline
+from solutions.sim import tp_lab as simtp
+from solutions.sim import zero_lab as simzero
+from solutions.sim.lab import LabSpec, Report, run_case
 
 
 def _reports(spec: LabSpec, program: Callable[..., Any], seed: int | None = None,

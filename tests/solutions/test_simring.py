@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from solutions import simring as ring
-from solutions.simlab import Report, run_case
+from solutions.sim import ring_lab as ring
+from solutions.sim.lab import Report, run_case
 
 
 def _reports(program: Callable[..., Any]) -> list[Report]:
@@ -198,7 +198,7 @@ def test_a_ring_that_skips_a_neighbour_is_named_with_the_expected_one() -> None:
 
 
 def test_a_wrong_element_is_shown_with_just_enough_digits() -> None:
-    from solutions.simlab import _distinct
+    from solutions.sim.lab import _distinct
 
     assert _distinct(-0.9162049390018614, -0.15731886629871736) == ("-0.916205", "-0.157319")
     assert _distinct(1.0, 1.0000000001) == ("1", "1.0000000001")  # told apart at 11 digits

@@ -9,8 +9,8 @@ import struct
 import numpy as np
 import pytest
 
-from solutions import simwire
-from solutions.simbundle import BundleError, pack, source_bundle, unpack
+from solutions.sim import wire as simwire
+from solutions.sim.bundle import BundleError, pack, source_bundle, unpack
 
 
 def _frame(header: dict, arrays: tuple = ()) -> io.BytesIO:

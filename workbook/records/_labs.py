@@ -13,11 +13,13 @@ from types import ModuleType
 from typing import Any
 
 from autograder.kinds import Lab
-from solutions import simbundle, simlab
+from solutions.sim import bundle as simbundle
+from solutions.sim import lab as simlab
 
 LAB_TAG = "lab"
-SIMULATOR = ("The simulated cluster (solutions/simchannel.py): alpha-beta link model after "
-             "Thakur, Rabenseifner & Gropp, IJHPCA 19(1), 2005")
+SIMULATOR = ("The simulated cluster (solutions/sim/channel.py): ranks advance in lockstep "
+             "steps, a message sent in one step can be received from the next; traffic, steps "
+             "and memory are counted from its message log")
 
 
 @dataclass(frozen=True)
@@ -25,8 +27,8 @@ class SimRuntime:
     """The simulator's side of one lab (see :class:`autograder.kinds.lab.LabRuntime`)."""
 
     spec: simlab.LabSpec
-    pack_entry: tuple[tuple[str, ...], str] = (("solutions.simbundle",),
-                                               "solutions.simbundle:pack_job")
+    pack_entry: tuple[tuple[str, ...], str] = (("solutions.sim.bundle",),
+                                               "solutions.sim.bundle:pack_job")
     trusted_module: str = "workbook.lab_trusted"
 
     def pack(self, function: Any) -> Any:

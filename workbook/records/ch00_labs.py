@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from autograder.exercise import Exercise
-from solutions import simring
+from solutions.sim import ring_lab as simring
 from workbook.records._labs import LAB_TAG, SIMULATOR, lab_kind, seed_variant
 from workbook.records.ch00 import PATARASUK, THAKUR
 
@@ -44,7 +44,7 @@ EX_0_7 = Exercise(
     explanation=("Each rank sends 2(N-1) chunks: N-1 partial sums in the reduce-scatter, N-1 "
                  "finished chunks in the all-gather, 2(N-1)/N x M elements in 2(N-1) steps, "
                  "the bandwidth-optimal volume. The reference is "
-                 "solutions.simring.ring_allreduce."),
+                 "solutions.sim.ring_lab.ring_allreduce."),
     sources=(THAKUR, PATARASUK, SIMULATOR),
     tags=(LAB_TAG,),
 )

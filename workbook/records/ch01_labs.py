@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from autograder.exercise import Exercise
-from solutions import simzero
+from solutions.sim import zero_lab as simzero
 from workbook.records._labs import LAB_TAG, SIMULATOR, lab_kind, seed_variant
 from workbook.records.ch01 import ZERO_MEM
 
@@ -40,7 +40,7 @@ EX_1_7 = Exercise(
     ),
     explanation=("Per layer: all-gather (each rank receives (N-1)/N of the layer), compute, "
                  "free. The rank never holds more than its shards, its batch and one full "
-                 "layer. The reference is solutions.simzero.zero3_forward."),
+                 "layer. The reference is solutions.sim.zero_lab.zero3_forward."),
     sources=(ZERO_MEM, SIMULATOR),
     tags=(LAB_TAG,),
 )

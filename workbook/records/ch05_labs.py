@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from autograder.exercise import Exercise
-from solutions import simpipeline
+from solutions.sim import pipeline_lab as simpipeline
 from workbook.records._labs import LAB_TAG, lab_kind
 from workbook.records.ch05 import NARAYANAN, NARAYANAN_INT, NARAYANAN_MEM
 
@@ -52,7 +52,7 @@ EX_5_8 = Exercise(
         "Interleaved: warm up with (pp - s - 1) x 2 + (v - 1) x pp chunk forwards; "
         "microbatches pass through the chunks in groups of pp.",
     ),
-    explanation=("The reference is solutions.simpipeline.pipeline_schedule: "
+    explanation=("The reference is solutions.sim.pipeline_lab.pipeline_schedule: "
                  "solutions.pipeline_schedules.one_f_one_b_order for v = 1 and Megatron-LM's "
                  "interleaved order (solutions.pipeline_schedules.interleaved_order) for v > 1."),
     sources=(NARAYANAN, NARAYANAN_MEM, NARAYANAN_INT),

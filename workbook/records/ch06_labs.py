@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from autograder.exercise import Exercise
-from solutions import simtp
+from solutions.sim import tp_lab as simtp
 from workbook.records._labs import LAB_TAG, SIMULATOR, lab_kind, seed_variant
 from workbook.records.ch06 import MEGATRON
 
@@ -37,7 +37,7 @@ EX_6_6 = Exercise(
     explanation=("Column-parallel A needs no communication in the forward pass (relu is "
                  "elementwise; its backward would all-reduce the input gradient); row-parallel "
                  "B leaves partial outputs that one all-reduce sums: Megatron-LM's f and g "
-                 "operators. The reference is solutions.simtp.tp_mlp_forward."),
+                 "operators. The reference is solutions.sim.tp_lab.tp_mlp_forward."),
     sources=(MEGATRON, SIMULATOR),
     tags=(LAB_TAG,),
 )

@@ -16,8 +16,8 @@ import pytest
 
 from autograder.kinds.lab import sandbox_launch
 from autograder.sandbox import bwrap
-from solutions import simchannel
-from solutions.simbundle import source_bundle
+from solutions.sim import channel as simchannel
+from solutions.sim.bundle import source_bundle
 
 PROBE = textwrap.dedent('''
     import ctypes, os, socket, threading
@@ -131,8 +131,10 @@ def test_a_process_that_ran_labs_leaves_no_staged_folder_and_no_process() -> Non
     script = textwrap.dedent('''
         from autograder.kinds.lab import sandbox_launch
         from autograder.sandbox import rank_client
-        from solutions import simchannel, simlab, simring
-        from solutions.simbundle import pack
+        from solutions.sim import channel as simchannel
+        from solutions.sim import lab as simlab
+        from solutions.sim import ring_lab as simring
+        from solutions.sim.bundle import pack
         simchannel.keep_warm(2)
         spec = simring.SPEC
         case = spec.graded(1)[0]

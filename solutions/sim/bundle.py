@@ -1,6 +1,6 @@
 """A learner's function as a self-contained bundle, to be rebuilt in another process.
 
-The simulator never runs learner code in its own process (see :mod:`solutions.simchannel`):
+The simulator never runs learner code in its own process (see :mod:`solutions.sim.channel`):
 the function a learner passes to a check is packed here, in the learner's process, into
 plain data (its compiled code, and by value the helper functions, closure cells, defaults
 and constants it uses; modules by name), and :func:`unpack` rebuilds it in the process

@@ -8,7 +8,7 @@ all-gather each rank forwards the reduced chunk it last completed or received, N
 steps. Each rank sends 2(N-1) chunks, 2(N-1)/N x M elements, in 2(N-1) steps.
 ``ring_all_gather`` forwards each rank's shard N-1 times around the ring.
 
-This module is the reference program of the ring lab (:mod:`solutions.simring`) and what
+This module is the reference program of the ring lab (:mod:`solutions.sim.ring_lab`) and what
 ``rank.all_reduce`` / ``rank.all_gather`` run in the labs that allow them. It needs only
 numpy: the process that runs the ranks loads it from a copy of its source.
 """

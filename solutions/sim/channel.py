@@ -1,10 +1,10 @@
 """The trusted simulator: it runs the cluster and writes the log; the ranks run elsewhere.
 
-The learner's rank functions run in another process (:mod:`solutions.simhost`, inside
+The learner's rank functions run in another process (:mod:`solutions.sim.host`, inside
 bubblewrap where the caller provides it). This side keeps everything the grade depends
 on: the step counter, every rank's inbox, the message log (with the step each message was
 received and freed), each rank's returned value and its memory. The two talk in frames
-(:mod:`solutions.simwire`) over a pair of pipes, one frame each way per step::
+(:mod:`solutions.sim.wire`) over a pair of pipes, one frame each way per step::
 
     trusted                                    ranks' process
     step t: for each live rank, the messages -->
@@ -51,13 +51,13 @@ from typing import IO, Any, Protocol
 
 import numpy as np
 
-from solutions import simwire
-from solutions.simverify import Log, Sent
-from solutions.simwire import array_bytes
+from solutions.sim import wire as simwire
+from solutions.sim.verify import Log, Sent
+from solutions.sim.wire import array_bytes
 
-HOST_MODULES = ("simwire", "simbundle", "simhost")  # and simcollectives where labs allow it
+HOST_MODULES = ("wire", "bundle", "host")  # of solutions.sim; and collectives where allowed
 BOOT = ("import sys; sys.path.insert(0, {code!r}); sys.dont_write_bytecode = True; "
-        "from solutions import simhost; simhost.main()")
+        "from solutions.sim import host; host.main()")
 # The ranks run one after another: numpy's BLAS needs no thread per core (starting them
 # costs about 0.1 s of CPU per process). A sandbox's own environment says the same.
 ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -81,7 +81,7 @@ _LOCK = threading.Lock()
 
 def stage_host_code(collectives: bool = True) -> str:
     """A private folder holding copies of the modules the ranks' process needs, as a
-    ``solutions`` package of a few files: nothing else of the project (and no ring
+    ``solutions.sim`` package of a few files: nothing else of the project (and no ring
     collectives for a lab that asks the learner to write them). One per process and kind,
     removed when the process exits (:func:`cleanup`)."""
     with _LOCK:
@@ -93,11 +93,12 @@ def stage_host_code(collectives: bool = True) -> str:
 def _stage(collectives: bool) -> str:
     stage = Path(tempfile.mkdtemp(prefix="wb-ranks-"))
     try:
-        package = stage / "solutions"
-        package.mkdir()
-        (package / "__init__.py").write_text("")
+        package = stage / "solutions" / "sim"
+        package.mkdir(parents=True)
+        for folder in (package.parent, package):
+            (folder / "__init__.py").write_text("")
         here = Path(__file__).parent
-        for name in HOST_MODULES + (("simcollectives",) if collectives else ()):
+        for name in HOST_MODULES + (("collectives",) if collectives else ()):
             shutil.copyfile(here / f"{name}.py", package / f"{name}.py")
         for path in stage.rglob("*"):
             path.chmod(0o755 if path.is_dir() else 0o644)
@@ -172,8 +173,8 @@ class Process(Protocol):
 # (python, staged code folder, modules to import ahead, "module:function" to run) -> a
 # process forked from a warm server (the batch grader's sandbox provides one)
 Launch = Callable[[str, str, tuple[str, ...], str], Process]
-WARM = ("numpy", "solutions.simhost")
-ENTRY = "solutions.simhost:main"
+WARM = ("numpy", "solutions.sim.host")
+ENTRY = "solutions.sim.host:main"
 
 
 class Popened:
@@ -306,7 +307,7 @@ def start_host(bundle: Any, launch: Launch | None = None, time_limit_s: float = 
     if launch is None:
         host = _fresh(plain_command(sys.executable, code))
     else:
-        warm = WARM + (("solutions.simcollectives",) if collectives else ())
+        warm = WARM + (("solutions.sim.collectives",) if collectives else ())
         try:
             host = Host(launch(sys.executable, code, warm, ENTRY))
         except OSError as error:

@@ -1,6 +1,6 @@
 """What every simulator lab shares: cases, running a learner's bundle, and the grader's report.
 
-A lab is graded on the trusted side (:mod:`solutions.simchannel`): the learner's function
+A lab is graded on the trusted side (:mod:`solutions.sim.channel`): the learner's function
 runs in another process, the simulator here keeps the log, and the lab's
 ``verify(case, run)`` re-derives everything from that log and returns a :class:`Report`
 (the first problem: rank, step, expected vs observed; the other checks; a text picture of
@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from solutions import simchannel
-from solutions.simchannel import RunFailure
-from solutions.simverify import Log
+from solutions.sim import channel as simchannel
+from solutions.sim.channel import RunFailure
+from solutions.sim.verify import Log
 
 Case = Mapping[str, Any]
 Run = Log | RunFailure
@@ -109,7 +109,7 @@ def run_case(spec: LabSpec, program: Callable[..., Any], case: Case,
              time_limit_s: float = 10.0) -> Any:
     """Run ``program`` (a function of this process, packed and run in a ranks' process of
     its own, without a sandbox) on one case: what :func:`run_on` returns."""
-    from solutions.simbundle import pack
+    from solutions.sim.bundle import pack
 
     host = simchannel.start_host(pack(program), None, time_limit_s, spec.collectives)
     if isinstance(host, RunFailure):

@@ -1,8 +1,8 @@
 """The untrusted side of the rank channel: the process that runs the learner's rank functions.
 
-Started by the trusted side (:mod:`solutions.simchannel`) as ``python -I`` on a staged copy
+Started by the trusted side (:mod:`solutions.sim.channel`) as ``python -I`` on a staged copy
 of this package's few modules (inside bubblewrap where available), it reads frames on
-stdin and writes frames on stdout (:mod:`solutions.simwire`); the learner's ``print`` goes
+stdin and writes frames on stdout (:mod:`solutions.sim.wire`); the learner's ``print`` goes
 to stderr. It holds no log and no verifier. For each step the trusted side lists the ranks
 to run and, per rank, the messages that have arrived for it; a rank's handle records what
 the rank asks for (send, recv, free) and the step's answer carries those requests back,
@@ -14,8 +14,8 @@ registers its buffers there): what the rank still holds after the step (every ar
 kept, including copies it made) and its peak inside the step. The trusted side never
 believes less than what it knows the rank received.
 
-Only the standard library, numpy, :mod:`solutions.simwire`, :mod:`solutions.simbundle` and
-:mod:`solutions.simcollectives` are needed here (a sandbox gets copies of just those).
+Only the standard library, numpy, :mod:`solutions.sim.wire`, :mod:`solutions.sim.bundle` and
+:mod:`solutions.sim.collectives` are needed here (a sandbox gets copies of just those).
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from solutions import simbundle, simwire
+from solutions.sim import bundle as simbundle
+from solutions.sim import wire as simwire
 
 
 class SimError(Exception):
@@ -137,13 +138,13 @@ class Rank:
     def all_reduce(self, array: Any) -> Generator[None, None, np.ndarray]:
         """Ring AllReduce (sum): ``total = yield from rank.all_reduce(x)``."""
         self._collectives_allowed("all_reduce")
-        from solutions import simcollectives
+        from solutions.sim import collectives as simcollectives
         return (yield from simcollectives.ring_all_reduce(self, array))
 
     def all_gather(self, shard: Any) -> Generator[None, None, list[np.ndarray]]:
         """Ring all-gather: every rank's ``shard`` in rank order."""
         self._collectives_allowed("all_gather")
-        from solutions import simcollectives
+        from solutions.sim import collectives as simcollectives
         return (yield from simcollectives.ring_all_gather(self, shard))
 
     def _collectives_allowed(self, name: str) -> None:
@@ -262,7 +263,7 @@ def serve(host: Host) -> None:
             host.n, host.collectives = int(header["n"]), bool(header["collectives"])
             host.live, host.held, host.track = {}, {}, bool(header["track"])
             if host.collectives:  # imported now, so that its import is no rank's memory
-                from solutions import simcollectives  # noqa: F401
+                from solutions.sim import collectives  # noqa: F401
             if host.track and not tracemalloc.is_tracing():
                 tracemalloc.start()
         elif op == "step":

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from solutions.simlab import Case, LabSpec, Report, compare_result, open_run, read_results
-from solutions.simring import ring_picture, traffic_problem
-from solutions.simverify import Log, origin_text, trace_sums
+from solutions.sim.lab import Case, LabSpec, Report, compare_result, open_run, read_results
+from solutions.sim.ring_lab import ring_picture, traffic_problem
+from solutions.sim.verify import Log, origin_text, trace_sums
 
 
 def tp_mlp_forward(rank: Any) -> Generator[None, None, np.ndarray]:

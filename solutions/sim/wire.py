@@ -1,7 +1,7 @@
 """The rank channel's wire format: length-prefixed frames of JSON plus raw array bytes.
 
-The simulator (the trusted side, :mod:`solutions.simchannel`) and the process that runs the
-learner's rank functions (the untrusted side, :mod:`solutions.simhost`) talk only through
+The simulator (the trusted side, :mod:`solutions.sim.channel`) and the process that runs the
+learner's rank functions (the untrusted side, :mod:`solutions.sim.host`) talk only through
 frames on a pair of pipes. A frame is::
 
     4-byte big-endian header length | header (UTF-8 JSON object) | array bytes

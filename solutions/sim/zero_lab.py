@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from solutions.simlab import Case, LabSpec, Report, compare_result, grid, open_run, read_results
-from solutions.simverify import Log
+from solutions.sim.lab import Case, LabSpec, Report, compare_result, grid, open_run, read_results
+from solutions.sim.verify import Log
 
 SLACK_BYTES = 8192  # the interpreter's own small objects of a step (frames, lists, ints)
 LAYERS_HELD = 4.5   # an honest rank: the layer in use, its gathered parts, the next one's

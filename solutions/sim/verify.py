@@ -1,6 +1,6 @@
 """Re-derive what a simulated run did from its message log alone, trusting nothing else.
 
-The log is written by the trusted side of the rank channel (:mod:`solutions.simchannel`),
+The log is written by the trusted side of the rank channel (:mod:`solutions.sim.channel`),
 never by the learner's process; the verifier still recomputes everything from the log
 rather than from any counter: bytes per rank from the payloads themselves, the steps that
 carried messages, the memory a rank held (its data plus received buffers not yet freed),

@@ -8,7 +8,7 @@ steps (Thakur, Rabenseifner & Gropp 2005, §4; Patarasuk & Yuan 2009). Each rank
 2(N-1) chunks of about M/N elements: 2(N-1)/N x M in all, 2(N-1) steps, the volume of
 :func:`solutions.collectives.ring_allreduce_gb_per_gpu`.
 
-Graded from the log (:mod:`solutions.simverify`): every rank's result (exact for integers,
+Graded from the log (:mod:`solutions.sim.verify`): every rank's result (exact for integers,
 relative 1e-9 for floats), where every sent number came from (no reading another rank's
 data or the global input), and the traffic: one message per rank per step to the same ring
 neighbour, 2(N-1) steps, no chunk bigger than ceil(M/N), 2(N-1) x M elements in all.
@@ -24,16 +24,16 @@ from typing import Any
 
 import numpy as np
 
-from solutions.simcollectives import chunk_bounds, ring_all_reduce
-from solutions.simlab import Case, LabSpec, Report, compare_result, grid, open_run, read_results
-from solutions.simverify import Log, origin_text, trace_sums
+from solutions.sim.collectives import chunk_bounds, ring_all_reduce
+from solutions.sim.lab import Case, LabSpec, Report, compare_result, grid, open_run, read_results
+from solutions.sim.verify import Log, origin_text, trace_sums
 
 __all__ = ["SPEC", "chunk_bounds", "ring_allreduce", "traffic_problem", "ring_picture"]
 
 
 def ring_allreduce(rank: Any) -> Generator[None, None, np.ndarray]:
     """Reference program: reduce-scatter then all-gather around the ring r -> r+1
-    (:func:`solutions.simcollectives.ring_all_reduce`, the one implementation)."""
+    (:func:`solutions.sim.collectives.ring_all_reduce`, the one implementation)."""
     return (yield from ring_all_reduce(rank, rank.data))
 
 
