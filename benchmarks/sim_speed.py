@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from autograder.kinds.lab import Lab, sandbox_launch  # noqa: E402
 from autograder.sandbox import bwrap  # noqa: E402
 from solutions.sim import channel as simchannel  # noqa: E402
+from solutions.sim import process as simprocess
 from solutions.sim import ring_lab as simring  # noqa: E402
 from solutions.sim.bundle import pack  # noqa: E402
 from solutions.sim.verify import Log  # noqa: E402
@@ -55,8 +56,8 @@ def ring_data(m_bytes: int = 1 << 20, n: int = 64) -> list[np.ndarray]:
 
 
 def channel_run(program: Callable[..., Any], data: list[np.ndarray]) -> Log:
-    host = simchannel.start_host(pack(program), collectives=False)
-    assert isinstance(host, simchannel.Host)
+    host = simprocess.start_host(pack(program), collectives=False)
+    assert isinstance(host, simprocess.Host)
     try:
         log = simchannel.run(host, data, collectives=False, time_limit_s=120,
                              budget_bytes=1 << 31)
@@ -93,8 +94,8 @@ def cpu_s(action: Callable[[], object]) -> float:
 
 def started_and_closed(launch: Any) -> None:
     """One ranks' process with the ring lab's program loaded, then closed."""
-    host = simchannel.start_host(pack(simring.ring_allreduce), launch, 30.0, False)
-    assert isinstance(host, simchannel.Host), host
+    host = simprocess.start_host(pack(simring.ring_allreduce), launch, 30.0, False)
+    assert isinstance(host, simprocess.Host), host
     host.close()
 
 
@@ -126,8 +127,8 @@ def report_host_start(runs: int = 20) -> None:
 
     def fresh(python: str, code: str, warm: tuple[str, ...], entry: str) -> Any:
         command = bwrap.command(python, code, as_nobody=True)
-        return simchannel.Popened([*command, "-I", "-c",
-                                   simchannel.BOOT.format(code=bwrap.SANDBOX_CODE)])
+        return simprocess.Popened([*command, "-I", "-c",
+                                   simprocess.BOOT.format(code=bwrap.SANDBOX_CODE)])
 
     clock = _cgroup_cpu()  # first: the server and its children are counted too
     started_and_closed(server)  # the warm server itself starts once per batch

@@ -35,7 +35,7 @@ from autograder.grading.pipeline import Personalise
 from autograder.grading.read import Cell, read_notebook
 from autograder.grading.swap import replace_problem
 from autograder.sandbox import bwrap
-from solutions.sim import channel as simchannel
+from solutions.sim import process as simprocess
 from workbook.grading_term import Term, write_gradebook
 from workbook.outline import CHAPTERS, Chapter
 from workbook.paths import instructor_path, learner_path
@@ -222,7 +222,7 @@ def grade_cli(submissions: str | None, out: str, *, workers: int | None = None,
                       else "bubblewrap", batch_budget_s=batch_timeout_s, course=course,
                       personalise=term.personalise())
     chapters = releases()
-    simchannel.keep_warm(WARM_RANK_HOSTS)
+    simprocess.keep_warm(WARM_RANK_HOSTS)
     try:
         batch = term.finish(grade_folder(folder, chapters, chosen,
                                          lambda total: StatusBar(total, sys.stderr),

@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from solutions.sim import channel as simchannel
-from solutions.sim.channel import RunFailure
+from solutions.sim import process as simprocess
+from solutions.sim.process import RunFailure
 from solutions.sim.verify import Log
 
 Case = Mapping[str, Any]
@@ -95,7 +96,7 @@ class LabSpec:
         raise ValueError(f"lab {self.name}: its draw never gives a case of regime {name!r}")
 
 
-def run_on(spec: LabSpec, host: simchannel.Host, case: Case, time_limit_s: float) -> Any:
+def run_on(spec: LabSpec, host: simprocess.Host, case: Case, time_limit_s: float) -> Any:
     """One case on an already loaded host: a :class:`Log`, ``{"value": ...}`` for a called
     function, or a :class:`RunFailure`."""
     if spec.call_args is not None:
@@ -111,7 +112,7 @@ def run_case(spec: LabSpec, program: Callable[..., Any], case: Case,
     its own, without a sandbox) on one case: what :func:`run_on` returns."""
     from solutions.sim.bundle import pack
 
-    host = simchannel.start_host(pack(program), None, time_limit_s, spec.collectives)
+    host = simprocess.start_host(pack(program), None, time_limit_s, spec.collectives)
     if isinstance(host, RunFailure):
         return host
     try:
@@ -121,19 +122,19 @@ def run_case(spec: LabSpec, program: Callable[..., Any], case: Case,
 
 
 def grade_bundle(spec: LabSpec, bundle: Any, cases: Sequence[Case],
-                 launch: simchannel.Launch | None = None, time_limit_s: float = 10.0,
+                 launch: simprocess.Launch | None = None, time_limit_s: float = 10.0,
                  ) -> list[Report]:
     """Run the learner's bundle on every case in a ranks' process (restarted after a case
     that broke it) and verify each run here."""
     reports: list[Report] = []
-    host: simchannel.Host | RunFailure | None = None
+    host: simprocess.Host | RunFailure | None = None
     for case in cases:
         if reports and "was stopped" in reports[-1].problem or isinstance(host, RunFailure):
             reports.append(Report(spec.describe(case), "not run, after an earlier case was "
                                   "stopped or could not start"))
             continue
         if host is None:
-            host = simchannel.start_host(bundle, launch, time_limit_s, spec.collectives)
+            host = simprocess.start_host(bundle, launch, time_limit_s, spec.collectives)
         if isinstance(host, RunFailure):
             reports.append(Report(spec.describe(case), failure_text(host)))
             continue
@@ -142,7 +143,7 @@ def grade_bundle(spec: LabSpec, bundle: Any, cases: Sequence[Case],
         if isinstance(run, RunFailure) and run.kind in ("timeout", "channel"):
             host.close()
             host = None
-    if isinstance(host, simchannel.Host):
+    if isinstance(host, simprocess.Host):
         host.close()
     return reports
 

@@ -26,8 +26,8 @@ from solutions.pipeline import bubble_over_compute, in_flight_microbatches
 from solutions.pipeline_execute import ScheduleError, execute, not_an_action
 from solutions.pipeline_schedules import PipelineOp, interleaved_order, one_f_one_b_order
 from solutions.pipeline_simulator import Span, makespan, peak_activations
-from solutions.sim.channel import RunFailure
 from solutions.sim.lab import Case, LabSpec, Report, failure_text, grid
+from solutions.sim.process import RunFailure
 
 
 def written(op: PipelineOp, v: int) -> tuple[Any, ...]:

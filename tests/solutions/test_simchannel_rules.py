@@ -10,16 +10,17 @@ from typing import Any
 import numpy as np
 
 from solutions.sim import channel as simchannel
+from solutions.sim import process as simprocess
 from solutions.sim.bundle import pack
-from solutions.sim.channel import RunFailure
+from solutions.sim.process import RunFailure
 from solutions.sim.ring_lab import ring_allreduce
 from solutions.sim.verify import Log
 
 
 def _run(program: Callable[..., Any], data: Sequence[Any], track: bool = False,
          ) -> Log | RunFailure:
-    host = simchannel.start_host(pack(program), collectives=False)
-    assert isinstance(host, simchannel.Host), host
+    host = simprocess.start_host(pack(program), collectives=False)
+    assert isinstance(host, simprocess.Host), host
     try:
         return simchannel.run(host, data, collectives=False, track=track, time_limit_s=30)
     finally:

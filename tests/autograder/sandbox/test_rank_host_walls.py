@@ -17,6 +17,7 @@ import pytest
 from autograder.kinds.lab import sandbox_launch
 from autograder.sandbox import bwrap
 from solutions.sim import channel as simchannel
+from solutions.sim import process as simprocess
 from solutions.sim.bundle import source_bundle
 
 PROBE = textwrap.dedent('''
@@ -62,10 +63,10 @@ needs_bwrap = pytest.mark.skipif(bool(bwrap.unavailable_reason()),
                                  reason="bubblewrap does not work here")
 
 
-def _host(source: str, name: str) -> simchannel.Host:
-    host = simchannel.start_host(source_bundle(source, f"{name}.py", name), sandbox_launch(),
+def _host(source: str, name: str) -> simprocess.Host:
+    host = simprocess.start_host(source_bundle(source, f"{name}.py", name), sandbox_launch(),
                                  20.0)
-    assert isinstance(host, simchannel.Host), host
+    assert isinstance(host, simprocess.Host), host
     return host
 
 
@@ -131,21 +132,21 @@ def test_a_process_that_ran_labs_leaves_no_staged_folder_and_no_process() -> Non
     script = textwrap.dedent('''
         from autograder.kinds.lab import sandbox_launch
         from autograder.sandbox import rank_client
-        from solutions.sim import channel as simchannel
+        from solutions.sim import process as simprocess
         from solutions.sim import lab as simlab
         from solutions.sim import ring_lab as simring
         from solutions.sim.bundle import pack
-        simchannel.keep_warm(2)
+        simprocess.keep_warm(2)
         spec = simring.SPEC
         case = spec.graded(1)[0]
         run = simlab.run_case(spec, simring.ring_allreduce, case)
         launch = sandbox_launch()
         if launch is not None:
             simlab.grade_bundle(spec, pack(simring.ring_allreduce), spec.graded(2)[:1], launch)
-        print(simchannel.stage_host_code(True))
-        print(simchannel.stage_host_code(False))
+        print(simprocess.stage_host_code(True))
+        print(simprocess.stage_host_code(False))
         print(" ".join(s.stage for s in rank_client._SERVERS.values()) or "-")
-        pids = [h.process.pid for q in simchannel._SPARES.values() for h in q]
+        pids = [h.process.pid for q in simprocess._SPARES.values() for h in q]
         pids += [s.process.pid for s in rank_client._SERVERS.values()]
         print(" ".join(map(str, pids)))
     ''')
