@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[3]
 FILES = ["tests/autograder/sandbox/test_sandbox_world.py",
          "tests/autograder/sandbox/test_sandbox_diagnose.py",
          "tests/autograder/sandbox/test_sandbox_hostile.py",
-         "tests/autograder/sandbox/test_sandbox_pool.py"]
+         "tests/autograder/sandbox/test_sandbox_pool.py",
+         "tests/autograder/sandbox/test_rank_host_walls.py"]
 NOBODY = 65534
 
 pytestmark = [
@@ -56,7 +57,7 @@ def _script(home: str) -> str:
     python = os.path.join(sys.prefix, "bin", "python")
     lines.append(f"cd {ROOT} && exec setpriv --reuid={NOBODY} --regid={NOBODY} "
                  f"--clear-groups env HOME={home} TMPDIR=/tmp {python} -m pytest -q "
-                 f"-p no:cacheprovider {' '.join(FILES)}")
+                 f"-rs -p no:cacheprovider {' '.join(FILES)}")
     return "\n".join(lines)
 
 
@@ -74,3 +75,5 @@ def test_the_sandbox_holds_for_an_ordinary_user() -> None:
     tail = (done.stdout + done.stderr)[-3000:]
     assert done.returncode == 0, tail
     assert " passed" in done.stdout and "failed" not in done.stdout, tail
+    # bubblewrap works as this user: none of its walls were skipped for want of it
+    assert "bubblewrap does not work here" not in done.stdout, tail
