@@ -159,8 +159,12 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Batch, float, Path
     after = host_state(private_tmp)
     tempfile.tempdir = None
     left = {key: after[key] - before[key] for key in before}
-    # The labs' rank code is staged once per grader process and kept for its later runs.
-    left["tmp"] = {name for name in left["tmp"] if not name.startswith("wb-ranks-")}
+    # The labs' rank code and the warm ranks' servers' code are staged once per grader
+    # process and kept for its later runs (removed at exit: test_rank_host_walls.py).
+    from autograder.sandbox import rank_client
+    servers = {Path(server.stage).name for server in rank_client._SERVERS.values()}
+    left["tmp"] = {name for name in left["tmp"]
+                   if not name.startswith("wb-ranks-") and name not in servers}
     return batch, seconds, root / "out", left
 
 
