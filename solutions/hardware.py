@@ -260,30 +260,29 @@ NETWORK_LATENCY_US = 10.0
 #: 0.8, keeps the model simple (an assumption, not fitted).
 COLLECTIVE_EFFICIENCY = 0.8
 
-SELENE_A100 = Cluster(
-    name="Selene (DGX A100 80GB, HDR InfiniBand)", gpu=A100_SXM_80GB, gpus_per_node=8,
-    nvlink_gb_per_s=NVLINK_3.per_direction_gb_per_s,
-    inter_node_gb_per_s=IB_HDR.per_direction_gb_per_s,
-    nvlink_latency_us=NVLINK_LATENCY_US, inter_node_latency_us=NETWORK_LATENCY_US,
-    collective_efficiency=COLLECTIVE_EFFICIENCY,
-    source="Narayanan et al. 2021 (SC21), §5: DGX A100 nodes, NVLink/NVSwitch inside, "
-           "8 x 200 Gb/s HDR InfiniBand HCAs per node for applications (25 GB/s per GPU)")
-LLAMA3_H100 = Cluster(
-    name="Llama 3 (Grand Teton H100, 400 Gb/s RoCE)", gpu=H100_SXM, gpus_per_node=8,
-    nvlink_gb_per_s=NVLINK_4.per_direction_gb_per_s,
-    inter_node_gb_per_s=ROCE_400G.per_direction_gb_per_s,
-    nvlink_latency_us=NVLINK_LATENCY_US, inter_node_latency_us=NETWORK_LATENCY_US,
-    collective_efficiency=COLLECTIVE_EFFICIENCY,
-    source="Dubey et al. 2024 (Llama 3), §3.3.1: 8 NVLinked H100s per server, "
-           "400 Gb/s RoCE between GPUs (50 GB/s per GPU per direction)")
-DEEPSEEK_H800 = Cluster(
-    name="DeepSeek-V3 (H800, 400 Gb/s InfiniBand)", gpu=H800_SXM, gpus_per_node=8,
-    nvlink_gb_per_s=NVLINK_H800.per_direction_gb_per_s,
-    inter_node_gb_per_s=IB_NDR.per_direction_gb_per_s,
-    nvlink_latency_us=NVLINK_LATENCY_US, inter_node_latency_us=NETWORK_LATENCY_US,
-    collective_efficiency=COLLECTIVE_EFFICIENCY,
-    source="DeepSeek-V3 technical report (2024), §3.1: 8 H800 per node on NVLink/NVSwitch, "
-           "InfiniBand between nodes (IB 50 GB/s, §3.2.2)")
+
+def _eight_gpu_nodes(name: str, gpu: GPU, nvlink: Link, fabric: Link, source: str) -> Cluster:
+    """A cluster of 8-GPU nodes with the latencies and efficiency stated above."""
+    return Cluster(name=name, gpu=gpu, gpus_per_node=8,
+                   nvlink_gb_per_s=nvlink.per_direction_gb_per_s,
+                   inter_node_gb_per_s=fabric.per_direction_gb_per_s,
+                   nvlink_latency_us=NVLINK_LATENCY_US,
+                   inter_node_latency_us=NETWORK_LATENCY_US,
+                   collective_efficiency=COLLECTIVE_EFFICIENCY, source=source)
+
+
+SELENE_A100 = _eight_gpu_nodes(
+    "Selene (DGX A100 80GB, HDR InfiniBand)", A100_SXM_80GB, NVLINK_3, IB_HDR,
+    "Narayanan et al. 2021 (SC21), §5: DGX A100 nodes, NVLink/NVSwitch inside, "
+    "8 x 200 Gb/s HDR InfiniBand HCAs per node for applications (25 GB/s per GPU)")
+LLAMA3_H100 = _eight_gpu_nodes(
+    "Llama 3 (Grand Teton H100, 400 Gb/s RoCE)", H100_SXM, NVLINK_4, ROCE_400G,
+    "Dubey et al. 2024 (Llama 3), §3.3.1: 8 NVLinked H100s per server, "
+    "400 Gb/s RoCE between GPUs (50 GB/s per GPU per direction)")
+DEEPSEEK_H800 = _eight_gpu_nodes(
+    "DeepSeek-V3 (H800, 400 Gb/s InfiniBand)", H800_SXM, NVLINK_H800, IB_NDR,
+    "DeepSeek-V3 technical report (2024), §3.1: 8 H800 per node on NVLink/NVSwitch, "
+    "InfiniBand between nodes (IB 50 GB/s, §3.2.2)")
 
 CLUSTERS: dict[str, Cluster] = {"selene": SELENE_A100, "llama3": LLAMA3_H100,
                                 "deepseek": DEEPSEEK_H800}
