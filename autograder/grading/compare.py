@@ -272,6 +272,8 @@ def grade_task(ctx: Context, task: Task) -> ExerciseResult:
     if stop is not None:
         return replace(base, status=stop.status, message=stop.message)
     assert verdict is not None
+    if verdict.ungraded:
+        return replace(base, status="error", message=verdict.message)
     return replace(base, points=record.points if verdict.passed else 0,
                    status="correct" if verdict.passed else "wrong", message=verdict.message,
                    yours=verdict.yours, expected=verdict.expected, details=verdict.details,

@@ -34,6 +34,9 @@ class Verdict:
     ``score`` is the fraction of the points earned, 0.0 to 1.0. A detail that is a
     :class:`HiddenInput` names a test input beyond the first failing one. ``picture`` is
     an optional fixed-width text drawing of the learner's own work (a lab's trace).
+    ``ungraded`` (with status ``"invalid"``): the grader itself could not judge the answer
+    (a lab's simulated cluster did not start), no fault of the learner's; a batch grader
+    gives the row ``error``, never ``wrong``.
     """
 
     status: Status
@@ -43,6 +46,7 @@ class Verdict:
     score: float = 0.0
     details: tuple[str, ...] = field(default_factory=tuple)
     picture: str = ""
+    ungraded: bool = False
 
     @property
     def passed(self) -> bool:

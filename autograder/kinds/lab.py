@@ -54,6 +54,9 @@ class Report(Protocol):
     @property
     def picture(self) -> str: ...       # the learner's trace as text ("" for none)
 
+    @property
+    def ungraded(self) -> bool: ...     # the grader could not run the case
+
 
 class LabRuntime(Protocol):
     """The simulator's side of a lab, handed in by the record."""
@@ -259,6 +262,11 @@ def lab_verdict(function_name: str, evidence: str, reports: Sequence[Report],
     """The verdict on one grading's reports (the cases drawn from ``seed``)."""
     passed = sum(1 for r in reports if not r.problem)
     yours = f"{function_name}: {passed} of {len(reports)} cases"
+    stuck = next((r for r in reports if r.ungraded), None)
+    if stuck is not None:
+        return Verdict("invalid", f"{stuck.problem}. This is the grader's fault, not your "
+                       "code's: nothing was counted; check (or grade) again.", yours=yours,
+                       ungraded=True)
     failed = [r for r in reports if r.problem]
     drawn = f"cases drawn for this check (seed {seed})"
     if not failed:

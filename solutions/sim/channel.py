@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from solutions.sim import wire as simwire
-from solutions.sim.process import Host, RunFailure
+from solutions.sim.process import Cause, Host, RunFailure
 from solutions.sim.verify import Log, Sent
 from solutions.sim.wire import array_bytes
 
@@ -63,9 +63,9 @@ class _Run:
         self.budget = budget_bytes
         self.failure: RunFailure | None = None
 
-    def fail(self, kind: str, problem: str, rank: int) -> None:
+    def fail(self, cause: Cause, problem: str, rank: int) -> None:
         if self.failure is None:
-            self.failure = RunFailure(kind, problem, rank, self.step)
+            self.failure = RunFailure(cause, problem, rank, self.step)
 
     def where(self, rank: int) -> str:
         return f"rank {rank} at step {self.step}"

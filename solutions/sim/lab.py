@@ -39,6 +39,7 @@ class Report:
     problem: str = ""
     checks: tuple[str, ...] = ()   # what was verified, one line each
     picture: str = ""              # the learner's trace, drawn as text
+    ungraded: bool = False         # the grader could not run the case (not the learner's doing)
 
     @property
     def passed(self) -> bool:
@@ -136,11 +137,12 @@ def grade_bundle(spec: LabSpec, bundle: Any, cases: Sequence[Case],
         if host is None:
             host = simprocess.start_host(bundle, launch, time_limit_s, spec.collectives)
         if isinstance(host, RunFailure):
-            reports.append(Report(spec.describe(case), failure_text(host)))
+            reports.append(Report(spec.describe(case), failure_text(host),
+                                  ungraded=host.cause == "infrastructure"))
             continue
         run = run_on(spec, host, case, time_limit_s)
         reports.append(safe_verify(spec, case, run))
-        if isinstance(run, RunFailure) and run.kind in ("timeout", "channel"):
+        if isinstance(run, RunFailure) and run.cause in ("timeout", "channel"):
             host.close()
             host = None
     if isinstance(host, simprocess.Host):
@@ -180,7 +182,8 @@ def failure_text(failure: RunFailure, who: str = "program") -> str:
     lead = {"program": f"Your {who} raised an error", "timeout": f"Your {who} was stopped",
             "rule": "The simulator stopped your program",
             "memory": "The simulator stopped your program",
-            "channel": "The simulator stopped your program"}[failure.kind]
+            "channel": "The simulator stopped your program",
+            "infrastructure": "The grader could not run this case"}[failure.cause]
     return f"{lead}: {failure.problem}"
 
 

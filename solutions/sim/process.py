@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from queue import Queue
-from typing import IO, Any, Protocol
+from typing import IO, Any, Literal, Protocol
 
 import numpy as np
 
@@ -39,13 +39,17 @@ BOOT = ("import sys; sys.path.insert(0, {code!r}); sys.dont_write_bytecode = Tru
 ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
+Cause = Literal["rule", "program", "timeout", "memory", "channel", "infrastructure"]
+
+
 @dataclass(frozen=True)
 class RunFailure:
-    """Why a run ended without a log: ``kind`` is "rule" (a simulator rule), "program"
-    (the learner's code raised), "timeout", "memory" or "channel" (the process broke the
-    channel or died)."""
+    """Why a run ended without a log, its ``cause``: "rule" (a simulator rule), "program"
+    (the learner's code raised), "timeout", "memory", "channel" (the process broke the
+    channel or died), or "infrastructure" (the grader could not start a ranks' process at
+    all: no fault of the learner's, never charged to them)."""
 
-    kind: str
+    cause: Cause
     problem: str
     rank: int = -1
     step: int = -1
@@ -287,8 +291,8 @@ def start_host(bundle: Any, launch: Launch | None = None, time_limit_s: float = 
         try:
             host = Host(launch(sys.executable, code, warm, ENTRY))
         except OSError as error:
-            return RunFailure("channel", f"the process running your code did not start "
-                              f"({error})")
+            return RunFailure("infrastructure", f"the grader could not start a process for "
+                              f"your ranks ({error})")
     host.reader.deadline = time.monotonic() + max(time_limit_s, 5.0)
     try:
         host.send({"op": "load", "bundle": bundle})

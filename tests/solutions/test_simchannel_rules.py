@@ -56,7 +56,7 @@ def test_receiving_in_the_same_step_is_refused_naming_rank_and_step() -> None:
         yield
 
     failure = _run(program, _two())
-    assert isinstance(failure, RunFailure) and failure.kind == "rule"
+    assert isinstance(failure, RunFailure) and failure.cause == "rule"
     assert (failure.rank, failure.step) == (0, 0)
     assert "rank 0 at step 0: recv(1) but no message" in failure.problem
 

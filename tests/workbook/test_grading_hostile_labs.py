@@ -140,3 +140,28 @@ def test_the_rank_servers_still_serve_after_the_class(graded: Batch) -> None:
     reports = simlab.grade_bundle(ring_lab.SPEC, pack(ring_lab.ring_allreduce),
                                   ring_lab.SPEC.graded(3), sandbox_launch())
     assert all(report.passed for report in reports), [r.problem for r in reports]
+
+
+def test_a_cluster_the_grader_cannot_start_is_an_error_row_not_a_wrong_lab(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An infrastructure failure is never charged to the student: the row says `error`
+    and why, and the notebook's other answers are graded as usual."""
+    from autograder.kinds import lab as lab_kind
+    from autograder.sandbox.rank_client import ServerFailed
+
+    def broken(*_: Any) -> Any:
+        raise ServerFailed("the ranks' server stopped")
+
+    monkeypatch.setattr(lab_kind, "sandbox_launch", lambda: broken)
+    folder = tmp_path / "in" / "honest"
+    folder.mkdir(parents=True)
+    tree = fill_answers(json.loads(grading.learner_path(grading.CHAPTERS[0]).read_text()),
+                        {"0.7": RING, "0.1": "answer_0_1 = 1.75"})
+    (folder / "ch00.ipynb").write_text(json.dumps(tree))
+    batch = grade_folder(tmp_path / "in", grading.releases(),
+                         grading.settings(1, 5.0, tmp_path / "in", tmp_path / "out"))
+    lab = _lab(batch, "honest")
+    assert (lab.status, lab.points) == ("error", 0), lab.message
+    assert "grader's fault" in lab.message and "ranks' server stopped" in lab.message
+    first = next(e for nb in batch.notebooks for e in nb.exercises if e.exercise_id == "0.1")
+    assert first.status == "correct"

@@ -123,7 +123,7 @@ def test_nothing_one_ranks_process_leaves_reaches_the_next() -> None:
 def test_a_killed_ranks_process_is_gone_and_the_server_serves_on() -> None:
     sleeper = _host(SLEEPER, "sleeper")
     value = simchannel.call(sleeper, [30.0], 1.0)
-    assert isinstance(value, simprocess.RunFailure) and value.kind == "timeout"
+    assert isinstance(value, simprocess.RunFailure) and value.cause == "timeout"
     sleeper.close()
     assert _probe([])[0] == bwrap.SANDBOX_UID
 
