@@ -128,16 +128,21 @@ def _shape(spec: Any, k: int) -> tuple[str, tuple[int, ...], int]:
     return spec[0], tuple(dims), nbytes
 
 
-def _bounded(tree: Any, depth: int, budget: list[int]) -> None:
-    budget[0] -= 1
-    if budget[0] < 0 or depth > MAX_DEPTH:
-        raise WireError("a frame's data is nested too deep or holds too many values")
-    if isinstance(tree, list):
-        for v in tree:
-            _bounded(v, depth + 1, budget)
-    elif isinstance(tree, dict):
-        for v in tree.values():
-            _bounded(v, depth + 1, budget)
+def _bounded(tree: Any) -> None:
+    """WireError unless ``tree`` (as ``json.loads`` built it) nests at most MAX_DEPTH deep
+    and holds at most MAX_NODES values: walked level by level, without recursion."""
+    level, nodes, depth = [tree], 0, 0
+    while level:
+        nodes += len(level)
+        if nodes > MAX_NODES or depth > MAX_DEPTH:
+            raise WireError("a frame's data is nested too deep or holds too many values")
+        below: list[Any] = []
+        for value in level:
+            if type(value) is list:
+                below.extend(value)
+            elif type(value) is dict:
+                below.extend(value.values())
+        level, depth = below, depth + 1
 
 
 def read_frame(stream: BinaryIO, max_array_bytes: int = MAX_FRAME_ARRAY_BYTES,
@@ -154,7 +159,7 @@ def read_frame(stream: BinaryIO, max_array_bytes: int = MAX_FRAME_ARRAY_BYTES,
         raise WireError(f"a frame header is not JSON ({type(error).__name__})") from None
     if not isinstance(header, dict) or not isinstance(header.get("op"), str):
         raise WireError("a frame header is not an object with an op")
-    _bounded(header, 0, [MAX_NODES])
+    _bounded(header)
     specs = header.pop("arrays", [])
     if not isinstance(specs, list) or len(specs) > MAX_ARRAYS:
         raise WireError("a frame lists too many arrays")
