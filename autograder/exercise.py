@@ -25,6 +25,7 @@ CATEGORIES: tuple[str, ...] = ("derive", "trace", "build", "debug", "design")
 
 
 MAX_VARIANT_DRAWS = 64
+RETELL_DRAWS = 16  # draws that may look for a differently worded question after a fresh one
 
 
 class NoVariantError(ValueError):
@@ -91,15 +92,26 @@ class Exercise:
     def variant(self, seed: int | str) -> dict[str, Any]:
         """Params for a reproducible fresh variant drawn from ``seed`` whose answer differs
         from the printed one (a "variant" with the same answer could be passed by repeating
-        it). Functions (and debug fixes) are graded on generated inputs, so any draw is fresh
-        for them.
-        NoVariantError when the exercise has no answer-changing variant."""
+        it), and whose question reads differently where a draw soon gives one (a question
+        pool's draw that keeps the question and only reorders its options is passed over).
+        Functions (and debug fixes) are graded on generated inputs, so any draw is fresh
+        for them. NoVariantError when the exercise has no answer-changing variant."""
         rng = random.Random(f"{self.id}:{seed}")
-        printed = self.expected()
-        for _ in range(MAX_VARIANT_DRAWS):
+        printed, question = self.expected(), self.render_prompt()
+        fresh: dict[str, Any] | None = None
+        deadline = MAX_VARIANT_DRAWS
+        for draw in range(MAX_VARIANT_DRAWS):
             params = dict(self.vary(rng))
-            if self._is_fresh(params, printed):
+            if not self._is_fresh(params, printed):
+                continue
+            if self.render_prompt(params) != question:
                 return params
+            if fresh is None:  # fresh, but worded as printed: look a little further
+                fresh, deadline = params, draw + RETELL_DRAWS
+            elif draw >= deadline:
+                break
+        if fresh is not None:
+            return fresh
         raise NoVariantError(f"exercise {self.id} has no variant with a different answer: "
                              "its question does not depend on numbers")
 
