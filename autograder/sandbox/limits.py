@@ -19,7 +19,6 @@ Linux only. Two layers:
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import math
 import os
 import resource
@@ -61,19 +60,20 @@ class Isolation:
         return dict(self.__dict__)
 
 
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-
-
 def _unshare(flags: int) -> str | None:
     """Call unshare(2); return None on success, else the error text."""
-    if _libc().unshare(ctypes.c_int(flags)) == 0:
+    if world.libc().unshare(ctypes.c_int(flags)) == 0:
         return None
     return os.strerror(ctypes.get_errno())
 
 
 def _prctl(option: int, value: int) -> bool:
-    return bool(_libc().prctl(option, ctypes.c_ulong(value), 0, 0, 0) == 0)
+    return bool(world.libc().prctl(option, ctypes.c_ulong(value), 0, 0, 0) == 0)
+
+
+def die_with_parent() -> None:
+    """SIGKILL this process when its parent ends (``PR_SET_PDEATHSIG``)."""
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _map_own_ids() -> None:
@@ -141,7 +141,7 @@ def isolate_worker() -> Isolation:
     if _enter_namespaces(isolation):
         if os.fork():
             _wait_and_mirror()
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        die_with_parent()
         isolation.pid_namespace = True
     else:
         _prctl(PR_SET_CHILD_SUBREAPER, 1)

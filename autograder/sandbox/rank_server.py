@@ -28,7 +28,6 @@ learner's process). The server stops when the socket closes.
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import importlib
 import json
@@ -40,16 +39,11 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from autograder.sandbox import seccomp
+from autograder.sandbox import limits, seccomp, world
 
 MAX_REQUEST = 4096
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
 EXIT_UNCONFINED = 71   # the child could not wall itself in; it runs nothing
 EXIT_CRASHED = 70
-
-
-def _prctl(option: int, value: int) -> int:
-    return int(ctypes.CDLL(None, use_errno=True).prctl(option, ctypes.c_ulong(value), 0, 0, 0))
 
 
 def become_ranks(into: int, out: int, memory_bytes: int, cpu_s: int, server: int) -> None:
@@ -62,23 +56,18 @@ def become_ranks(into: int, out: int, memory_bytes: int, cpu_s: int, server: int
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, 2)
         os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        limits.die_with_parent()
         if os.getppid() != server:  # the server ended between fork and here
             os._exit(EXIT_UNCONFINED)
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
-        _prctl(PR_SET_DUMPABLE, 0)
+        world.set_dumpable(False)
         if seccomp.confine_ranks() is not None and seccomp.supported():
             os._exit(EXIT_UNCONFINED)
     except BaseException:  # noqa: B036 - a child that is not walled in runs nothing
         os._exit(EXIT_UNCONFINED)
-
-
-def _address_space() -> int:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def _spawn(request: dict[str, Any], fds: list[int], live: set[int],
@@ -87,7 +76,7 @@ def _spawn(request: dict[str, Any], fds: list[int], live: set[int],
         return {"error": f"spawn needs two descriptors, got {len(fds)}"}
     memory = int(request.get("memory_bytes", 4 << 30))
     cpu_s = max(1, int(request.get("cpu_s", 300)))
-    limit = _address_space() + max(memory, 1 << 20)
+    limit = limits.address_space_bytes() + max(memory, 1 << 20)
     server = os.getpid()
     pid = os.fork()
     if pid == 0:
@@ -153,7 +142,7 @@ def main(fd: int, warm: list[str], entry: str) -> None:
         importlib.import_module(name)
     module, _, function = entry.partition(":")
     run = getattr(importlib.import_module(module), function)
-    _prctl(PR_SET_DUMPABLE, 0)  # no child may read this process
+    world.set_dumpable(False)  # no child may read this process
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sys.stdout = sys.stderr
     gc.freeze()  # what is imported now is never copied on write by a child's collector

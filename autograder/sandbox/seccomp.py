@@ -22,7 +22,8 @@ import ctypes
 import os
 import platform
 import struct
-from functools import cache
+
+from autograder.sandbox import world
 
 PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
 # Every CLONE_NEW* flag clone(2) accepts (not CLONE_NEWTIME: its bit is the exit signal's).
@@ -47,11 +48,6 @@ RANKS_CALLS = NAMESPACE_CALLS + (
     "rt_tgsigqueueinfo", "pidfd_open", "pidfd_send_signal", "pidfd_getfd", "ptrace",
     "process_vm_readv", "process_vm_writev", "kcmp", "socket", "socketpair", "msgget",
     "semget", "mq_open", "perf_event_open")
-
-
-@cache
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
 
 
 def program(machine: str, refused: tuple[str, ...], clone_namespaces: bool) -> bytes:
@@ -89,7 +85,7 @@ def _install(code: bytes) -> str | None:
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
     prog = _Program(len(code) // 8, ctypes.cast(buffer, ctypes.c_void_p))
-    libc = _libc()
+    libc = world.libc()
     if libc.prctl(PR_SET_NO_NEW_PRIVS, ctypes.c_ulong(1), 0, 0, 0) != 0:
         return "prctl(PR_SET_NO_NEW_PRIVS) failed"
     if libc.prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER),

@@ -201,7 +201,7 @@ def probe_world(scratch_root: str) -> tuple[bool, bool]:
         except BaseException:  # noqa: B036 - a probe: any failure means no
             pass
         sealed = seccomp.forbid_namespaces() is None and \
-            world._libc().unshare(0x04000000) != 0  # CLONE_NEWUTS must now be refused
+            world.libc().unshare(0x04000000) != 0  # CLONE_NEWUTS must now be refused
         os._exit(fresh | (2 if sealed else 0))
     status = os.waitpid(pid, 0)[1]
     shutil.rmtree(scratch, ignore_errors=True)

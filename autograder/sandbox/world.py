@@ -28,7 +28,7 @@ _CAPABILITY_VERSION_3 = 0x20080522
 
 
 @cache
-def _libc() -> ctypes.CDLL:
+def libc() -> ctypes.CDLL:
     """The C library, through the interpreter's own symbols: ``find_library`` would run a
     compiler in every job (slow, and it writes to /tmp, which a job cannot)."""
     return ctypes.CDLL(None, use_errno=True)
@@ -44,7 +44,7 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int,
     def enc(text: str | None) -> bytes | None:
         return text.encode() if text is not None else None
 
-    _check(_libc().mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags),
+    _check(libc().mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags),
                          enc(data)), f"mount {target}")
 
 
@@ -52,7 +52,7 @@ def enter_private_world(scratch: str, owner: int, size_mb: int, shm_mb: int = 64
     """New IPC and mount namespaces; ``/tmp`` read-only; ``scratch`` (under /tmp) a fresh
     tmpfs of ``size_mb`` owned by ``owner``; System V shared memory of the new IPC
     namespace at most ``shm_mb`` in all. Raises OSError when it cannot."""
-    _check(_libc().unshare(ctypes.c_int(CLONE_NEWIPC | CLONE_NEWNS)), "unshare")
+    _check(libc().unshare(ctypes.c_int(CLONE_NEWIPC | CLONE_NEWNS)), "unshare")
     _limit_shared_memory(shm_mb)
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("/tmp", "/tmp", None, MS_BIND | MS_REC)
@@ -75,15 +75,15 @@ def _limit_shared_memory(shm_mb: int) -> None:
 
 def set_dumpable(dumpable: bool) -> None:
     """PR_SET_DUMPABLE for this process (who may read its /proc entries)."""
-    _libc().prctl(PR_SET_DUMPABLE, ctypes.c_ulong(int(dumpable)), 0, 0, 0)
+    libc().prctl(PR_SET_DUMPABLE, ctypes.c_ulong(int(dumpable)), 0, 0, 0)
 
 
 def drop_capabilities() -> None:
     """No capabilities left, none to regain: bounding set, ambient, and the three sets."""
-    libc = _libc()
+    c = libc()
     for cap in range(64):
-        libc.prctl(PR_CAPBSET_DROP, ctypes.c_ulong(cap), 0, 0, 0)  # EINVAL past the last
-    libc.prctl(PR_CAP_AMBIENT, ctypes.c_ulong(PR_CAP_AMBIENT_CLEAR_ALL), 0, 0, 0)
+        c.prctl(PR_CAPBSET_DROP, ctypes.c_ulong(cap), 0, 0, 0)  # EINVAL past the last
+    c.prctl(PR_CAP_AMBIENT, ctypes.c_ulong(PR_CAP_AMBIENT_CLEAR_ALL), 0, 0, 0)
     header = (ctypes.c_uint32 * 2)(_CAPABILITY_VERSION_3, 0)
     data = (ctypes.c_uint32 * 6)()
-    _check(libc.capset(header, data), "capset")
+    _check(c.capset(header, data), "capset")
