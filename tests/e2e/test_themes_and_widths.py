@@ -81,16 +81,16 @@ READ_PAGE = """
 """
 
 
-def _browser_test() -> Any:
-    spec = importlib.util.spec_from_file_location("browser_test",
-                                                  HERE / "test_jupyterlab_browser.py")
+def _test_module(name: str, file: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, HERE / file)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-BT = _browser_test()
+BT = _test_module("browser_test", "test_jupyterlab_browser.py")
+PAGES = _test_module("chapter_pages", "test_chapter_pages.py")  # its lock_a_guess
 
 
 def put_setting(server: Any, plugin: str, values: dict[str, Any]) -> None:
@@ -211,13 +211,8 @@ def test_every_chapter_reads_in_both_themes_and_widths(theme: str, chromium: Any
 
 
 def _lock(page: Any) -> None:
-    lock = (page.locator(".jp-OutputArea-output").filter(has_text="Predict first.").first)
-    radios = lock.locator("input[type=radio]")
-    if radios.count():
-        radios.first.check()
-    else:
-        lock.locator("input[type=text]").fill("5")
-    lock.get_by_role("button", name="Lock in my prediction").click()
+    """Lock a guess as the chapter-page test does, and wait for the reveal."""
+    PAGES.lock_a_guess(page)
     page.get_by_text("Your prediction, revealed.").first.wait_for(timeout=BT.WIDGET_MS)
 
 
