@@ -94,7 +94,9 @@ def simulate(pp: int, v: int, orders: Sequence[Sequence[PipelineOp]], t_f: float
                 continue
             spans[s].append(Span(float(now), float(length[op.phase]), op))
             end[(s, op)] = free[s] = now + length[op.phase]
-        later = [t for t in (*free, *end.values()) if t > now]
+        # every operation but a GPU's latest ended by the time that one started, so the
+        # ends still ahead are the GPUs' free times
+        later = [t for t in free if t > now]
         if not later:
             if any(cursor[s] < len(orders[s]) or owed[s] for s in range(pp)):
                 raise Deadlock(cursor)
