@@ -52,6 +52,7 @@ class _Run:
                  track: bool) -> None:
         self.host, self.n, self.track = host, len(data), track
         self.data = list(data)
+        self.data_bytes = [array_bytes(d) for d in data]
         self.step = 0
         self.log: list[list[Any]] = []   # [step, src, dst, recv_step, free_step, payload]
         self.pending: list[int] = []
@@ -120,47 +121,52 @@ class _Run:
     def run_step(self, live: list[int], starting: bool) -> list[int]:
         """Run every rank of ``live`` for one step (each with the messages it may receive,
         and its data when ``starting``), apply what each did in rank order, and return the
-        ranks still running."""
-        entries: list[dict[str, Any]] = []
+        ranks still running. The frames are laid out as :mod:`solutions.sim.wire` says."""
+        table: list[int] = []
         arrays: list[np.ndarray] = []
+        data: dict[str, Any] = {}
         for rank in live:
             self.received_now[rank] = 0
             listed, payloads = self.arrived(rank)
-            entry: dict[str, Any] = {"rank": rank, "first": len(arrays), "inbox": listed}
+            table += (rank, len(arrays), len(listed), int(starting))
+            for index, src in listed:
+                table += (index, src)
             arrays += payloads
             if starting:
                 own: list[np.ndarray] = []
-                entry["data"] = simwire.to_tree(self.data[rank], own)
+                data[str(rank)] = simwire.to_tree(self.data[rank], own)
                 arrays += own
-            entries.append(entry)
-        self.host.send({"op": "step", "step": self.step, "ranks": entries}, arrays)
-        header, got = self.host.receive(self.budget * len(live) + (64 << 20))
-        records = header.get("ranks")
-        if header["op"] != "stepped" or not isinstance(records, list) or \
-                [r.get("rank") if isinstance(r, dict) else None for r in records] != live:
+        header: dict[str, Any] = {"op": "step", "step": self.step}
+        if starting:
+            header["data"] = data
+        self.host.send(header, [np.array(table, dtype=np.int64), *arrays])
+        answer, got = self.host.receive(self.budget * len(live) + (64 << 20))
+        values, raised = answer.get("values"), answer.get("raised")
+        if answer["op"] != "stepped" or not isinstance(values, dict) or \
+                not isinstance(raised, dict):
             raise simwire.WireError("an answer that is not the step asked for")
+        records = simwire.step_answer(got, live)
+        payloads = got[1:]
         still = []
-        for rank, record in zip(live, records, strict=True):
-            outcome = self.apply(rank, record, got)
+        for rank, (outcome, held, peak, ops) in zip(live, records, strict=True):
+            self.apply(rank, ops, payloads)
             if self.failure:
                 return []
-            if outcome == "yielded":
+            self.on_end(rank, outcome, (held, peak), values, raised, payloads)
+            if self.failure:
+                return []
+            if outcome == simwire.YIELDED:
                 still.append(rank)
         return still
 
-    def apply(self, rank: int, record: dict[str, Any], got: list[np.ndarray]) -> str:
-        """Apply one rank's requests of this step, in order; how its step ended."""
-        op, ops = record.get("outcome"), record.get("ops")
-        if op not in ("yielded", "returned", "raised") or not isinstance(ops, list):
-            raise simwire.WireError(f"an unknown answer {op!r}")
-        for item in ops:
-            if not isinstance(item, list) or len(item) != 3:
-                raise simwire.WireError("a malformed request")
-            kind, a, b = item
+    def apply(self, rank: int, ops: list[int], payloads: list[np.ndarray]) -> None:
+        """Apply one rank's requests of this step, in order (kind, a, b each)."""
+        for k in range(0, len(ops), 3):
+            kind, a, b = ops[k:k + 3]
             if kind == 0:
-                if isinstance(b, bool) or not isinstance(b, int) or not 0 <= b < len(got):
+                if not 0 <= b < len(payloads):
                     raise simwire.WireError("a send without its payload")
-                self.on_send(rank, a, got[b])
+                self.on_send(rank, a, payloads[b])
             elif kind == 1:
                 self.on_recv(rank, a, b)
             elif kind == 2:
@@ -168,32 +174,28 @@ class _Run:
             else:
                 raise simwire.WireError(f"an unknown request {kind!r}")
             if self.failure:
-                return "raised"
-        self.on_end(rank, str(op), record, got)
-        return str(op)
+                return
 
-    def on_end(self, rank: int, op: str, header: dict[str, Any],
-               arrays: list[np.ndarray]) -> None:
-        if op == "raised":
-            if self.failure is None:  # the ranks' own refusals already say where
-                text, where = str(header.get("value"))[:400], f"{self.where(rank)}: "
-                self.fail("program", text if text.startswith(where) else where + text, rank)
+    def on_end(self, rank: int, outcome: int, memory: tuple[int, int], values: dict[str, Any],
+               raised: dict[str, Any], payloads: list[np.ndarray]) -> None:
+        """How the step of ``rank`` ended: a raised error fails the run; otherwise its
+        memory is accounted and a returned value kept."""
+        if outcome == simwire.RAISED:
+            text, where = str(raised.get(str(rank)))[:400], f"{self.where(rank)}: "
+            self.fail("program", text if text.startswith(where) else where + text, rank)
             return
         if self.track:
-            self._account(rank, header.get("memory"))
-        if op == "returned":
-            self.results[rank] = simwire.from_tree(header.get("value"), arrays)
+            self._account(rank, *memory)
+        if outcome == simwire.RETURNED:
+            self.results[rank] = simwire.from_tree(values.get(str(rank)), payloads)
 
-    def _account(self, rank: int, report: Any) -> None:
-        held = report.get("held") if isinstance(report, dict) else None
-        peak = report.get("peak") if isinstance(report, dict) else None
-        if not isinstance(held, int) or not isinstance(peak, int) or isinstance(held, bool) \
-                or isinstance(peak, bool) or peak < self.received_now[rank]:
+    def _account(self, rank: int, held: int, peak: int) -> None:
+        if peak < self.received_now[rank]:
             self.fail("memory", f"{self.where(rank)}: the memory measurement of your rank was "
                       "tampered with (it reports less than the buffers the rank received in "
                       "that step); leave the simulator's tracking alone", rank)
             return
-        self.memory[rank].append(array_bytes(self.data[rank]) + max(held, peak, 0))
+        self.memory[rank].append(self.data_bytes[rank] + max(held, peak, 0))
 
     def deliver(self) -> None:
         for index in self.pending:
@@ -204,7 +206,7 @@ class _Run:
     def finish(self) -> Log:
         messages = tuple(Sent(k, s, src, dst, rs, fs, p)
                          for k, (s, src, dst, rs, fs, p) in enumerate(self.log))
-        return Log(self.n, max(self.step, 1), tuple(array_bytes(d) for d in self.data), messages,
+        return Log(self.n, max(self.step, 1), tuple(self.data_bytes), messages,
                    tuple(self.results), tuple(tuple(m) for m in self.memory))
 
 

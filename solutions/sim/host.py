@@ -56,8 +56,12 @@ class Host:
         # the running rank's step: its arrived messages (src -> [(message id, payload)]),
         # and what it asked for, in order; both sent back and dropped when the step ends
         self.inbox: dict[int, list[tuple[int, np.ndarray]]] = {}
-        self.ops: list[list[int]] = []
+        self.ops: list[int] = []            # kind, a, b per request (see simwire)
         self.outgoing: list[np.ndarray] = []
+        # the step's answer: its table of numbers, returned values and raised texts by rank
+        self.table: list[int] = []
+        self.values: dict[str, Any] = {}
+        self.raised: dict[str, str] = {}
 
     def tell(self, header: dict[str, Any], arrays: tuple[np.ndarray, ...] = ()) -> None:
         simwire.write_frame(self.out, header, arrays)
@@ -107,7 +111,7 @@ class Rank:
             raise SimError(f"rank {self._id} at step {self._host.step}: send to {dst!r}; the "
                            "destination must be a rank number")
         host = self._host
-        host.ops.append([0, int(dst), len(host.outgoing)])
+        host.ops += (0, _word(dst), len(host.outgoing))
         host.outgoing.append(payload)
 
     def recv(self, src: int) -> np.ndarray:
@@ -117,13 +121,13 @@ class Rank:
             raise SimError(f"rank {self._id}: recv({src!r}) needs a rank number")
         queue = self._host.inbox.get(int(src))
         if not queue:
-            self._host.ops.append([1, int(src), -1])
+            self._host.ops += (1, _word(src), -1)
             raise SimError(f"rank {self._id} at step {self._host.step}: recv({src}) but no "
                            "message has arrived")
         message, arrived = queue.pop(0)
         payload: np.ndarray = arrived.copy()  # made in this step: it counts as this rank's memory
         payload.flags.writeable = False
-        self._host.ops.append([1, int(src), message])
+        self._host.ops += (1, _word(src), message)
         self._ids[id(payload)] = (message, payload)
         return payload
 
@@ -133,7 +137,7 @@ class Rank:
         for array in arrays:
             entry = self._ids.pop(id(array), None)
             if entry is not None and entry[1] is array:
-                self._host.ops.append([2, entry[0], 0])
+                self._host.ops += (2, entry[0], 0)
 
     def all_reduce(self, array: Any) -> Generator[None, None, np.ndarray]:
         """Ring AllReduce (sum): ``total = yield from rank.all_reduce(x)``."""
@@ -159,6 +163,12 @@ class Rank:
 def _error_text(error: BaseException) -> str:
     text = f"{type(error).__name__}: {error}"
     return text if len(text) <= 400 else text[:400] + "..."
+
+
+def _word(number: Any) -> int:
+    """A rank number as it crosses the channel (an int64; -1 for one beyond it)."""
+    value = int(number)
+    return value if -(1 << 62) < value < 1 << 62 else -1
 
 
 def _is_generator(value: Any) -> bool:
@@ -195,18 +205,21 @@ def _own(value: Any) -> Any:
     return value
 
 
-def _record(host: Host, rank: int, outcome: str, value: Any = None) -> dict[str, Any]:
-    """What the step of ``rank`` did: its requests in order, and how it ended."""
-    tree = simwire.to_tree(value, host.outgoing) if outcome == "returned" else value
-    memory = {"held": host.held.get(rank, 0), "peak": host.peak}
-    record = {"rank": rank, "outcome": outcome, "ops": host.ops, "value": tree,
-              "memory": memory}
+def _record(host: Host, rank: int, outcome: int, value: Any = None) -> None:
+    """What the step of ``rank`` did, added to the step's answer (laid out as
+    :mod:`solutions.sim.wire` says): its requests in order, how it ended, its memory, and
+    a returned value or raised text."""
+    if outcome == simwire.RETURNED:
+        host.values[str(rank)] = simwire.to_tree(value, host.outgoing)
+    elif outcome == simwire.RAISED:
+        host.raised[str(rank)] = value
+    host.table += (rank, outcome, host.held.get(rank, 0), host.peak, len(host.ops) // 3)
+    host.table += host.ops
     host.inbox, host.ops = {}, []
-    return record
 
 
-def _run(host: Host, rank: int, program: Any, start: Any) -> dict[str, Any]:
-    """Start or continue ``rank`` up to its next yield or its return; report which."""
+def _run(host: Host, rank: int, program: Any, start: Any) -> None:
+    """Start or continue ``rank`` up to its next yield or its return; record which."""
     def step() -> Any:
         if start is not None:
             out = program(Rank(host, rank, start))
@@ -218,29 +231,35 @@ def _run(host: Host, rank: int, program: Any, start: Any) -> dict[str, Any]:
         _measured(host, rank, step)
     except StopIteration as stop:
         host.live.pop(rank, None)
-        return _record(host, rank, "returned", stop.value)
+        return _record(host, rank, simwire.RETURNED, stop.value)
     except SimError as error:
-        return _record(host, rank, "raised", str(error))
+        return _record(host, rank, simwire.RAISED, str(error))
     except Exception as error:  # noqa: BLE001 - the learner's own bug, reported as such
-        return _record(host, rank, "raised", _error_text(error))
-    return _record(host, rank, "yielded")
+        return _record(host, rank, simwire.RAISED, _error_text(error))
+    return _record(host, rank, simwire.YIELDED)
 
 
 def _step(host: Host, header: dict[str, Any], arrays: list[np.ndarray], program: Any) -> None:
     """Run every listed rank for one step, each with the messages it may receive (and its
-    data when it starts); one frame back with what each did."""
+    data when it starts); one frame back with what each did (both laid out as
+    :mod:`solutions.sim.wire` says)."""
     host.step, host.outgoing = int(header["step"]), []
-    records = []
-    for entry in header["ranks"]:
-        rank, first, listed = int(entry["rank"]), int(entry["first"]), entry["inbox"]
+    host.table, host.values, host.raised = [], {}, {}
+    table, payloads, data = arrays[0].tolist(), arrays[1:], header.get("data", {})
+    at = 0
+    while at < len(table):
+        rank, first, count, starts = table[at:at + 4]
+        listed, at = table[at + 4:at + 4 + 2 * count], at + 4 + 2 * count
         host.inbox = {}
-        for k, (message, src) in enumerate(listed):
-            host.inbox.setdefault(int(src), []).append((int(message), arrays[first + k]))
+        for k in range(count):
+            host.inbox.setdefault(listed[2 * k + 1], []).append((listed[2 * k],
+                                                                 payloads[first + k]))
         start = None
-        if "data" in entry:
-            start = _own(simwire.from_tree(entry["data"], arrays[first + len(listed):]))
-        records.append(_run(host, rank, program, start))
-    host.tell({"op": "stepped", "ranks": records}, tuple(host.outgoing))
+        if starts:
+            start = _own(simwire.from_tree(data[str(rank)], payloads[first + count:]))
+        _run(host, rank, program, start)
+    answer = {"op": "stepped", "values": host.values, "raised": host.raised}
+    host.tell(answer, (np.array(host.table, dtype=np.int64), *host.outgoing))
     host.outgoing = []
 
 

@@ -4,12 +4,17 @@ The simulator (the trusted side, :mod:`solutions.sim.channel`) and the process t
 learner's rank functions (the untrusted side, :mod:`solutions.sim.host`) talk only through
 frames on a pair of pipes. A frame is::
 
-    4-byte big-endian header length | header (UTF-8 JSON object) | array bytes
+    4-byte big-endian header length | header (UTF-8 JSON object)
+    | 4-byte big-endian array count K | K dtype codes (1 byte each) | K ranks (1 byte each)
+    | every array's dimensions (4-byte little-endian each) | array bytes
 
 The header is a small JSON object (an ``"op"`` and its fields); arrays travel as raw bytes
-after it, described in the header by ``"arrays": [[dtype, shape], ...]`` and referenced
-from JSON trees as ``{"@array": k}``. Everything is copied across: a payload is bytes, a
-dtype from a short list and a shape, so nothing on one side is an object of the other.
+after it, described by the binary table (a dtype is an index into :data:`DTYPES`) and
+referenced from JSON trees as ``{"@array": k}``. Everything is copied across: a payload is
+bytes, a dtype from a short list and a shape, so nothing on one side is an object of the
+other. The table is binary, not JSON, because the ranks' process may run under
+:mod:`tracemalloc`, which makes every Python object it builds about ten times dearer: a
+step's frame then costs a few objects, not one per number.
 
 :func:`read_frame` is written for the trusted side reading hostile bytes: every size is
 bounded before anything is allocated, dtypes come from :data:`DTYPES`, shapes have at
@@ -28,6 +33,8 @@ from typing import Any, BinaryIO
 import numpy as np
 
 DTYPES = ("<i8", "<i4", "<f8", "<f4", "<f2", "|b1", "<u8", "<u4", "|u1")
+_CODE = {name: code for code, name in enumerate(DTYPES)}
+_ITEMSIZE = tuple(np.dtype(name).itemsize for name in DTYPES)
 MAX_HEADER_BYTES = 1 << 20          # one frame's JSON
 MAX_FRAME_ARRAY_BYTES = 256 << 20   # one frame's arrays together
 MAX_ARRAYS = 4096                   # arrays in one frame
@@ -35,6 +42,21 @@ MAX_DIMS = 8
 MAX_DEPTH = 32                      # nesting of a JSON tree
 VALUE_DEPTH = MAX_DEPTH - 8         # nesting of a value inside a frame (headers add some)
 MAX_NODES = 200_000                 # values in a JSON tree
+
+
+# How one step of a run crosses (solutions.sim.channel asks, solutions.sim.host answers).
+# The request: header {"op": "step", "step": t} (and, when the ranks start, "data": {rank:
+# tree}) and the arrays (table, *payloads); the int64 table holds, per rank to run,
+#     rank, first, count, starts, then count x (message id, source rank)
+# with its arrived messages in payloads[first:first + count] and a starting rank's data
+# tree referring to payloads[first + count:]. The answer: header {"op": "stepped",
+# "values": {rank: tree}, "raised": {rank: text}} and the arrays (table, *payloads); the
+# table holds, per rank run, in the order asked,
+#     rank, outcome, held bytes, peak bytes, n, then n x (kind, a, b)
+# where kind 0 is a send to rank a of payloads[b]; 1 a receive from rank a of message b
+# (-1: none had arrived); 2 a free of message a. A returned value refers to the payloads.
+YIELDED, RETURNED, RAISED = 0, 1, 2
+OUTCOMES = ("yielded", "returned", "raised")
 
 
 class WireError(ValueError):
@@ -88,12 +110,18 @@ def from_tree(tree: Any, arrays: list[np.ndarray]) -> Any:
 
 def write_frame(out: BinaryIO, header: dict[str, Any],
                 arrays: list[np.ndarray] | tuple[np.ndarray, ...] = ()) -> None:
-    """Write one frame: ``header`` (its ``arrays`` field is filled in) then the arrays'
-    bytes, each written from the array's own memory (no intermediate copies)."""
+    """Write one frame: ``header``, the arrays' table, then the arrays' bytes, each written
+    from the array's own memory (no intermediate copies). WireError for an array whose
+    dtype is not one of :data:`DTYPES`."""
     arrays = [np.ascontiguousarray(a) for a in arrays]
-    header = dict(header, arrays=[[a.dtype.str, list(a.shape)] for a in arrays])
+    try:
+        codes = bytes([_CODE[a.dtype.str] for a in arrays])
+    except KeyError as error:
+        raise WireError(f"an array of dtype {error.args[0]} cannot cross the channel") from None
+    dims = np.array([d for a in arrays for d in a.shape], dtype="<u4")
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    out.write(struct.pack(">I", len(text)) + text)
+    out.write(b"".join((struct.pack(">I", len(text)), text, struct.pack(">I", len(arrays)),
+                        codes, bytes([a.ndim for a in arrays]), dims.tobytes())))
     for a in arrays:
         if a.nbytes:
             out.write(memoryview(a).cast("B"))  # type: ignore[arg-type]
@@ -112,20 +140,39 @@ def _read_exact(stream: BinaryIO, n: int) -> bytes | memoryview:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def _shape(spec: Any, k: int) -> tuple[str, tuple[int, ...], int]:
-    """(dtype, shape, byte count) of array ``k``'s description, checked."""
-    if not isinstance(spec, list) or len(spec) != 2 or spec[0] not in DTYPES \
-            or not isinstance(spec[1], list) or len(spec[1]) > MAX_DIMS:
-        raise WireError(f"array {k} has a malformed description")
-    dims = spec[1]
-    if not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 1 << 31
-               for d in dims):
-        raise WireError(f"array {k} has a malformed shape")
-    count = math.prod(dims)
-    nbytes = count * np.dtype(spec[0]).itemsize
-    if nbytes > MAX_FRAME_ARRAY_BYTES:
-        raise WireError(f"array {k} is larger than {MAX_FRAME_ARRAY_BYTES} bytes")
-    return spec[0], tuple(dims), nbytes
+def _table(stream: BinaryIO, max_array_bytes: int,
+           ) -> list[tuple[str, tuple[int, ...], int]]:
+    """(dtype, shape, byte count) of each array the frame carries, checked: at most
+    MAX_ARRAYS arrays of known dtypes and at most MAX_DIMS dimensions, each below 2**31,
+    and at most ``max_array_bytes`` in all."""
+    (count,) = struct.unpack(">I", _read_exact(stream, 4))
+    if count > MAX_ARRAYS:
+        raise WireError(f"a frame lists {count} arrays (at most {MAX_ARRAYS})")
+    if not count:
+        return []
+    kinds = bytes(_read_exact(stream, 2 * count))
+    codes, ranks = kinds[:count], kinds[count:]
+    if max(codes) >= len(DTYPES):
+        raise WireError(f"array {next(k for k, c in enumerate(codes) if c >= len(DTYPES))} "
+                        "has a malformed description (an unknown dtype)")
+    if max(ranks) > MAX_DIMS:
+        raise WireError(f"array {next(k for k, r in enumerate(ranks) if r > MAX_DIMS)} has "
+                        f"a malformed shape (more than {MAX_DIMS} dimensions)")
+    dims = np.frombuffer(_read_exact(stream, 4 * sum(ranks)), dtype="<u4")
+    if dims.size and int(dims.max()) >= 1 << 31:
+        raise WireError("an array has a malformed shape (a dimension of 2**31 or more)")
+    flat, shapes, at, total = dims.tolist(), [], 0, 0
+    for k in range(count):
+        shape = tuple(flat[at:at + ranks[k]])
+        at += ranks[k]
+        nbytes = math.prod(shape) * _ITEMSIZE[codes[k]]
+        if nbytes > MAX_FRAME_ARRAY_BYTES:
+            raise WireError(f"array {k} is larger than {MAX_FRAME_ARRAY_BYTES} bytes")
+        total += nbytes
+        if total > max_array_bytes:
+            raise WireError(f"a frame carries more than {max_array_bytes} bytes of arrays")
+        shapes.append((DTYPES[codes[k]], shape, nbytes))
+    return shapes
 
 
 def _bounded(tree: Any) -> None:
@@ -160,15 +207,31 @@ def read_frame(stream: BinaryIO, max_array_bytes: int = MAX_FRAME_ARRAY_BYTES,
     if not isinstance(header, dict) or not isinstance(header.get("op"), str):
         raise WireError("a frame header is not an object with an op")
     _bounded(header)
-    specs = header.pop("arrays", [])
-    if not isinstance(specs, list) or len(specs) > MAX_ARRAYS:
-        raise WireError("a frame lists too many arrays")
-    shapes = [_shape(spec, k) for k, spec in enumerate(specs)]
-    if sum(nbytes for *_, nbytes in shapes) > max_array_bytes:
-        raise WireError(f"a frame carries more than {max_array_bytes} bytes of arrays")
+    shapes = _table(stream, max_array_bytes)
     arrays = [np.frombuffer(_read_exact(stream, nbytes) if nbytes else b"",
                             dtype=dtype).reshape(shape) for dtype, shape, nbytes in shapes]
     return header, arrays
+
+
+def step_answer(arrays: list[np.ndarray], live: list[int],
+                ) -> list[tuple[int, int, int, list[int]]]:
+    """(outcome, held, peak, requests) of each rank of ``live`` from a step's answer table
+    (``arrays[0]``), checked against the layout above: WireError for any other table."""
+    if not arrays or arrays[0].dtype.str != "<i8" or arrays[0].ndim != 1:
+        raise WireError("a step's answer without its table")
+    table, records, at = arrays[0].tolist(), [], 0
+    for rank in live:
+        if at + 5 > len(table):
+            raise WireError("an answer that is not the step asked for")
+        who, outcome, held, peak, count = table[at:at + 5]
+        end = at + 5 + 3 * count
+        if who != rank or not 0 <= outcome < len(OUTCOMES) or count < 0 or end > len(table):
+            raise WireError("an answer that is not the step asked for")
+        records.append((outcome, held, peak, table[at + 5:end]))
+        at = end
+    if at != len(table):
+        raise WireError("an answer that is not the step asked for")
+    return records
 
 
 def array_bytes(value: Any) -> int:

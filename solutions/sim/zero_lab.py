@@ -123,7 +123,7 @@ class _Weights:
     def find(self, values: np.ndarray) -> np.ndarray:
         """Global element ids of ``values``; -1 where a value is no weight element."""
         v = values.astype(np.float64).ravel()
-        at = np.clip(np.searchsorted(self.sorted, v), 0, self.size - 1)
+        at = np.minimum(np.searchsorted(self.sorted, v), self.size - 1)
         return np.where(self.sorted[at] == v, self.order[at], -1)
 
 
@@ -132,13 +132,17 @@ def _content(log: Log, weights: list[np.ndarray], n: int) -> str:
     shard or received earlier); every rank ends up receiving each element it lacks once."""
     table = _Weights(weights, n)
     held = [table.owner == r for r in range(n)]
-    count = [np.zeros(table.size, dtype=np.int64) for _ in range(n)]
+    messages = sorted(log.messages, key=lambda m: (m.step, m.index))
+    # every payload's element ids, found in one search
+    found = table.find(np.concatenate([m.payload.ravel().astype(np.float64)
+                                       for m in messages])) if messages else np.zeros(0)
+    ends = np.cumsum([m.payload.size for m in messages])
+    received: list[list[np.ndarray]] = [[] for _ in range(n)]
     arrivals: dict[int, list[tuple[int, np.ndarray]]] = {}
-    for msg in sorted(log.messages, key=lambda m: (m.step, m.index)):
+    for msg, ids in zip(messages, np.split(found, ends[:-1]) if messages else (), strict=True):
         for step in [s for s in sorted(arrivals) if s <= msg.step]:
-            for dst, ids in arrivals.pop(step):
-                held[dst][ids] = True
-        ids = table.find(msg.payload)
+            for dst, arrived in arrivals.pop(step):
+                held[dst][arrived] = True
         bad = np.nonzero(ids < 0)[0]
         if bad.size:
             k = int(bad[0])
@@ -154,7 +158,9 @@ def _content(log: Log, weights: list[np.ndarray], n: int) -> str:
                     "what it was sent (no reading other ranks' shards)")
         if msg.recv_step >= 0:
             arrivals.setdefault(msg.recv_step, []).append((msg.dst, ids))
-            np.add.at(count[msg.dst], ids, 1)
+            received[msg.dst].append(ids)
+    count = [np.bincount(np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64),
+                         minlength=table.size) for ids in received]
     return _coverage(count, table, weights)
 
 

@@ -248,7 +248,7 @@ def ring_allreduce(rank):
     "ring-free-twice": ("0.7", _RING.replace(
         "x[parts[(me - s - 1) % n]] += rank.recv((me - 1) % n)",
         "got = rank.recv((me - 1) % n)\n        x[parts[(me - s - 1) % n]] += got\n"
-        "        rank._host.ops.append([2, 0, 0])  # free message 0, which went elsewhere"),
+        "        rank._host.ops += (2, 0, 0)  # free message 0, which went elsewhere"),
         "does not hold"),
     # -- ZeRO-3 (1.7) ----------------------------------------------------------------------
     "zero-copy-then-free": ("1.7", _ZERO_HONEST_GATHER + '''
