@@ -121,6 +121,15 @@ class Provenance:
         width = 1 << self.n
         return [(int(k) // width, int(k) % width) for k in self._keys[lo:hi]]
 
+    def candidates_of(self, values: np.ndarray) -> list[list[tuple[int, int]]]:
+        """:meth:`candidates` of every element of ``values`` (float64), in two searches."""
+        tol = 0.5 if self._exact else 1e-9 * (1.0 + np.abs(values))
+        lo = np.searchsorted(self._values, values - tol, side="left").tolist()
+        hi = np.searchsorted(self._values, values + tol, side="right").tolist()
+        width, keys = 1 << self.n, self._keys
+        return [[(k // width, k % width) for k in keys[a:b].tolist()]
+                for a, b in zip(lo, hi, strict=True)]
+
     def can_build(self, rank: int, index: int, mask: int) -> bool:
         """Whether ``mask`` is a disjoint union of sets ``rank`` holds for ``index``."""
         if mask == 0:
@@ -134,8 +143,14 @@ class Provenance:
     def buildable(self, rank: int, value: float) -> list[tuple[int, int]]:
         """The (index, set) pairs ``value`` may be that ``rank`` can build; never the empty
         set: a 0 standing for "nothing yet" carries no data where the algorithm needs some."""
-        return [(i, m) for i, m in self.candidates(value)
-                if m != 0 and self.can_build(rank, i, m)]
+        return self._buildable(rank, self.candidates(value))
+
+    def buildable_of(self, rank: int, values: np.ndarray) -> list[list[tuple[int, int]]]:
+        """:meth:`buildable` of every element of ``values`` (float64)."""
+        return [self._buildable(rank, options) for options in self.candidates_of(values)]
+
+    def _buildable(self, rank: int, options: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        return [(i, m) for i, m in options if m != 0 and self.can_build(rank, i, m)]
 
 
 def _cover(mask: int, pieces: frozenset[int]) -> bool:
@@ -163,20 +178,21 @@ def trace_sums(log: Log, data: Sequence[np.ndarray], exact: bool,
                 for index, mask in options:
                     prov.learn(msg.dst, index, mask)
         for msg in (m for m in by_step if m.step == step):
-            decoded = []
-            for k, value in enumerate(msg.payload.ravel().tolist()):
-                options = prov.buildable(msg.src, float(value))
+            values = msg.payload.ravel().astype(np.float64)
+            decoded = prov.buildable_of(msg.src, values)
+            for k, options in enumerate(decoded):
                 if not options:
-                    return Origin(msg.src, msg.step, k, float(value), msg.index,
-                                  _empty(prov, value))
-                decoded.append(options)
+                    value = float(values[k])
+                    return Origin(msg.src, msg.step, k, value, msg.index, _empty(prov, value))
             if msg.recv_step >= 0:
                 pending.append((msg.recv_step, msg, decoded))
     for rank, result in enumerate(log.results if results else ()):
         if isinstance(result, np.ndarray):
-            for k, value in enumerate(result.ravel().tolist()):
-                if not [i for i, _ in prov.buildable(rank, float(value)) if i == k]:
-                    return Origin(rank, log.steps, k, float(value), empty=_empty(prov, value))
+            values = result.ravel().astype(np.float64)
+            for k, options in enumerate(prov.buildable_of(rank, values)):
+                if not [i for i, _ in options if i == k]:
+                    value = float(values[k])
+                    return Origin(rank, log.steps, k, value, empty=_empty(prov, value))
     return None
 
 
