@@ -11,6 +11,7 @@ together; the spans measure them, and the memory of each GPU (Qi et al., ICLR 20
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -70,14 +71,18 @@ def simulate(pp: int, v: int, orders: Sequence[Sequence[PipelineOp]], t_f: float
     (a RuntimeError that knows where each GPU stopped) when no operation can ever run again.
     """
     scale = Fraction(1, v)
-    length = {"F": Fraction(str(t_f)) * scale, "W": Fraction(str(t_w)) * scale,
-              "B": Fraction(str(t_b + (0 if split_w else t_w))) * scale}
+    exact = {"F": Fraction(str(t_f)) * scale, "W": Fraction(str(t_w)) * scale,
+             "B": Fraction(str(t_b + (0 if split_w else t_w))) * scale}
+    # exact times as integers in units of 1/unit slot (a span's float is then the correctly
+    # rounded quotient, as Fraction's own float would be)
+    unit = math.lcm(*(x.denominator for x in exact.values()))
+    length = {phase: int(x * unit) for phase, x in exact.items()}
     lazy = [split_w and all(op.phase != "W" for op in order) for order in orders]
-    end: dict[tuple[int, PipelineOp], Fraction] = {}
+    end: dict[tuple[int, PipelineOp], int] = {}
     spans: list[list[Span]] = [[] for _ in range(pp)]
-    free, cursor = [Fraction(0)] * pp, [0] * pp
+    free, cursor = [0] * pp, [0] * pp
     owed: list[list[PipelineOp]] = [[] for _ in range(pp)]
-    now = Fraction(0)
+    now = 0
     while any(cursor[s] < len(orders[s]) or owed[s] for s in range(pp)):
         for s in range(pp):
             if free[s] > now:
@@ -92,7 +97,7 @@ def simulate(pp: int, v: int, orders: Sequence[Sequence[PipelineOp]], t_f: float
                 op = owed[s].pop(0)
             else:
                 continue
-            spans[s].append(Span(float(now), float(length[op.phase]), op))
+            spans[s].append(Span(now / unit, length[op.phase] / unit, op))
             end[(s, op)] = free[s] = now + length[op.phase]
         # every operation but a GPU's latest ended by the time that one started, so the
         # ends still ahead are the GPUs' free times
