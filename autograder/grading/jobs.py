@@ -77,9 +77,11 @@ def runnable(source: str) -> str:
 
 
 @cache
+@cache
 def module_sources(modules: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """(name, source) of each module, in order, once each, read in the grader's process:
-    what a lab's harness needs in the sandbox, where the packages may not be readable."""
+    """(name, source) of each module, in order, once each, read in the grader's process
+    (once per batch): what a lab's harness needs in the sandbox, where the packages may not
+    be readable."""
     sources = []
     for name in dict.fromkeys(modules):
         spec = importlib.util.find_spec(name)
