@@ -22,6 +22,7 @@ internals can evade the report; isolation comes from bubblewrap around the worke
 
 from __future__ import annotations
 
+import marshal
 import secrets
 from collections.abc import Sequence
 from functools import cache
@@ -30,13 +31,14 @@ from pathlib import Path
 from autograder.grading import in_sandbox
 
 _LOADER = '''\
-def {p}load(source, name, _module=__import__("types").ModuleType):
+def {p}load(code, name, _module=__import__("types").ModuleType,
+        _loads=__import__("marshal").loads):
     module = _module(name)
-    exec(compile(source, "<grader>", "exec"), module.__dict__)
+    exec(_loads(code), module.__dict__)
     return module
 
 
-{p}rt = {p}load({source!r}, {name!r})
+{p}rt = {p}load({code!r}, {name!r})
 del {p}load
 {p}audit = {p}rt.install({protected!r}, {enforce!r})
 '''
@@ -44,8 +46,22 @@ del {p}load
 
 @cache
 def runtime_source() -> str:
-    """The source of :mod:`autograder.grading.in_sandbox`, as the sandbox receives it."""
+    """The source of :mod:`autograder.grading.in_sandbox`."""
     return Path(in_sandbox.__file__).read_text(encoding="utf-8")
+
+
+def compiled(source: str, filename: str) -> bytes:
+    """``source`` compiled here and marshalled, as a job receives the grader's own modules.
+    Jobs run this same interpreter (the worker is started with it), so the code loads as
+    is; compiling it in every job, a fresh process each time, cost about a millisecond per
+    module and job."""
+    return marshal.dumps(compile(source, filename, "exec"))
+
+
+@cache
+def runtime_code() -> bytes:
+    """:mod:`autograder.grading.in_sandbox`, compiled, as the sandbox receives it."""
+    return compiled(runtime_source(), "<grader>")
 
 
 class Names:
@@ -78,7 +94,7 @@ class Names:
 
 
 def guard_cell(names: Names, protected: Sequence[str], enforce: bool = False) -> str:
-    return _LOADER.format(p=names.prefix, source=runtime_source(), name=names.runtime,
+    return _LOADER.format(p=names.prefix, code=runtime_code(), name=names.runtime,
                           protected=tuple(protected), enforce=bool(enforce))
 
 
@@ -96,10 +112,11 @@ def report_cell(names: Names) -> str:
     return f"{names.log} = {names.prefix}audit()"
 
 
-def lab_cell(names: Names, modules: Sequence[tuple[str, str]],
+def lab_cell(names: Names, modules: Sequence[tuple[str, bytes]],
              harnesses: Sequence[tuple[str, str, str]]) -> str:
-    """Load the lab runtime from ``modules`` ((name, source) pairs, shipped by the grader so
-    nothing needs reading from disk) and bind, per (harness name, kept function name,
+    """Load the lab runtime from ``modules`` ((name, :func:`compiled` code) pairs, shipped
+    by the grader so nothing needs reading from disk) and bind, per (harness name, kept
+    function name,
     "module:function"), a harness calling ``entry(learner_function, job)`` when the
     learner's function exists."""
     lines = [f"{names.prefix}lab_modules = {names.runtime}.lab_install({tuple(modules)!r})"]

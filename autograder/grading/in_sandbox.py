@@ -12,12 +12,13 @@ to ``builtins`` changes nothing it does.
   (``enforce``) does it also refuse them, as a last, weak wall.
 * :func:`guard` wraps a learner's function so that after its first time-out it is not run
   again (one endless loop costs one time limit); the skipped calls raise :class:`Skipped`.
-* :func:`lab_install` and :func:`lab_harness` load a lab's runtime from shipped sources and
+* :func:`lab_install` and :func:`lab_harness` load a lab's runtime from shipped code and
   run the learner's function through it, with the same one-time-out rule.
 """
 
 from __future__ import annotations
 
+import marshal
 import os
 import sys
 import types
@@ -120,11 +121,11 @@ def guard(function: Any, _type: type = type,
     return _once_timed_out(function)
 
 
-def lab_install(modules: Sequence[tuple[str, str]], _module: type = types.ModuleType,
+def lab_install(modules: Sequence[tuple[str, bytes]], _module: type = types.ModuleType,
                 _modules: dict[str, Any] = sys.modules, _exec: Any = exec,
-                _compile: Any = compile) -> dict[str, Any]:
-    """Load each (name, source) as a module (parent packages as empty stubs)."""
-    for name, source in modules:
+                _loads: Any = marshal.loads) -> dict[str, Any]:
+    """Load each (name, marshalled code) as a module (parent packages as empty stubs)."""
+    for name, code in modules:
         parts = name.split(".")
         for i in range(1, len(parts)):
             stub = _module(".".join(parts[:i]))
@@ -132,7 +133,7 @@ def lab_install(modules: Sequence[tuple[str, str]], _module: type = types.Module
             _modules[stub.__name__] = stub
         module = _module(name)
         _modules[name] = module
-        _exec(_compile(source, "<" + name + ">", "exec"), module.__dict__)
+        _exec(_loads(code), module.__dict__)
     return _modules
 
 

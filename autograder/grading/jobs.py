@@ -22,7 +22,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from autograder.grading.guard import Names, guard_cell, lab_cell, report_cell, snapshot_cell
+from autograder.grading.guard import (
+    Names,
+    compiled,
+    guard_cell,
+    lab_cell,
+    report_cell,
+    snapshot_cell,
+)
 from autograder.grading.integrity import CodeCell, parse_cell
 from autograder.grading.match import Match
 from autograder.grading.model import Release, Task
@@ -91,6 +98,13 @@ def module_sources(modules: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     return tuple(sources)
 
 
+@cache
+def module_codes(modules: tuple[str, ...]) -> tuple[tuple[str, bytes], ...]:
+    """(name, compiled code) of each module of :func:`module_sources`, as a job loads it."""
+    return tuple((name, compiled(source, f"<{name}>"))
+                 for name, source in module_sources(modules))
+
+
 def _kept(ask: Ask) -> tuple[str, bool] | None:
     """Whether the snapshot keeps the learner's name for this ask, and as a function."""
     if isinstance(ask, AskValue):
@@ -126,7 +140,7 @@ def _runs(tasks: list[Task], names: Names) -> str | None:
     runs = [(task, ask) for task in tasks for ask in task.asks if isinstance(ask, AskRun)]
     if not runs:
         return None
-    modules = module_sources(tuple(m for _, ask in runs for m in ask.modules))
+    modules = module_codes(tuple(m for _, ask in runs for m in ask.modules))
     return lab_cell(names, modules, [(names.harness(task.record.id, ask.name),
                                       names.snapshot(task.record.id, ask.name), ask.entry)
                                      for task, ask in runs])
