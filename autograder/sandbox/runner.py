@@ -21,6 +21,7 @@ right answer would; it cannot reach other jobs, the worker or the grader.
 
 from __future__ import annotations
 
+import _signal as _c_signal
 import builtins
 import errno
 import inspect
@@ -56,7 +57,7 @@ _os_write = os.write
 _os_exit = os._exit
 _getpid = os.getpid
 _setitimer = signal.setitimer
-_signal = signal.signal
+_signal = _c_signal.signal  # the C function itself: signal.signal adds enum conversions
 _setrecursionlimit = sys.setrecursionlimit
 _RECURSION_LIMIT = sys.getrecursionlimit()
 _getblock = inspect.getblock
