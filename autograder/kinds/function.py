@@ -39,6 +39,18 @@ class _Case:
     skipped: bool = False   # not run, after an earlier time-out
 
 
+_IMMUTABLE = frozenset({int, float, complex, str, bool, bytes, type(None)})
+
+
+def _fresh(args: Args) -> Args:
+    """``args`` as a call may receive them: a deep copy, so that a function that changes
+    its arguments changes nothing for the next call (arguments that cannot change are
+    passed as they are)."""
+    if all(type(a) in _IMMUTABLE for a in args):
+        return args
+    return copy.deepcopy(args)
+
+
 @dataclass(frozen=True)
 class Function(AnswerKind):
     """The learner writes ``function_name`` with ``signature``; the record's reference returns
@@ -84,10 +96,9 @@ class Function(AnswerKind):
             if any(o is not None and o.timed_out for o in outcomes):
                 outcomes.append(None)
             elif instant:
-                outcomes.append(call_unlimited(fn, copy.deepcopy(args)))
+                outcomes.append(call_unlimited(fn, _fresh(args)))
             else:
-                outcomes.append(call_with_time_limit(fn, copy.deepcopy(args),
-                                                     self.time_limit_s))
+                outcomes.append(call_with_time_limit(fn, _fresh(args), self.time_limit_s))
         return outcomes
 
     def test_cases(self) -> list[Args]:
@@ -146,7 +157,7 @@ class Function(AnswerKind):
     def _judge(self, reference: Callable[..., Any], args: Args, outcome: Outcome) -> _Case:
         call = f"{self.function_name}({', '.join(show(a, 30) for a in args)})"
         try:
-            want: Any = reference(*copy.deepcopy(args))
+            want: Any = reference(*_fresh(args))
             impossible: ValueError | None = None
         except ValueError as exc:  # the reference rejects this input; other errors are bugs
             want, impossible = None, exc

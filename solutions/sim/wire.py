@@ -140,12 +140,11 @@ def _read_exact(stream: BinaryIO, n: int) -> bytes | memoryview:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def _table(stream: BinaryIO, max_array_bytes: int,
+def _table(stream: BinaryIO, count: int, max_array_bytes: int,
            ) -> list[tuple[str, tuple[int, ...], int]]:
-    """(dtype, shape, byte count) of each array the frame carries, checked: at most
-    MAX_ARRAYS arrays of known dtypes and at most MAX_DIMS dimensions, each below 2**31,
-    and at most ``max_array_bytes`` in all."""
-    (count,) = struct.unpack(">I", _read_exact(stream, 4))
+    """(dtype, shape, byte count) of each of the ``count`` arrays the frame carries, checked:
+    at most MAX_ARRAYS arrays of known dtypes and at most MAX_DIMS dimensions, each below
+    2**31, and at most ``max_array_bytes`` in all."""
     if count > MAX_ARRAYS:
         raise WireError(f"a frame lists {count} arrays (at most {MAX_ARRAYS})")
     if not count:
@@ -196,20 +195,30 @@ def read_frame(stream: BinaryIO, max_array_bytes: int = MAX_FRAME_ARRAY_BYTES,
                ) -> tuple[dict[str, Any], list[np.ndarray]]:
     """One frame: its header and its arrays (read-only, over the bytes read: the other side
     keeps no hold on them). WireError if the frame is malformed or breaks a bound,
-    ChannelClosed at end of stream."""
+    ChannelClosed at end of stream. The arrays' bytes are read at once, once their table
+    is checked."""
     (length,) = struct.unpack(">I", _read_exact(stream, 4))
     if length > MAX_HEADER_BYTES:
         raise WireError(f"a frame header of {length} bytes (at most {MAX_HEADER_BYTES})")
+    head = _read_exact(stream, length + 4)  # the header and the arrays' count
     try:
-        header = json.loads(bytes(_read_exact(stream, length)).decode("utf-8"))
+        header = json.loads(bytes(head[:length]).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         raise WireError(f"a frame header is not JSON ({type(error).__name__})") from None
     if not isinstance(header, dict) or not isinstance(header.get("op"), str):
         raise WireError("a frame header is not an object with an op")
     _bounded(header)
-    shapes = _table(stream, max_array_bytes)
-    arrays = [np.frombuffer(_read_exact(stream, nbytes) if nbytes else b"",
-                            dtype=dtype).reshape(shape) for dtype, shape, nbytes in shapes]
+    shapes = _table(stream, struct.unpack(">I", head[length:])[0], max_array_bytes)
+    size = sum(nbytes for *_, nbytes in shapes)
+    body = _read_exact(stream, size) if size else b""
+    arrays, at = [], 0
+    for dtype, shape, nbytes in shapes:
+        if nbytes:
+            arrays.append(np.frombuffer(body, dtype=dtype, count=math.prod(shape),
+                                        offset=at).reshape(shape))
+        else:
+            arrays.append(np.frombuffer(b"", dtype=dtype).reshape(shape))
+        at += nbytes
     return header, arrays
 
 

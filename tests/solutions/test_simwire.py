@@ -32,8 +32,8 @@ def test_a_frame_round_trips_arrays_as_copies() -> None:
 
 @pytest.mark.parametrize("raw, fragment", [
     (struct.pack(">I", 1 << 30), "a frame header of"),
-    (struct.pack(">I", 3) + b"abc", "not JSON"),
-    (struct.pack(">I", 2) + b"[]", "not an object with an op"),
+    (struct.pack(">I", 3) + b"abc" + struct.pack(">I", 0), "not JSON"),
+    (struct.pack(">I", 2) + b"[]" + struct.pack(">I", 0), "not an object with an op"),
 ])
 def test_a_malformed_frame_is_refused_before_anything_is_allocated(raw: bytes,
                                                                    fragment: str) -> None:
