@@ -58,6 +58,7 @@ class Host:
         self.inbox: dict[int, list[tuple[int, np.ndarray]]] = {}
         self.ops: list[int] = []            # kind, a, b per request (see simwire)
         self.outgoing: list[np.ndarray] = []
+        self.sent_bytes = 0                 # of every payload sent so far
         # the step's answer: its table of numbers, returned values and raised texts by rank
         self.table: list[int] = []
         self.values: dict[str, Any] = {}
@@ -113,6 +114,7 @@ class Rank:
         host = self._host
         host.ops += (0, _word(dst), len(host.outgoing))
         host.outgoing.append(payload)
+        host.sent_bytes += payload.nbytes
 
     def recv(self, src: int) -> np.ndarray:
         """The oldest arrived message from rank ``src`` (a copy, read-only)."""
@@ -178,20 +180,28 @@ def _is_generator(value: Any) -> bool:
 def _measured(host: Host, rank: int, action: Any) -> Any:
     """Run ``action()`` as ``rank``, measuring what it keeps and its peak (when tracking)."""
     host.running = rank
-    before = tracemalloc.get_traced_memory()[0] if host.track else 0
-    if host.track:
-        tracemalloc.reset_peak()
-    sent = sum(a.nbytes for a in host.outgoing)
+    before = _traced_now() if host.track else 0
+    sent = host.sent_bytes
     try:
         return action()
     finally:
         host.running = -1
         if host.track:
-            now, peak = tracemalloc.get_traced_memory()
-            outgoing = sum(a.nbytes for a in host.outgoing) - sent  # gone once sent
-            base = host.held.get(rank, 0)
-            host.held[rank] = base + now - before - outgoing
-            host.peak = base + peak - before
+            _account(host, rank, before, host.sent_bytes - sent)
+
+
+def _traced_now() -> int:
+    tracemalloc.reset_peak()
+    return tracemalloc.get_traced_memory()[0]
+
+
+def _account(host: Host, rank: int, before: int, sent: int) -> None:
+    """What ``rank`` holds after its step and its peak in it: what was allocated since
+    ``before``, less the copies it sent (gone once the step's answer is written)."""
+    now, peak = tracemalloc.get_traced_memory()
+    base = host.held.get(rank, 0)
+    host.held[rank] = base + now - before - sent
+    host.peak = base + peak - before
 
 
 def _own(value: Any) -> Any:
@@ -248,16 +258,26 @@ def _step(host: Host, header: dict[str, Any], arrays: list[np.ndarray], program:
     table, payloads, data = arrays[0].tolist(), arrays[1:], header.get("data", {})
     at = 0
     while at < len(table):
-        rank, first, count, starts = table[at:at + 4]
-        listed, at = table[at + 4:at + 4 + 2 * count], at + 4 + 2 * count
-        host.inbox = {}
-        for k in range(count):
-            host.inbox.setdefault(listed[2 * k + 1], []).append((listed[2 * k],
-                                                                 payloads[first + k]))
-        start = None
-        if starts:
-            start = _own(simwire.from_tree(data[str(rank)], payloads[first + count:]))
-        _run(host, rank, program, start)
+        at = _start_rank(host, table, at, payloads, data, program)
+    _answer(host)
+
+
+def _start_rank(host: Host, table: list[int], at: int, payloads: list[np.ndarray],
+                data: dict[str, Any], program: Any) -> int:
+    """Run the rank the request table lists at ``at``; where its next entry starts."""
+    rank, first, count, starts = table[at:at + 4]
+    host.inbox = {}
+    for k in range(count):
+        message, src = table[at + 4 + 2 * k:at + 6 + 2 * k]
+        host.inbox.setdefault(src, []).append((message, payloads[first + k]))
+    start = None
+    if starts:
+        start = _own(simwire.from_tree(data[str(rank)], payloads[first + count:]))
+    _run(host, rank, program, start)
+    return at + 4 + 2 * count
+
+
+def _answer(host: Host) -> None:
     answer = {"op": "stepped", "values": host.values, "raised": host.raised}
     host.tell(answer, (np.array(host.table, dtype=np.int64), *host.outgoing))
     host.outgoing = []

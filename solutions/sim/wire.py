@@ -114,18 +114,23 @@ def write_frame(out: BinaryIO, header: dict[str, Any],
     from the array's own memory (no intermediate copies). WireError for an array whose
     dtype is not one of :data:`DTYPES`."""
     arrays = [np.ascontiguousarray(a) for a in arrays]
-    try:
-        codes = bytes([_CODE[a.dtype.str] for a in arrays])
-    except KeyError as error:
-        raise WireError(f"an array of dtype {error.args[0]} cannot cross the channel") from None
-    dims = np.array([d for a in arrays for d in a.shape], dtype="<u4")
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    out.write(b"".join((struct.pack(">I", len(text)), text, struct.pack(">I", len(arrays)),
-                        codes, bytes([a.ndim for a in arrays]), dims.tobytes())))
+    out.write(_head(header, arrays))
     for a in arrays:
         if a.nbytes:
             out.write(memoryview(a).cast("B"))  # type: ignore[arg-type]
     out.flush()
+
+
+def _head(header: dict[str, Any], arrays: list[np.ndarray]) -> bytes:
+    """The frame up to its arrays' bytes: the header and the arrays' table."""
+    try:
+        codes = bytes([_CODE[a.dtype.str] for a in arrays])
+    except KeyError as error:
+        raise WireError(f"an array of dtype {error.args[0]} cannot cross the channel") from None
+    dims = [d for a in arrays for d in a.shape]
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    return b"".join((struct.pack(">I", len(text)), text, struct.pack(">I", len(arrays)), codes,
+                     bytes([a.ndim for a in arrays]), struct.pack(f"<{len(dims)}I", *dims)))
 
 
 def _read_exact(stream: BinaryIO, n: int) -> bytes | memoryview:
@@ -157,20 +162,27 @@ def _table(stream: BinaryIO, count: int, max_array_bytes: int,
     if max(ranks) > MAX_DIMS:
         raise WireError(f"array {next(k for k, r in enumerate(ranks) if r > MAX_DIMS)} has "
                         f"a malformed shape (more than {MAX_DIMS} dimensions)")
-    dims = np.frombuffer(_read_exact(stream, 4 * sum(ranks)), dtype="<u4")
-    if dims.size and int(dims.max()) >= 1 << 31:
+    dims = struct.unpack(f"<{sum(ranks)}I", _read_exact(stream, 4 * sum(ranks)))
+    if dims and max(dims) >= 1 << 31:
         raise WireError("an array has a malformed shape (a dimension of 2**31 or more)")
-    flat, shapes, at, total = dims.tolist(), [], 0, 0
-    for k in range(count):
-        shape = tuple(flat[at:at + ranks[k]])
+    return _shapes(codes, ranks, dims, max_array_bytes)
+
+
+def _shapes(codes: bytes, ranks: bytes, dims: tuple[int, ...], max_array_bytes: int,
+            ) -> list[tuple[str, tuple[int, ...], int]]:
+    # kept short: the ranks' process may run under tracemalloc, whose cost per allocation
+    # grows with how far into its function the allocation happens
+    shapes, at, total = [], 0, 0
+    for k, code in enumerate(codes):
+        shape = dims[at:at + ranks[k]]
         at += ranks[k]
-        nbytes = math.prod(shape) * _ITEMSIZE[codes[k]]
+        nbytes = math.prod(shape) * _ITEMSIZE[code]
         if nbytes > MAX_FRAME_ARRAY_BYTES:
             raise WireError(f"array {k} is larger than {MAX_FRAME_ARRAY_BYTES} bytes")
         total += nbytes
         if total > max_array_bytes:
             raise WireError(f"a frame carries more than {max_array_bytes} bytes of arrays")
-        shapes.append((DTYPES[codes[k]], shape, nbytes))
+        shapes.append((DTYPES[code], shape, nbytes))
     return shapes
 
 
@@ -209,17 +221,8 @@ def read_frame(stream: BinaryIO, max_array_bytes: int = MAX_FRAME_ARRAY_BYTES,
         raise WireError("a frame header is not an object with an op")
     _bounded(header)
     shapes = _table(stream, struct.unpack(">I", head[length:])[0], max_array_bytes)
-    size = sum(nbytes for *_, nbytes in shapes)
-    body = _read_exact(stream, size) if size else b""
-    arrays, at = [], 0
-    for dtype, shape, nbytes in shapes:
-        if nbytes:
-            arrays.append(np.frombuffer(body, dtype=dtype, count=math.prod(shape),
-                                        offset=at).reshape(shape))
-        else:
-            arrays.append(np.frombuffer(b"", dtype=dtype).reshape(shape))
-        at += nbytes
-    return header, arrays
+    return header, [np.frombuffer(_read_exact(stream, nbytes) if nbytes else b"",
+                                  dtype=dtype).reshape(shape) for dtype, shape, nbytes in shapes]
 
 
 def step_answer(arrays: list[np.ndarray], live: list[int],
