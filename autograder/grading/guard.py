@@ -22,8 +22,10 @@ internals can evade the report; isolation comes from bubblewrap around the worke
 
 from __future__ import annotations
 
+import binascii
 import marshal
 import secrets
+import zlib
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -32,9 +34,11 @@ from autograder.grading import in_sandbox
 
 _LOADER = '''\
 def {p}load(code, name, _module=__import__("types").ModuleType,
-        _loads=__import__("marshal").loads):
+        _unpack=lambda text, _zlib=__import__("zlib"), _binascii=__import__("binascii"),
+        _marshal=__import__("marshal"): _marshal.loads(_zlib.decompress(
+            _binascii.a2b_base64(text)))):
     module = _module(name)
-    exec(_loads(code), module.__dict__)
+    exec(_unpack(code), module.__dict__)
     return module
 
 
@@ -50,16 +54,18 @@ def runtime_source() -> str:
     return Path(in_sandbox.__file__).read_text(encoding="utf-8")
 
 
-def compiled(source: str, filename: str) -> bytes:
-    """``source`` compiled here and marshalled, as a job receives the grader's own modules.
+def compiled(source: str, filename: str) -> str:
+    """``source`` compiled here, as a job receives the grader's own modules: marshalled,
+    compressed and in base64 (plain text, which the job's JSON carries without escapes).
     Jobs run this same interpreter (the worker is started with it), so the code loads as
     is; compiling it in every job, a fresh process each time, cost about a millisecond per
     module and job."""
-    return marshal.dumps(compile(source, filename, "exec"))
+    data = zlib.compress(marshal.dumps(compile(source, filename, "exec")), 6)
+    return binascii.b2a_base64(data, newline=False).decode("ascii")
 
 
 @cache
-def runtime_code() -> bytes:
+def runtime_code() -> str:
     """:mod:`autograder.grading.in_sandbox`, compiled, as the sandbox receives it."""
     return compiled(runtime_source(), "<grader>")
 
@@ -112,7 +118,7 @@ def report_cell(names: Names) -> str:
     return f"{names.log} = {names.prefix}audit()"
 
 
-def lab_cell(names: Names, modules: Sequence[tuple[str, bytes]],
+def lab_cell(names: Names, modules: Sequence[tuple[str, str]],
              harnesses: Sequence[tuple[str, str, str]]) -> str:
     """Load the lab runtime from ``modules`` ((name, :func:`compiled` code) pairs, shipped
     by the grader so nothing needs reading from disk) and bind, per (harness name, kept

@@ -18,10 +18,12 @@ to ``builtins`` changes nothing it does.
 
 from __future__ import annotations
 
+import binascii
 import marshal
 import os
 import sys
 import types
+import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -121,10 +123,12 @@ def guard(function: Any, _type: type = type,
     return _once_timed_out(function)
 
 
-def lab_install(modules: Sequence[tuple[str, bytes]], _module: type = types.ModuleType,
+def lab_install(modules: Sequence[tuple[str, str]], _module: type = types.ModuleType,
                 _modules: dict[str, Any] = sys.modules, _exec: Any = exec,
-                _loads: Any = marshal.loads) -> dict[str, Any]:
-    """Load each (name, marshalled code) as a module (parent packages as empty stubs)."""
+                _loads: Any = marshal.loads, _unzip: Any = zlib.decompress,
+                _text: Any = binascii.a2b_base64) -> dict[str, Any]:
+    """Load each (name, code as :func:`autograder.grading.guard.compiled` ships it) as a
+    module (parent packages as empty stubs)."""
     for name, code in modules:
         parts = name.split(".")
         for i in range(1, len(parts)):
@@ -133,7 +137,7 @@ def lab_install(modules: Sequence[tuple[str, bytes]], _module: type = types.Modu
             _modules[stub.__name__] = stub
         module = _module(name)
         _modules[name] = module
-        _exec(_loads(code), module.__dict__)
+        _exec(_loads(_unzip(_text(code))), module.__dict__)
     return _modules
 
 

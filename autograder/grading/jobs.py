@@ -99,7 +99,7 @@ def module_sources(modules: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 
 
 @cache
-def module_codes(modules: tuple[str, ...]) -> tuple[tuple[str, bytes], ...]:
+def module_codes(modules: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     """(name, compiled code) of each module of :func:`module_sources`, as a job loads it."""
     return tuple((name, compiled(source, f"<{name}>"))
                  for name, source in module_sources(modules))

@@ -47,13 +47,15 @@ from autograder.sandbox.protocol import (
 # Where the interpreter's files are not readable by the sandbox user (an interpreter under
 # /root, say), these are also the only standard modules learner code can import; socket
 # is among them so that network attempts meet the empty network namespace, not ImportError.
-# The last row is what the lab runtime the grader ships into lab jobs imports
-# (solutions.sim.bundle, which packs the learner's function).
+# The last rows are what the lab runtime the grader ships into lab jobs imports
+# (solutions.sim.bundle, which packs the learner's function) and what unpacks the
+# grader's compiled code in a job.
 WARM_MODULES = (
     "math", "cmath", "random", "statistics", "fractions", "decimal", "itertools",
     "functools", "operator", "collections", "dataclasses", "typing", "json", "re", "heapq",
     "bisect", "string", "textwrap", "datetime", "copy", "enum", "socket",
     "base64", "builtins", "dis", "marshal", "pickle", "sys", "types",
+    "binascii", "zlib",  # and how the grader's own code travels (guard.compiled)
 )
 MAX_REPORT_BYTES = 32 * 1024 * 1024
 TAIL_BYTES = 4000

@@ -1,4 +1,5 @@
-"""A lab job's runtime finds every standard module it imports already loaded in the workers.
+"""A lab job's runtime, and the guard cell unpacking the grader's code, find every standard
+module they import already loaded in the workers.
 
 Where the sandbox user cannot read the interpreter's files (an interpreter under /root,
 graded as root with ``--unsafe-no-sandbox``), a job can import only what its worker
@@ -10,10 +11,12 @@ from __future__ import annotations
 import ast
 import csv
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+from autograder.grading import guard
 from autograder.grading.fill import fill_answers
 from autograder.grading.jobs import module_sources
 from workbook import grading
@@ -45,7 +48,10 @@ def test_every_standard_module_of_the_lab_runtime_is_loaded_in_a_worker() -> Non
          str(ROOT)], capture_output=True, text=True, check=True).stdout.split()
     needed = _standard_imports()
     assert {"base64", "pickle"} <= needed  # the runtime's own, read from its source
-    assert needed <= set(loaded), needed - set(loaded)
+    # and what the guard cell imports to unpack the grader's compiled code
+    unpacking = set(re.findall(r'__import__\("(\w+)"\)', guard._LOADER))
+    assert {"zlib", "binascii", "marshal"} <= unpacking
+    assert needed | unpacking <= set(loaded), (needed | unpacking) - set(loaded)
 
 
 def test_a_lab_is_graded_without_the_sandbox(tmp_path: Path) -> None:
