@@ -155,28 +155,31 @@ class Function(AnswerKind):
 
     # -- one case -----------------------------------------------------------------------
     def _judge(self, reference: Callable[..., Any], args: Args, outcome: Outcome) -> _Case:
-        call = f"{self.function_name}({', '.join(show(a, 30) for a in args)})"
         try:
             want: Any = reference(*_fresh(args))
             impossible: ValueError | None = None
         except ValueError as exc:  # the reference rejects this input; other errors are bugs
             want, impossible = None, exc
+        call = self._call_text  # written out only for a case that fails
         if outcome.timed_out:
-            return _Case(False, f"{call} did not finish within {self.time_limit_s:g} s "
+            return _Case(False, f"{call(args)} did not finish within {self.time_limit_s:g} s "
                                 "(an endless loop?)", timed_out=True)
         if impossible is not None:
             if isinstance(outcome.error, ValueError):
                 return _Case(True)
             what = (f"raised {error_text(outcome.error)}" if outcome.error is not None
                     else f"returned {show(outcome.value)}")
-            return _Case(False, f"{call} {what}; expected it to raise ValueError, as this "
+            return _Case(False, f"{call(args)} {what}; expected it to raise ValueError, as this "
                                 f"input is impossible ({impossible})")
         if outcome.error is not None:
-            return _Case(False, f"{call} raised {error_text(outcome.error)}; "
+            return _Case(False, f"{call(args)} raised {error_text(outcome.error)}; "
                                 f"expected {show(want)}")
         if same(outcome.value, want, self.rel_tol, self.abs_tol):
             return _Case(True)
-        return _Case(False, f"{call} returned {show(outcome.value)}; expected {show(want)}")
+        return _Case(False, f"{call(args)} returned {show(outcome.value)}; expected {show(want)}")
+
+    def _call_text(self, args: Args) -> str:
+        return f"{self.function_name}({', '.join(show(a, 30) for a in args)})"
 
     # -- the verdict ----------------------------------------------------------------------
     def _verdict(self, fn: Any, results: list[_Case]) -> Verdict:
