@@ -122,19 +122,29 @@ class Provenance:
         return [(int(k) // width, int(k) % width) for k in self._keys[lo:hi]]
 
     def candidates_of(self, values: np.ndarray) -> list[list[tuple[int, int]]]:
-        """:meth:`candidates` of every element of ``values`` (float64), in two searches."""
+        """:meth:`candidates` of every element of ``values`` (float64), in two searches;
+        an element with one candidate (the usual case) takes no search of its own."""
         tol = 0.5 if self._exact else 1e-9 * (1.0 + np.abs(values))
-        lo = np.searchsorted(self._values, values - tol, side="left").tolist()
-        hi = np.searchsorted(self._values, values + tol, side="right").tolist()
+        lo = np.searchsorted(self._values, values - tol, side="left")
+        hi = np.searchsorted(self._values, values + tol, side="right")
         width, keys = 1 << self.n, self._keys
-        return [[(k // width, k % width) for k in keys[a:b].tolist()]
-                for a, b in zip(lo, hi, strict=True)]
+        first = keys[np.minimum(lo, len(keys) - 1)].tolist()
+        out = []
+        for a, b, k in zip(lo.tolist(), hi.tolist(), first, strict=True):
+            if b - a == 1:
+                out.append([(k // width, k % width)])
+            else:
+                out.append([(j // width, j % width) for j in keys[a:b].tolist()])
+        return out
 
     def can_build(self, rank: int, index: int, mask: int) -> bool:
         """Whether ``mask`` is a disjoint union of sets ``rank`` holds for ``index``."""
-        if mask == 0:
+        if mask == 0 or mask == 1 << rank:
             return True
-        held = self.known[rank].get(index, set()) | {1 << rank}
+        known = self.known[rank].get(index, set())
+        if mask in known:
+            return True
+        held = known | {1 << rank}
         return _cover(mask, frozenset(m for m in held if m & mask == m))
 
     def learn(self, rank: int, index: int, mask: int) -> None:
