@@ -128,10 +128,15 @@ def _no_constant(name: str) -> Any:
     raise ProtocolError(f"{name} is not allowed")
 
 
+_SCALARS = frozenset({type(None), bool, int, float, str})
+
+
 def decode_tree(tree: Any) -> Any:
     """Wire tree (as parsed by ``json.loads``) -> plain Python data."""
-    if isinstance(tree, list):
-        return [decode_tree(item) for item in tree]
+    if type(tree) in _SCALARS:
+        return tree
+    if isinstance(tree, list):  # scalars, most of a tree, are taken as they are
+        return [item if type(item) in _SCALARS else decode_tree(item) for item in tree]
     if isinstance(tree, dict):
         if len(tree) == 1 and FLOAT_TAG in tree:
             text = tree[FLOAT_TAG]
@@ -139,7 +144,8 @@ def decode_tree(tree: Any) -> Any:
             return float(text)
         for key in tree:
             _expect(not key.startswith("$") or key.startswith("$$"), f"bad key {key!r}")
-        return {key[1:] if key.startswith("$") else key: decode_tree(v) for key, v in tree.items()}
+        return {key[1:] if key.startswith("$") else key:
+                v if type(v) in _SCALARS else decode_tree(v) for key, v in tree.items()}
     _expect(tree is None or isinstance(tree, (bool, int, float, str)), "not a JSON tree")
     return tree
 
