@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import threading
 from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
@@ -34,12 +35,13 @@ from autograder.grading.model import Batch, Role
 from autograder.grading.pipeline import Personalise
 from autograder.grading.read import Cell, read_notebook
 from autograder.grading.swap import replace_problem
+from autograder.kinds import Lab
 from autograder.sandbox import bwrap
 from solutions.sim import process as simprocess
 from workbook.grading_term import Term, write_gradebook
 from workbook.outline import CHAPTERS, Chapter
 from workbook.paths import instructor_path, learner_path
-from workbook.records import lookup
+from workbook.records import all_labs, lookup
 
 REFERENCE_PACKAGES = frozenset({"solutions", "workbook", "autograder"})
 
@@ -185,6 +187,16 @@ def _say(text: str) -> None:
     print(f"workbook grade: {safe_text.visible(text)}", file=sys.stderr)
 
 
+def _warm_up_labs(labs: list[Lab]) -> None:
+    """Start the labs' ranks' servers while the grader reads the files (on a core that is
+    otherwise waiting then); a server that cannot start says so when a lab needs it."""
+    for kind in labs:
+        try:
+            kind.warm_up()
+        except Exception:  # noqa: BLE001 - the lab that needs it starts it again
+            return
+
+
 def grade_cli(submissions: str | None, out: str, *, workers: int | None = None,
               timeout_s: float = 10.0, unsafe_no_sandbox: bool = False,
               nbgrader_course: str | None = None, batch_timeout_s: float | None = None,
@@ -223,6 +235,9 @@ def grade_cli(submissions: str | None, out: str, *, workers: int | None = None,
                       personalise=term.personalise())
     chapters = releases()
     simprocess.keep_warm(WARM_RANK_HOSTS)
+    if not unsafe_no_sandbox and discovery.found:
+        labs = [lab.answer_kind for lab in all_labs() if isinstance(lab.answer_kind, Lab)]
+        threading.Thread(target=_warm_up_labs, args=(labs,), name="labs", daemon=True).start()
     try:
         batch = term.finish(grade_folder(folder, chapters, chosen,
                                          lambda total: StatusBar(total, sys.stderr),

@@ -82,6 +82,10 @@ class LabRuntime(Protocol):
         report per case). ``launch`` forks the ranks' process in the sandbox (see
         :func:`sandbox_launch`), or None to start it plainly."""
 
+    def prestart(self, prepare: Any) -> None:
+        """Start, with ``prepare`` (see :func:`sandbox_prepare`), what ``launch`` will fork
+        this lab's ranks' processes from."""
+
 
 @dataclass(frozen=True)
 class LabSource:
@@ -133,6 +137,13 @@ class Lab(AnswerKind):
             return Verdict("invalid", f"Your {self.function_name} cannot be run on the "
                            f"simulated cluster: {error}.", yours=show(answer))
         return self._grade_elsewhere(bundle, seed)
+
+    def warm_up(self) -> None:
+        """Start the sandboxed server this lab's ranks' processes are forked from (a batch
+        grader calls it in the background before the first file is judged)."""
+        prepare = sandbox_prepare()
+        if prepare is not None:
+            self.runtime.prestart(prepare)
 
     def grade_bundle(self, bundle: Any, seed: int) -> Verdict:
         """Grade a bundle here: this process must be one the learner's code never ran in."""
@@ -255,6 +266,16 @@ def sandbox_launch() -> Any:
     if bwrap.unavailable_reason():
         return None
     return rank_client.launch
+
+
+def sandbox_prepare() -> Any:
+    """The companion of :func:`sandbox_launch`: what starts the warm server ahead of the
+    first lab (same arguments as the launch), or None where labs run unsandboxed."""
+    from autograder.sandbox import bwrap, rank_client
+
+    if bwrap.unavailable_reason():
+        return None
+    return rank_client.prepare
 
 
 def lab_verdict(function_name: str, evidence: str, reports: Sequence[Report],

@@ -167,18 +167,30 @@ MEMORY_BYTES = 4 << 30   # a ranks' process's address space on top of the server
 CPU_S = 300              # CPU seconds, a backstop: the trusted side's deadlines come first
 
 
+def _server(key: tuple[str, str, tuple[str, ...], str]) -> RankServer:
+    """The running server for ``key``, started (again, if it died) when there is none."""
+    with _LOCK:
+        server = _SERVERS.get(key)
+        if server is None or not server.alive():
+            if server is not None:
+                server.close()
+            server = _SERVERS[key] = RankServer(*key)
+        return server
+
+
+def prepare(python: str, code_dir: str, warm: tuple[str, ...], entry: str) -> None:
+    """Start the server :func:`launch` will fork from (the same arguments), ahead of the
+    first lab: its start then overlaps the grader's other work."""
+    _server((python, code_dir, warm, entry))
+
+
 def launch(python: str, code_dir: str, warm: tuple[str, ...], entry: str) -> ForkedProcess:
     """A fresh ranks' process running ``entry`` ("module:function") from ``code_dir``,
     forked from a warm server that imported ``warm``; a server that died is started again
     (once)."""
     key = (python, code_dir, warm, entry)
     for attempt in (1, 2):
-        with _LOCK:
-            server = _SERVERS.get(key)
-            if server is None or not server.alive():
-                if server is not None:
-                    server.close()
-                server = _SERVERS[key] = RankServer(python, code_dir, warm, entry)
+        server = _server(key)
         try:
             return server.spawn(MEMORY_BYTES, CPU_S)
         except ServerFailed:

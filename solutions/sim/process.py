@@ -287,9 +287,8 @@ def start_host(bundle: Any, launch: Launch | None = None, time_limit_s: float = 
     if launch is None:
         host = _fresh(plain_command(sys.executable, code))
     else:
-        warm = WARM + (("solutions.sim.collectives",) if collectives else ())
         try:
-            host = Host(launch(sys.executable, code, warm, ENTRY))
+            host = Host(launch(sys.executable, code, _warm(collectives), ENTRY))
         except OSError as error:
             return RunFailure("infrastructure", f"the grader could not start a process for "
                               f"your ranks ({error})")
@@ -305,6 +304,19 @@ def start_host(bundle: Any, launch: Launch | None = None, time_limit_s: float = 
         host.close()
         return RunFailure("program", f"your code could not be loaded: {reply.get('value')}")
     return host
+
+
+def _warm(collectives: bool) -> tuple[str, ...]:
+    """What a warm server imports before forking a ranks' process."""
+    return WARM + (("solutions.sim.collectives",) if collectives else ())
+
+
+def prestart(prepare: Callable[[str, str, tuple[str, ...], str], Any],
+             collectives: bool = True) -> None:
+    """Have ``prepare`` (the companion of a :data:`Launch`, taking the same arguments)
+    start the server that :func:`start_host` will fork this kind of ranks' process from,
+    ahead of the first lab."""
+    prepare(sys.executable, stage_host_code(collectives), _warm(collectives), ENTRY)
 
 
 atexit.register(cleanup)

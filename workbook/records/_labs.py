@@ -15,6 +15,7 @@ from typing import Any
 from autograder.kinds import Lab
 from solutions.sim import bundle as simbundle
 from solutions.sim import lab as simlab
+from solutions.sim import process as simprocess
 
 LAB_TAG = "lab"
 SIMULATOR = ("The simulated cluster (solutions/sim/channel.py): ranks advance in lockstep "
@@ -36,6 +37,9 @@ class SimRuntime:
 
     def pack_file(self, source: str, filename: str, name: str) -> Any:
         return simbundle.source_bundle(source, filename, name)
+
+    def prestart(self, prepare: Any) -> None:
+        simprocess.prestart(prepare, self.spec.collectives)
 
     def run(self, bundle: Any, seed: int, time_limit_s: float,
             launch: Any) -> tuple[str, list[Any]]:

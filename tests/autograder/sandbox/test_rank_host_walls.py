@@ -165,3 +165,26 @@ def _is_zombie_of_other(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
     except OSError:
         return True
+
+
+def test_a_prestarted_server_is_the_one_a_lab_forks_from() -> None:
+    """A batch starts the servers ahead (workbook grade, while it reads the files); the
+    first lab must then fork from that server, not start a second one."""
+    from autograder.kinds.lab import sandbox_prepare
+    from autograder.sandbox import rank_client
+
+    prepare, launch = sandbox_prepare(), sandbox_launch()
+    if prepare is None or launch is None:
+        pytest.skip(f"bubblewrap is not usable here: {bwrap.unavailable_reason()}")
+    rank_client.close_all()
+    simprocess.prestart(prepare, collectives=False)
+    servers = list(rank_client._SERVERS.values())
+    assert len(servers) == 1 and servers[0].alive()
+    host = simprocess.start_host(source_bundle(SLEEPER, "s.py", "sleeper"), launch, 10,
+                                 collectives=False)
+    assert isinstance(host, simprocess.Host), host
+    try:
+        assert simchannel.call(host, [0]) == 1
+        assert list(rank_client._SERVERS.values()) == servers  # forked from it, none new
+    finally:
+        host.close()
