@@ -207,8 +207,8 @@ def read_frame(stream: BinaryIO, max_array_bytes: int = MAX_FRAME_ARRAY_BYTES,
                ) -> tuple[dict[str, Any], list[np.ndarray]]:
     """One frame: its header and its arrays (read-only, over the bytes read: the other side
     keeps no hold on them). WireError if the frame is malformed or breaks a bound,
-    ChannelClosed at end of stream. The arrays' bytes are read at once, once their table
-    is checked."""
+    ChannelClosed at end of stream. No array's bytes are read before the whole table is
+    checked."""
     (length,) = struct.unpack(">I", _read_exact(stream, 4))
     if length > MAX_HEADER_BYTES:
         raise WireError(f"a frame header of {length} bytes (at most {MAX_HEADER_BYTES})")
