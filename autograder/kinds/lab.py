@@ -271,11 +271,9 @@ def sandbox_launch() -> Any:
 def sandbox_prepare() -> Any:
     """The companion of :func:`sandbox_launch`: what starts the warm server ahead of the
     first lab (same arguments as the launch), or None where labs run unsandboxed."""
-    from autograder.sandbox import bwrap, rank_client
+    from autograder.sandbox import rank_client
 
-    if bwrap.unavailable_reason():
-        return None
-    return rank_client.prepare
+    return rank_client.prepare if sandbox_launch() is not None else None
 
 
 def lab_verdict(function_name: str, evidence: str, reports: Sequence[Report],

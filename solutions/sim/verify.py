@@ -115,15 +115,12 @@ class Provenance:
 
     def candidates(self, value: float) -> list[tuple[int, int]]:
         """Every (index, mask) whose partial sum equals ``value`` (within tolerance)."""
-        tol = 0.5 if self._exact else 1e-9 * (1.0 + abs(value))
-        lo = np.searchsorted(self._values, value - tol, side="left")
-        hi = np.searchsorted(self._values, value + tol, side="right")
-        width = 1 << self.n
-        return [(int(k) // width, int(k) % width) for k in self._keys[lo:hi]]
+        return self.candidates_of(np.array([value], dtype=np.float64))[0]
 
     def candidates_of(self, values: np.ndarray) -> list[list[tuple[int, int]]]:
-        """:meth:`candidates` of every element of ``values`` (float64), in two searches;
-        an element with one candidate (the usual case) takes no search of its own."""
+        """Every (index, mask) whose partial sum equals each element of ``values``
+        (float64, within tolerance), in two searches for all; an element with one candidate
+        (the usual case) takes no search of its own."""
         tol = 0.5 if self._exact else 1e-9 * (1.0 + np.abs(values))
         lo = np.searchsorted(self._values, values - tol, side="left")
         hi = np.searchsorted(self._values, values + tol, side="right")
@@ -150,17 +147,12 @@ class Provenance:
     def learn(self, rank: int, index: int, mask: int) -> None:
         self.known[rank].setdefault(index, set()).add(mask)
 
-    def buildable(self, rank: int, value: float) -> list[tuple[int, int]]:
-        """The (index, set) pairs ``value`` may be that ``rank`` can build; never the empty
-        set: a 0 standing for "nothing yet" carries no data where the algorithm needs some."""
-        return self._buildable(rank, self.candidates(value))
-
     def buildable_of(self, rank: int, values: np.ndarray) -> list[list[tuple[int, int]]]:
-        """:meth:`buildable` of every element of ``values`` (float64)."""
-        return [self._buildable(rank, options) for options in self.candidates_of(values)]
-
-    def _buildable(self, rank: int, options: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        return [(i, m) for i, m in options if m != 0 and self.can_build(rank, i, m)]
+        """For every element of ``values`` (float64), the (index, set) pairs it may be that
+        ``rank`` can build; never the empty set: a 0 standing for "nothing yet" carries no
+        data where the algorithm needs some."""
+        return [[(i, m) for i, m in options if m != 0 and self.can_build(rank, i, m)]
+                for options in self.candidates_of(values)]
 
 
 def _cover(mask: int, pieces: frozenset[int]) -> bool:
