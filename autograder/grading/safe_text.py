@@ -33,9 +33,7 @@ def _escape(char: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def _unsafe(char: str, keep_newlines: bool) -> bool:
-    if keep_newlines and char == "\n":
-        return False
+def _unsafe(char: str) -> bool:
     return unicodedata.category(char) in ("Cc", "Cs", "Cf", "Zl", "Zp") and char != " "
 
 
@@ -45,7 +43,9 @@ def visible(text: str, *, keep_newlines: bool = False) -> str:
         text = str(text)
     if text.isprintable():
         return text
-    return "".join(_escape(c) if _unsafe(c, keep_newlines) else c for c in text)
+    if keep_newlines:  # feedback and pictures: many lines, each as a rule printable
+        return "\n".join(visible(line) for line in text.split("\n"))
+    return "".join(_escape(c) if _unsafe(c) else c for c in text)
 
 
 def for_csv(value: Any) -> Any:

@@ -36,3 +36,32 @@ def test_json_trees_always_encode() -> None:
     text = json.dumps(for_json(tree), ensure_ascii=False)
     text.encode("utf-8")
     assert json.loads(text) == {"M\\xfcller": ["x\\xff", {"k": "\x1b ok"}], "n": 1}
+
+
+def _escaped_one_by_one(text: str, keep_newlines: bool) -> str:
+    """The definition, character by character (what the fast paths must equal)."""
+    import unicodedata
+
+    out = []
+    for char in text:
+        if (keep_newlines and char == "\n") or char == " " or unicodedata.category(char) \
+                not in ("Cc", "Cs", "Cf", "Zl", "Zp"):
+            out.append(char)
+        elif 0xDC80 <= ord(char) <= 0xDCFF:
+            out.append(f"\\x{ord(char) - 0xDC00:02x}")
+        else:
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(
+                char, f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"))
+    return "".join(out)
+
+
+def test_visible_equals_its_definition_on_random_text() -> None:
+    import random
+
+    rng = random.Random(7)
+    alphabet = ["a", " ", "\n", "\r", "\t", "\x00", "\x1b", "\x7f", "\x85", "\xa0", "\xad",
+                "\u2028", "\u2029", "\u202e", "\ufeff", "\udcff", "\ud800", "é", "学", "\U0001f600"]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        for keep in (False, True):
+            assert visible(text, keep_newlines=keep) == _escaped_one_by_one(text, keep), text
