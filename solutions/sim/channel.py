@@ -4,23 +4,28 @@ The learner's rank functions run in another process (:mod:`solutions.sim.host`, 
 bubblewrap where the caller provides it). This side keeps everything the grade depends
 on: the step counter, every rank's inbox, the message log (with the step each message was
 received and freed), each rank's returned value and its memory. The two talk in frames
-(:mod:`solutions.sim.wire`) over a pair of pipes, one frame each way per step::
+(:mod:`solutions.sim.wire`) over a pair of pipes. A case goes over as one frame; the
+ranks' process then runs the steps and streams one answer per step, which this side reads
+and applies in order (no round trip per step)::
 
     trusted                                    ranks' process
-    step t: for each live rank, the messages -->
-      that have arrived for it (and its data
-      at step 0), copied
-                                           <--  per rank, in order: send dst + payload,
-                                                recv src -> message id, free id; then
-                                                yielded | returned value | raised text,
-                                                and the memory the step measured
+    case: cluster size, every rank's data,  -->
+      the run's bounds
+                                           <--  step t, per rank in order: send dst +
+                                                payload, recv src -> message id, free id;
+                                                then yielded | returned value | raised
+                                                text, and the memory the step measured;
+                                                whether this step is the last
 
 Every request is checked here (the destination; the dtype, shape and size of a payload
 within the run's budget; that a receive takes the oldest arrived message from that
 source; that a freed buffer was received and not yet freed) and applied in rank order, so
 the log is what the simulator's rules make of the requests, written only here; a broken
-rule ends the run with a :class:`RunFailure` naming the rank and the step. Messages not
-received in a step are dropped over there and offered again next step. Memory: the ranks'
+rule ends the run with a :class:`RunFailure` naming the rank and the step. The other side
+keeps the arrived messages as this side does, only so that the ids it claims match (a
+claim of any other message breaks the channel); it stops where this side's rules end the
+run, and a process that does not (its last frame not where the run ended) is not used
+again. Memory: the ranks'
 process measures each step with a tracked allocator; the figure is accepted only if its
 peak is at least what this side knows the rank received in that step, otherwise the run
 fails as tampered. Time: a deadline per run; a process that misses it is killed.
@@ -51,7 +56,6 @@ class _Run:
     def __init__(self, host: Host, data: Sequence[Any], budget_bytes: int,
                  track: bool) -> None:
         self.host, self.n, self.track = host, len(data), track
-        self.data = list(data)
         self.data_bytes = [array_bytes(d) for d in data]
         self.step = 0
         self.log: list[list[Any]] = []   # [step, src, dst, recv_step, free_step, payload]
@@ -111,53 +115,29 @@ class _Run:
             return
         self.log[index][4] = self.step
 
-    def arrived(self, rank: int) -> tuple[list[list[int]], list[np.ndarray]]:
-        """Every message that has arrived for ``rank`` and that it has not received yet,
-        oldest first per source: what its step may receive."""
-        listed = [[index, src] for src, queue in sorted(self.inbox[rank].items())
-                  for index in queue]
-        return listed, [self.log[index][5] for index, _ in listed]
-
-    def run_step(self, live: list[int], starting: bool) -> list[int]:
-        """Run every rank of ``live`` for one step (each with the messages it may receive,
-        and its data when ``starting``), apply what each did in rank order, and return the
-        ranks still running. The frames are laid out as :mod:`solutions.sim.wire` says."""
-        table: list[int] = []
-        arrays: list[np.ndarray] = []
-        data: dict[str, Any] = {}
-        for rank in live:
-            self.received_now[rank] = 0
-            listed, payloads = self.arrived(rank)
-            table += (rank, len(arrays), len(listed), int(starting))
-            for index, src in listed:
-                table += (index, src)
-            arrays += payloads
-            if starting:
-                own: list[np.ndarray] = []
-                data[str(rank)] = simwire.to_tree(self.data[rank], own)
-                arrays += own
-        header: dict[str, Any] = {"op": "step", "step": self.step}
-        if starting:
-            header["data"] = data
-        self.host.send(header, [np.array(table, dtype=np.int64), *arrays])
+    def apply_step(self, live: list[int]) -> tuple[list[int], bool]:
+        """Read the answer of the step of every rank of ``live`` and apply what each did, in
+        rank order; return the ranks still running and whether the other side says the
+        step was its last. The frame is laid out as :mod:`solutions.sim.wire` says."""
         answer, got = self.host.receive(self.budget * len(live) + (64 << 20))
-        values, raised = answer.get("values"), answer.get("raised")
+        values, raised, last = answer.get("values"), answer.get("raised"), answer.get("last")
         if answer["op"] != "stepped" or not isinstance(values, dict) or \
-                not isinstance(raised, dict):
+                not isinstance(raised, dict) or not isinstance(last, bool):
             raise simwire.WireError("an answer that is not the step asked for")
         records = simwire.step_answer(got, live)
         payloads = got[1:]
         still = []
         for rank, (outcome, held, peak, ops) in zip(live, records, strict=True):
+            self.received_now[rank] = 0
             self.apply(rank, ops, payloads)
             if self.failure:
-                return []
+                return [], last
             self.on_end(rank, outcome, (held, peak), values, raised, payloads)
             if self.failure:
-                return []
+                return [], last
             if outcome == simwire.YIELDED:
                 still.append(rank)
-        return still
+        return still, last
 
     def apply(self, rank: int, ops: list[int], payloads: list[np.ndarray]) -> None:
         """Apply one rank's requests of this step, in order (kind, a, b each)."""
@@ -213,17 +193,24 @@ class _Run:
 def run(host: Host, data: Sequence[Any], *, collectives: bool, track: bool = False,
         time_limit_s: float = 10.0, max_steps: int = 10_000,
         budget_bytes: int | None = None) -> Log | RunFailure:
-    """Run the loaded program on ``len(data)`` ranks (rank r starts with ``data[r]``)."""
+    """Run the loaded program on ``len(data)`` ranks (rank r starts with ``data[r]``). A
+    run that leaves the other side mid-case (a time-out, a broken channel, a last frame
+    not where the run ended) sets ``host.in_sync`` to False: that process is done."""
     total = sum(array_bytes(d) for d in data)
     state = _Run(host, data, budget_bytes or max(1 << 20, 8 * total), track)
     host.reader.deadline = time.monotonic() + time_limit_s
     try:
-        host.send({"op": "case", "n": state.n, "collectives": collectives, "track": track})
+        arrays: list[np.ndarray] = []
+        trees = {str(rank): simwire.to_tree(d, arrays) for rank, d in enumerate(data)}
+        host.send({"op": "case", "n": state.n, "collectives": collectives, "track": track,
+                   "budget": state.budget, "max_steps": max_steps, "data": trees}, arrays)
         return _steps(state, max_steps)
     except TimeoutError:
+        host.in_sync = False
         return RunFailure("timeout", f"your program did not finish within {time_limit_s:g} s "
                           "(an endless loop, or a rank that never returns?)", -1, state.step)
     except (simwire.WireError, simwire.ChannelClosed, OSError, KeyError, TypeError) as error:
+        host.in_sync = False
         return RunFailure("channel", f"the process running your ranks broke the channel at "
                           f"step {state.step} ({type(error).__name__}: {str(error)[:200]}); it "
                           "may only talk through rank.send, rank.recv and rank.free",
@@ -231,18 +218,24 @@ def run(host: Host, data: Sequence[Any], *, collectives: bool, track: bool = Fal
 
 
 def _steps(state: _Run, max_steps: int) -> Log | RunFailure:
-    live = state.run_step(list(range(state.n)), starting=True)
-    while live and not state.failure:
+    live = list(range(state.n))
+    while True:
+        live, last = state.apply_step(live)
+        if state.failure:
+            state.host.in_sync = last
+            return state.failure
         state.deliver()
+        if not live:
+            if not last:
+                raise simwire.WireError("the run ended but the other side goes on")
+            return state.finish()
         state.step += 1
         if state.step > max_steps:
+            state.host.in_sync = last
             return RunFailure("rule", f"the program ran more than {max_steps} steps (an "
                               "endless loop?)", -1, state.step)
-        live = state.run_step(live, starting=False)
-    if state.failure:
-        return state.failure
-    state.deliver()
-    return state.finish()
+        if last:
+            raise simwire.WireError("the other side stopped before the run ended")
 
 
 def call(host: Host, args: Sequence[Any], time_limit_s: float = 10.0) -> Any | RunFailure:

@@ -3,16 +3,23 @@
 Started by the trusted side (:mod:`solutions.sim.channel`) as ``python -I`` on a staged copy
 of this package's few modules (inside bubblewrap where available), it reads frames on
 stdin and writes frames on stdout (:mod:`solutions.sim.wire`); the learner's ``print`` goes
-to stderr. It holds no log and no verifier. For each step the trusted side lists the ranks
-to run and, per rank, the messages that have arrived for it; a rank's handle records what
-the rank asks for (send, recv, free) and the step's answer carries those requests back,
-in order, for the trusted side to check and apply. Everything received is a copy made in
-the rank's own step; messages it did not receive are dropped when its step ends.
+to stderr. It holds no log and no verifier. A case arrives as one frame (the cluster size,
+every rank's data, the run's bounds); this side then runs the lockstep steps itself and
+streams one answer frame per step, without waiting to be asked: each rank's requests
+(send, recv, free) in order, how its step ended and its memory, for the trusted side to
+check and apply. It keeps each rank's arrived messages the way the trusted side does (a
+message sent in step t arrives when step t ends; one not received stays for the next
+step), so that the message ids it claims are the ones the trusted side's log gives; the
+trusted side believes none of it without checking. It stops after the step in which a
+rank raised, a send could not be delivered, a rank sent more than the run's budget, or
+the run reached its last step, and marks that step's frame the last: the trusted side
+fails the run at that same step, and the next case finds this side waiting.
 
 With memory tracking on, every step of a rank is measured with :mod:`tracemalloc` (numpy
 registers its buffers there): what the rank still holds after the step (every array it
-kept, including copies it made) and its peak inside the step. The trusted side never
-believes less than what it knows the rank received.
+kept, including copies it made) and its peak inside the step. Everything received is a
+copy made in the rank's own step; the messages themselves are let go between steps, never
+inside one. The trusted side never believes less than what it knows the rank received.
 
 Only the standard library, numpy, :mod:`solutions.sim.wire`, :mod:`solutions.sim.bundle` and
 :mod:`solutions.sim.collectives` are needed here (a sandbox gets copies of just those).
@@ -53,12 +60,19 @@ class Host:
         self.held: dict[int, int] = {}
         self.track = False
         self.peak = 0
-        # the running rank's step: its arrived messages (src -> [(message id, payload)]),
-        # and what it asked for, in order; both sent back and dropped when the step ends
+        # every rank's arrived messages (src -> [(message id, payload)]) and the running
+        # rank's; the messages sent this step (dst, src, id, payload), delivered when it
+        # ends; what this step's ranks could take from their inboxes (let go when it ends)
+        self.inboxes: list[dict[int, list[tuple[int, np.ndarray]]]] = []
         self.inbox: dict[int, list[tuple[int, np.ndarray]]] = {}
+        self.pending: list[tuple[int, int, int, np.ndarray]] = []
+        self.taken: list[Any] = []
+        self.next_id = 0                    # the id the trusted side's log gives a message
+        self.rank_sent: list[int] = []      # bytes each rank has sent in this case
         self.ops: list[int] = []            # kind, a, b per request (see simwire)
         self.outgoing: list[np.ndarray] = []
         self.sent_bytes = 0                 # of every payload sent so far
+        self.yielded: list[int] = []        # the ranks of this step that yielded
         # the step's answer: its table of numbers, returned values and raised texts by rank
         self.table: list[int] = []
         self.values: dict[str, Any] = {}
@@ -225,7 +239,15 @@ def _record(host: Host, rank: int, outcome: int, value: Any = None) -> None:
         host.raised[str(rank)] = value
     host.table += (rank, outcome, host.held.get(rank, 0), host.peak, len(host.ops) // 3)
     host.table += host.ops
-    host.inbox, host.ops = {}, []
+    for k in range(0, len(host.ops), 3):  # its sends, numbered as the trusted log numbers them
+        if host.ops[k] == 0:
+            payload = host.outgoing[host.ops[k + 2]]
+            host.pending.append((host.ops[k + 1], rank, host.next_id, payload))
+            host.next_id += 1
+            host.rank_sent[rank] += payload.nbytes
+    host.ops = []
+    if outcome == simwire.YIELDED:
+        host.yielded.append(rank)
 
 
 def _run(host: Host, rank: int, program: Any, start: Any) -> None:
@@ -249,38 +271,44 @@ def _run(host: Host, rank: int, program: Any, start: Any) -> None:
     return _record(host, rank, simwire.YIELDED)
 
 
-def _step(host: Host, header: dict[str, Any], arrays: list[np.ndarray], program: Any) -> None:
-    """Run every listed rank for one step, each with the messages it may receive (and its
-    data when it starts); one frame back with what each did (both laid out as
-    :mod:`solutions.sim.wire` says)."""
-    host.step, host.outgoing = int(header["step"]), []
-    host.table, host.values, host.raised = [], {}, {}
-    table, payloads, data = arrays[0].tolist(), arrays[1:], header.get("data", {})
-    at = 0
-    while at < len(table):
-        at = _start_rank(host, table, at, payloads, data, program)
-    _answer(host)
+def _case(host: Host, header: dict[str, Any], arrays: list[np.ndarray], program: Any) -> None:
+    """Run one case to its end, one answer frame per step (laid out as
+    :mod:`solutions.sim.wire` says), the last one marked so."""
+    n, data = host.n, header["data"]
+    budget, last_step = int(header["budget"]), int(header["max_steps"])
+    host.inboxes, host.rank_sent = [{} for _ in range(n)], [0] * n
+    host.pending, host.taken, host.next_id = [], [], 0
+    live, host.step = list(range(n)), 0
+    while True:
+        host.outgoing, host.table, host.values, host.raised, host.yielded = [], [], {}, {}, []
+        for rank in live:
+            host.inbox = host.inboxes[rank]
+            # what it may receive stays referenced until the step ends: a message let go
+            # inside the rank's step would count against its memory
+            host.taken.append([entry for queue in host.inbox.values() for entry in queue])
+            start = _own(simwire.from_tree(data[str(rank)], arrays)) if host.step == 0 \
+                else None
+            _run(host, rank, program, start)
+        undelivered = _deliver(host)
+        live = host.yielded
+        last = not live or bool(host.raised) or undelivered or host.step >= last_step or \
+            max(host.rank_sent) > budget
+        host.tell({"op": "stepped", "values": host.values, "raised": host.raised,
+                   "last": last}, (np.array(host.table, dtype=np.int64), *host.outgoing))
+        host.outgoing, host.taken = [], []
+        if last:
+            return
+        host.step += 1
 
 
-def _start_rank(host: Host, table: list[int], at: int, payloads: list[np.ndarray],
-                data: dict[str, Any], program: Any) -> int:
-    """Run the rank the request table lists at ``at``; where its next entry starts."""
-    rank, first, count, starts = table[at:at + 4]
-    host.inbox = {}
-    for k in range(count):
-        message, src = table[at + 4 + 2 * k:at + 6 + 2 * k]
-        host.inbox.setdefault(src, []).append((message, payloads[first + k]))
-    start = None
-    if starts:
-        start = _own(simwire.from_tree(data[str(rank)], payloads[first + count:]))
-    _run(host, rank, program, start)
-    return at + 4 + 2 * count
-
-
-def _answer(host: Host) -> None:
-    answer = {"op": "stepped", "values": host.values, "raised": host.raised}
-    host.tell(answer, (np.array(host.table, dtype=np.int64), *host.outgoing))
-    host.outgoing = []
+def _deliver(host: Host) -> bool:
+    """The step's messages into their destinations' inboxes; True if one has none."""
+    for dst, src, message, payload in host.pending:
+        if not 0 <= dst < host.n or dst == src:
+            return True
+        host.inboxes[dst].setdefault(src, []).append((message, payload))
+    host.pending = []
+    return False
 
 
 def serve(host: Host) -> None:
@@ -305,8 +333,7 @@ def serve(host: Host) -> None:
                 from solutions.sim import collectives  # noqa: F401
             if host.track and not tracemalloc.is_tracing():
                 tracemalloc.start()
-        elif op == "step":
-            _step(host, header, arrays, program)
+            _case(host, header, arrays, program)
         elif op == "call":
             _call(host, program, simwire.from_tree(header["args"], arrays))
 

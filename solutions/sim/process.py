@@ -192,6 +192,7 @@ class Host:
 
     def __init__(self, process: Process) -> None:
         self.process = process
+        self.in_sync = True   # False once a run left the other side mid-case
         self.writer: IO[bytes] = process.stdin
         self.reader = _Reader(process.stdout_fd)
         for fd in (process.stdin.fileno(), process.stdout_fd):

@@ -44,17 +44,16 @@ VALUE_DEPTH = MAX_DEPTH - 8         # nesting of a value inside a frame (headers
 MAX_NODES = 200_000                 # values in a JSON tree
 
 
-# How one step of a run crosses (solutions.sim.channel asks, solutions.sim.host answers).
-# The request: header {"op": "step", "step": t} (and, when the ranks start, "data": {rank:
-# tree}) and the arrays (table, *payloads); the int64 table holds, per rank to run,
-#     rank, first, count, starts, then count x (message id, source rank)
-# with its arrived messages in payloads[first:first + count] and a starting rank's data
-# tree referring to payloads[first + count:]. The answer: header {"op": "stepped",
-# "values": {rank: tree}, "raised": {rank: text}} and the arrays (table, *payloads); the
-# table holds, per rank run, in the order asked,
+# How a run crosses (solutions.sim.channel sends the case, solutions.sim.host streams the
+# steps). The case: header {"op": "case", "n", "collectives", "track", "budget",
+# "max_steps", "data": {rank: tree}} and the arrays the data trees refer to. Then one
+# answer per step, unasked: header {"op": "stepped", "values": {rank: tree}, "raised":
+# {rank: text}, "last": bool} and the arrays (table, *payloads); the int64 table holds,
+# per rank run (those still running, in rank order),
 #     rank, outcome, held bytes, peak bytes, n, then n x (kind, a, b)
 # where kind 0 is a send to rank a of payloads[b]; 1 a receive from rank a of message b
-# (-1: none had arrived); 2 a free of message a. A returned value refers to the payloads.
+# (-1: none had arrived); 2 a free of message a. Message ids count the run's sends in the
+# order the steps apply them. A returned value refers to the payloads.
 YIELDED, RETURNED, RAISED = 0, 1, 2
 OUTCOMES = ("yielded", "returned", "raised")
 

@@ -153,3 +153,98 @@ def test_runs_are_deterministic_and_the_ring_sums() -> None:
     assert all(result.tolist() == [0, 6, 12, 18, 24] for result in a.results)
     # a ring moves 2 (N - 1) chunks per rank: 4 messages each for N = 3
     assert len(a.messages) == 3 * 2 * (3 - 1)
+
+
+def _cases_on_one_host(program: Callable[..., Any], runs: Sequence[Sequence[Any]],
+                       ) -> tuple[list[Log | RunFailure], list[bool]]:
+    """Several cases on the same ranks' process; after each, whether it is still in step
+    (the other side stopped where the run ended, so the next case may use it)."""
+    host = simprocess.start_host(pack(program), collectives=False)
+    assert isinstance(host, simprocess.Host), host
+    results, synced = [], []
+    try:
+        for data in runs:
+            results.append(simchannel.run(host, data, collectives=False, time_limit_s=30))
+            synced.append(host.in_sync)
+    finally:
+        host.close()
+    return results, synced
+
+
+def test_after_a_broken_rule_both_sides_stop_at_the_same_step() -> None:
+    # case 1 (3 ranks): rank 1 sends to rank 7 at step 2, which ends the run there; the
+    # ranks' process stops there too, so case 2 (2 ranks) runs on the same process
+    def program(rank: Any) -> Any:
+        import numpy as np
+        for step in range(4):
+            rank.send(7 if (rank.size == 3 and rank.id == 1 and step == 2)
+                      else (rank.id + 1) % rank.size, np.full(2, rank.id + step))
+            yield
+            rank.recv((rank.id - 1) % rank.size)
+        return rank.data
+
+    three = [np.zeros(2), np.ones(2), np.full(2, 2.0)]
+    results, synced = _cases_on_one_host(program, [three, _two(), three])
+    first, second, third = results
+    assert isinstance(first, RunFailure) and (first.rank, first.step) == (1, 2), first
+    assert "send to 7" in first.problem
+    assert isinstance(second, Log), second
+    # two ranks, four sends each, all received (a send in step s is received in s + 1)
+    assert sorted((m.step, m.src, m.recv_step) for m in second.messages) == sorted(
+        (s, r, s + 1) for s in range(4) for r in range(2))
+    assert third == first
+    assert synced == [True, True, True]
+
+
+def test_a_ranks_process_that_runs_on_past_the_end_of_a_run_is_not_used_again() -> None:
+    # the program makes its own process deliver nothing and go on after a broken rule:
+    # the trusted side ends the run at the rule and no longer trusts that process's pace
+    def program(rank: Any) -> Any:
+        import sys
+
+        import numpy as np
+        sys.modules["solutions.sim.host"]._deliver = lambda host: False
+        for _ in range(50):
+            rank.send(5, np.ones(1))
+            yield
+        return rank.data
+
+    results, synced = _cases_on_one_host(program, [_two()])
+    (failure,) = results
+    assert isinstance(failure, RunFailure) and failure.cause == "rule", failure
+    assert (failure.rank, failure.step) == (0, 0) and "send to 5" in failure.problem
+    assert synced == [False]
+
+
+def test_a_message_claimed_early_or_out_of_turn_is_refused() -> None:
+    # delivering its own sends at once, inside the step, does not make them arrive: the
+    # trusted side's log says when a message arrives
+    def early(rank: Any) -> Any:
+        import sys
+
+        import numpy as np
+        rank.send((rank.id + 1) % 2, np.ones(1))
+        sys.modules["solutions.sim.host"]._deliver(rank._host)
+        if rank.id == 1:
+            rank.recv(0)
+        yield
+
+    failure = _run(early, _two())
+    assert isinstance(failure, RunFailure) and failure.cause == "rule", failure
+    assert "rank 1 at step 0: recv(0) but no message" in failure.problem
+
+    # taking the newer of two arrived messages first breaks the channel
+    def newest_first(rank: Any) -> Any:
+        import numpy as np
+        if rank.id == 0:
+            rank.send(1, np.ones(1))
+            rank.send(1, np.zeros(1))
+        yield
+        if rank.id == 1:
+            rank._host.inbox[0].reverse()
+            return rank.recv(0)
+        return None
+
+    failure = _run(newest_first, _two())
+    assert isinstance(failure, RunFailure) and failure.cause == "channel", failure
+    assert "not the oldest" in failure.problem
