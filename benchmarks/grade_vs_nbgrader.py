@@ -13,8 +13,8 @@ raising, and untouched. Then it times the two graders as an instructor would run
 A run of ours lasts seconds and nbgrader's half an hour, on a shared machine whose speed
 drifts by more than a third from minute to minute; timed one after the other, the ratio
 would depend on the moment each happened to meet. So the two interleave: nbgrader grades
-the class in ``--chunks`` commands of about ten students each (its start-up, about a
-second, paid once per command), and ``workbook grade`` grades the whole class before the
+the class in ``--chunks`` commands of about ten students each (its start-up paid once
+per command, which counts against it), and ``workbook grade`` grades the whole class before the
 first, between each two and after the last, so that both sample the same stretch of time.
 The ratio is nbgrader's total against the median of ours, and every run's points must
 agree with nbgrader's. ``--chunks 1`` times one nbgrader command over the whole class and
