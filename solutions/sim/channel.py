@@ -25,10 +25,10 @@ rule ends the run with a :class:`RunFailure` naming the rank and the step. The o
 keeps the arrived messages as this side does, only so that the ids it claims match (a
 claim of any other message breaks the channel); it stops where this side's rules end the
 run, and a process that does not (its last frame not where the run ended) is not used
-again. Memory: the ranks'
-process measures each step with a tracked allocator; the figure is accepted only if its
-peak is at least what this side knows the rank received in that step, otherwise the run
-fails as tampered. Time: a deadline per run; a process that misses it is killed.
+again. Memory: the ranks' process measures each step with a tracked allocator; the figure
+is accepted only if its peak is at least what this side knows the rank received in that
+step, otherwise the run fails as tampered. Time: a deadline per run; a process that
+misses it is killed.
 
 All ranks share the one ranks' process, so one rank's code can reach another's data
 there; that is why the labs' verifiers check content (provenance of every number, real
@@ -239,19 +239,23 @@ def _steps(state: _Run, max_steps: int) -> Log | RunFailure:
 
 
 def call(host: Host, args: Sequence[Any], time_limit_s: float = 10.0) -> Any | RunFailure:
-    """Call the loaded function with ``args``; its value (arrays as arrays)."""
+    """Call the loaded function with ``args``; its value (arrays as arrays). A time-out or
+    a broken channel sets ``host.in_sync`` to False, as :func:`run` does."""
     host.reader.deadline = time.monotonic() + time_limit_s
     try:
         arrays: list[np.ndarray] = []
         host.send({"op": "call", "args": simwire.to_tree(list(args), arrays)}, arrays)
         header, got = host.receive(64 << 20)
     except TimeoutError:
+        host.in_sync = False
         return RunFailure("timeout", f"your function did not return within {time_limit_s:g} s")
     except (simwire.WireError, simwire.ChannelClosed, OSError) as error:
+        host.in_sync = False
         return RunFailure("channel", f"the process running your function broke the channel "
                           f"({type(error).__name__}: {str(error)[:200]})")
     if header["op"] == "raised":
         return RunFailure("program", str(header.get("value"))[:400])
     if header["op"] != "returned":
+        host.in_sync = False
         return RunFailure("channel", "the process running your function answered out of turn")
     return simwire.from_tree(header.get("value"), got)

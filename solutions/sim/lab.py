@@ -142,8 +142,7 @@ def grade_bundle(spec: LabSpec, bundle: Any, cases: Sequence[Case],
             continue
         run = run_on(spec, host, case, time_limit_s)
         reports.append(safe_verify(spec, case, run))
-        if not host.in_sync or isinstance(run, RunFailure) and run.cause in ("timeout",
-                                                                              "channel"):
+        if not host.in_sync:  # a time-out, a broken channel, a run it did not stop with
             host.close()
             host = None
     if isinstance(host, simprocess.Host):
