@@ -1,25 +1,31 @@
-"""Inline markdown for HTML outputs: prompts and explanations use **bold**, *italics* and
-`code`, which an HTML widget or a result block does not render by itself."""
+"""Inline markdown for HTML outputs and for terminals: prompts and explanations use
+**bold**, *italics*, `code`, "- " bullets and "\\$" for a literal dollar, which an HTML widget,
+a widget's plain-text label or a terminal does not render by itself."""
 
 from __future__ import annotations
 
 import html
 import re
 
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+_ITALIC = re.compile(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])")
+_CODE = re.compile(r"`([^`]+)`")
 _INLINE_MARKDOWN = (
-    (re.compile(r"\*\*(.+?)\*\*"), r"<strong>\1</strong>"),
-    (re.compile(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])"), r"<em>\1</em>"),
-    (re.compile(r"`([^`]+)`"), r"<code>\1</code>"),
+    (_BOLD, r"<strong>\1</strong>"),
+    (_ITALIC, r"<em>\1</em>"),
+    (_CODE, r"<code>\1</code>"),
 )
-
+_BULLET = re.compile(r"^[ \t]*[-*][ \t]+", re.MULTILINE)
+_HEADING = re.compile(r"^#{1,6}[ \t]+", re.MULTILINE)
+_ESCAPED_DOLLAR = re.compile(r"\\\$")
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
 
 
 def inline_markdown(text: str) -> str:
     """Escape ``text`` for HTML, then render the inline markdown prompts use (bold,
-    italics, code), since an HTML widget does not render markdown itself. A fenced block
-    (a variant's code listing) is kept as preformatted text."""
+    italics, code, bullets, escaped dollars), since an HTML widget does not render markdown
+    itself. A fenced block (a variant's code listing) is kept as preformatted text."""
     parts, last = [], 0
     for match in _FENCE.finditer(text):
         parts += [_inline(text[last:match.start()]),
@@ -30,10 +36,30 @@ def inline_markdown(text: str) -> str:
 
 
 def _inline(text: str) -> str:
-    out = html.escape(text)
+    out = html.escape(_ESCAPED_DOLLAR.sub("$", _HEADING.sub("", text)))
+    out = _BULLET.sub("\u2022 ", out)
     for pattern, replacement in _INLINE_MARKDOWN:
         out = pattern.sub(replacement, out)
     return out.replace("\n", "<br>")
+
+
+def plain_text(text: str) -> str:
+    """``text`` as a terminal or a plain-text label shows it: the markers of bold,
+    italics, code and headings dropped, bullets as "\u2022", "\\$" as "$". A fenced block
+    keeps its code as written."""
+    parts, last = [], 0
+    for match in _FENCE.finditer(text):
+        parts += [_plain(text[last:match.start()]), match.group(1).rstrip("\n")]
+        last = match.end()
+    parts.append(_plain(text[last:]))
+    return "".join(parts)
+
+
+def _plain(text: str) -> str:
+    out = _BULLET.sub("\u2022 ", _HEADING.sub("", text))
+    for pattern in (_BOLD, _ITALIC, _CODE):
+        out = pattern.sub(r"\1", out)
+    return _ESCAPED_DOLLAR.sub("$", out)
 
 
 # Front ends typeset $...$ as LaTeX in markdown and in HTML outputs, so money ("$2 per

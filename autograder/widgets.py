@@ -25,7 +25,7 @@ from autograder.kinds import (
     Trace,
 )
 from autograder.kinds.base import AnswerKind
-from autograder.markup import inline_markdown
+from autograder.markup import inline_markdown, plain_text
 
 ReadAnswer = Callable[[], Any]
 WriteAnswer = Callable[[Any], None]
@@ -93,18 +93,31 @@ def _numeric_input(kind: Numeric, record: Exercise, lookup: Lookup) -> Input:
 
 @input_for(Choice)
 def _choice_input(kind: Choice, record: Exercise, lookup: Lookup) -> Input:
+    """Radio buttons labelled with the options as filled for the numbers shown (a question
+    pool deals its options per variant); ``refresh`` relabels them for a variant."""
     import ipywidgets as w
 
-    labels = [f"{o.key}. {o.text}" for o in kind.options]
-    radio = w.RadioButtons(options=labels, value=None, layout=w.Layout(width="auto"))
+    radio = w.RadioButtons(options=choice_labels(kind, record.params), value=None,
+                           layout=w.Layout(width="auto"))
 
     def read() -> Any:
         return None if radio.value is None else radio.value.split(".", 1)[0]
 
     def write(key: Any) -> None:
-        radio.value = next(label for label in labels if label.split(".", 1)[0] == key)
+        radio.value = next(label for label in radio.options if label.split(".", 1)[0] == key)
 
+    def refresh(params: Any) -> None:
+        radio.value = None
+        radio.options = choice_labels(kind, params)
+
+    radio.refresh = refresh
     return radio, read, write
+
+
+def choice_labels(kind: Choice, params: Any) -> list[str]:
+    """"A. <text>" for every option filled from ``params``, as plain text (a radio button's
+    label does not render markdown)."""
+    return [f"{o.key}. {' '.join(plain_text(o.text).split())}" for o in kind.options_for(params)]
 
 
 @input_for(Ordering)
@@ -156,9 +169,11 @@ def _trace_input(kind: Trace, record: Exercise, lookup: Lookup) -> Input:
 def _debug_input(kind: Debug, record: Exercise, lookup: Lookup) -> Input:
     import ipywidgets as w
 
-    lines = kind.code.rstrip("\n").split("\n")
-    radio = w.RadioButtons(options=[f"line {i + 1}: {line.strip()}" for i, line in
-                                    enumerate(lines)], value=None,
+    def labels(params: Any) -> list[str]:
+        lines = kind.code_for(params).rstrip("\n").split("\n")
+        return [f"line {i + 1}: {line.strip()}" for i, line in enumerate(lines)]
+
+    radio = w.RadioButtons(options=labels(record.params), value=None,
                            layout=w.Layout(width="auto"))
     note = w.HTML(f"<p>Click the buggy line, then define <code>{kind.fix.function_name}</code>"
                   " (fixed) in a code cell and press Check.</p>")
@@ -174,7 +189,13 @@ def _debug_input(kind: Debug, record: Exercise, lookup: Lookup) -> Input:
         line = answer[0] if isinstance(answer, (list, tuple)) else answer
         radio.value = radio.options[int(line) - 1]
 
-    return w.VBox([radio, note]), read, write
+    def refresh(params: Any) -> None:  # a variant may show another program
+        radio.value = None
+        radio.options = labels(params)
+
+    box = w.VBox([radio, note])
+    box.refresh = refresh
+    return box, read, write
 
 
 @input_for(Function)
@@ -316,6 +337,9 @@ class ExerciseWidget:
         self.params = dict(practice.params)
         self.prompt.value = _prompt_html(self.record, practice.prompt, self.note)
         self.ladder.children = ()  # hints belong to the numbers they were given for
+        refresh = getattr(self.input, "refresh", None)
+        if refresh is not None:  # inputs that show the question's numbers (dealt options)
+            refresh(self.params)
         shown = _Message(VARIANT_SHOWN)  # the question is in the header, shown once
         self._show(lambda: shown)
 
