@@ -107,7 +107,9 @@ class Text:
     body: str
 
     def __str__(self) -> str:
-        return f"{self.heading}\n{self.body}"
+        from autograder.markup import plain_text
+
+        return f"{self.heading}\n{plain_text(self.body)}"
 
     __repr__ = __str__
 
@@ -176,7 +178,10 @@ class Practice:
         return _check(self.record, answer, self.params)
 
     def __str__(self) -> str:
-        return (f"Practice {self.record.id} ({self.record.title}), new numbers:\n{self.prompt}\n"
+        from autograder.markup import plain_text
+
+        return (f"Practice {self.record.id} ({self.record.title}), new numbers:\n"
+                f"{plain_text(self.prompt)}\n"
                 "Your next check of this exercise is marked against these numbers.")
 
     __repr__ = __str__

@@ -108,9 +108,13 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 def _cmd_show(args: argparse.Namespace) -> int:
     import workbook
-    from workbook.notebook_cells import prompt_markdown
+    from autograder.markup import plain_text
+    from workbook.notebook_cells import prompt_lines
 
-    print(prompt_markdown(workbook.exercise(args.id)))
+    record = workbook.exercise(args.id)
+    print(plain_text("\n".join(prompt_lines(record))))
+    print(f"\nAnswer with {record.answer_kind.describe()}: "
+          f"workbook check {record.id} <answer>")
     return 0
 
 

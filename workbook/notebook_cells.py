@@ -35,6 +35,16 @@ import workbook as wb'''
 
 
 def prompt_markdown(record: Exercise) -> str:
+    """The exercise's markdown cell: heading, question, notes, options or code, and how to
+    answer in the notebook."""
+    kind = record.answer_kind
+    return "\n".join([*prompt_lines(record), "",
+                      f"*Answer with {kind.describe()}.* Run the check cell, or use the card "
+                      "below."])
+
+
+def prompt_lines(record: Exercise) -> list[str]:
+    """The exercise as markdown lines: heading, question, notes, options or code."""
     from workbook.widgets import challenge_note
 
     parts = [f"### Exercise {record.id} · {record.title} *({record.category})*", "",
@@ -43,11 +53,9 @@ def prompt_markdown(record: Exercise) -> str:
         parts[1:1] = ["", f"*{challenge_note(record.id)}*"]
     if record.notes:
         parts += ["", escape_dollars(record.render_notes())]
-    kind = record.answer_kind
     for block in record.render_extras():
         parts += ["", block]
-    parts += ["", f"*Answer with {kind.describe()}.* Run the check cell, or use the card below."]
-    return "\n".join(parts)
+    return parts
 
 
 def answer_source(record: Exercise, instructor: bool) -> str:
