@@ -28,7 +28,7 @@ from workbook.release import (
     parse_chapters,
     personal_notebook,
 )
-from workbook.roster import RosterError, parse_roster
+from workbook.instructor.roster import RosterError, parse_roster
 
 SECRET = b"0123456789abcdef0123456789abcdef"
 OTHER_SECRET = b"fedcba9876543210fedcba9876543210"
