@@ -48,9 +48,27 @@ Fields (booleans say whether the software does it):
   DP]`` (§3.3.2), so a pipeline's stages share nodes and DP groups spread over them.
 * ``pipeline_scatter_gather``: each TP rank sends only its ``1/t`` slice of the activation
   to the next stage and the slices are all-gathered over NVLink there (Narayanan et al.
-  2021, §4.1 "scatter/gather optimization"); without it (DeepSpeed's pipeline engine,
-  ``deepspeed/runtime/pipe/engine.py`` SendActivation) every TP rank sends the whole
-  activation over its own port, ``t`` times the bytes.
+  2021, §4.1 "scatter/gather optimization"). DeepSpeed's pipeline engine does the same
+  since its first release (``deepspeed/runtime/pipe/engine.py``, September 2020:
+  ``is_pipe_partitioned = is_model_parallel``; the stage output becomes a
+  ``PartitionedTensor`` over the slice-parallel group before ``SendActivation``, and the
+  receiver's ``PartitionedTensor.full()`` all-gathers it); without it every TP rank sends
+  the whole activation over its own port, ``t`` times the bytes.
+* ``pipeline_grad_scatter_gather``: the same for the gradient sent back to the previous
+  stage. DeepSpeed partitions it since ``is_grad_partitioned = is_model_parallel``
+  (commit e2fdd254, 29 September 2021, "Big science related changes"; before it the
+  gradient went whole, ``is_grad_partitioned = False``); Megatron-LM scatters both.
+* ``flat_dp_collectives``: the data-parallel and ZeRO collectives run as one flat ring
+  over all ranks, each rank at its own network port, instead of NCCL's per-port rings
+  that let a group with ``k`` members on a node drive ``k`` of its ports
+  (:meth:`solutions.hardware.Cluster.group_gb_per_s`). DeepSpeed ZeRO-3 of 2021 all-gathers
+  every parameter on its own with ``torch.distributed.all_gather`` over the whole
+  data-parallel group (``deepspeed/runtime/zero/partition_parameters.py``,
+  ``_allgather_param``, May 2021); hierarchical gathers came later (MiCS,
+  ``mics_hierarchical_params_gather``; ZeRO++ hpZ, ``zero_hpz_partition_size``, 2023).
+  Narayanan et al. 2021's Table 2 measures the consequence: ZeRO-3 at 768 and 1,536 A100s
+  spends about the same 50-60 s per step whatever the GPU count, the time of its 3 x 350 GB
+  per GPU at one 200 Gb/s port's ring bandwidth.
 * ``attention_kernel``: the fused attention kernel, ``"flash2"`` (FlashAttention-2, PyTorch's
   scaled-dot-product attention), ``"hopper"`` (a kernel using Hopper's asynchronous
   tensor-core instructions: FlashAttention-3 or cuDNN's fused attention through Transformer
@@ -77,7 +95,7 @@ Fields (booleans say whether the software does it):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from solutions._checks import positive
 
@@ -102,6 +120,8 @@ class Stack:
     param_gather_overlap: bool = False
     gather_hidden_fraction: float = 1.0
     pipeline_scatter_gather: bool = True
+    pipeline_grad_scatter_gather: bool = True
+    flat_dp_collectives: bool = False
     pp_outermost: bool = True
     fused_grad_accumulation: bool = True
     pipeline_blocking_p2p: bool = False
@@ -153,22 +173,28 @@ MEGATRON_CORE_2024 = Stack(
            "kernels (cuDNN fused attention, LayerNorm/RMSNorm, bias-GeLU/SwiGLU); "
            "interleaving asserts layers divisible by the chunks.")
 DEEPSPEED_ZERO3 = Stack(
-    "DeepSpeed ZeRO-3", sequence_parallel=False, fused_attention=True, overlap_dp=True,
+    "DeepSpeed ZeRO-3 (2021)", sequence_parallel=False, fused_attention=True, overlap_dp=True,
     gather_hidden_fraction=ZERO3_GATHER_HIDDEN, elementwise="eager",
-    fused_grad_accumulation=False,
+    fused_grad_accumulation=False, flat_dp_collectives=True,
     source="Rajbhandari et al. 2020 (ZeRO, arXiv:1910.02054) §7 (P_os+g+p: 1.5x the DP "
            "volume: all-gather forward, all-gather backward, reduce-scatter), ZeRO-Infinity "
            "(arXiv:2104.07857) §6.2 prefetch from a recorded trace.")
 DEEPSPEED_PIPELINE = Stack(
     "DeepSpeed pipeline engine (Megatron-DeepSpeed)", sequence_parallel=False,
-    fused_attention=False, overlap_dp=False, pipeline_scatter_gather=False,
-    pipeline_blocking_p2p=True, fused_grad_accumulation=False,
-    elementwise="megatron",
+    fused_attention=False, overlap_dp=False, pipeline_blocking_p2p=True,
+    fused_grad_accumulation=False, elementwise="megatron",
     source="Smith et al. 2022 (MT-NLG, arXiv:2201.11990), §3: Megatron TP inside "
-           "DeepSpeed's 1F1B pipeline engine (deepspeed/runtime/pipe/engine.py: "
-           "SendActivation/RecvGrad of the whole activation from every TP rank), no "
-           "interleaving; ZeRO-1 gradient "
-           "all-reduce after the last micro-batch (engine.py _exec_reduce_grads).")
+           "DeepSpeed's 1F1B pipeline engine (deepspeed/runtime/pipe/engine.py: blocking "
+           "SendActivation/RecvActivation/SendGrad/RecvGrad of PartitionedTensor slices, "
+           "1/t of the activation and, since September 2021, of its gradient per TP rank), "
+           "no interleaving; ZeRO-1 gradient all-reduce after the last micro-batch "
+           "(engine.py _exec_reduce_grads).")
+DEEPSPEED_PIPELINE_2020 = replace(
+    DEEPSPEED_PIPELINE, name="DeepSpeed pipeline engine before September 2021",
+    pipeline_grad_scatter_gather=False,
+    source="deepspeed/runtime/pipe/engine.py of September 2020 - September 2021: "
+           "activations partitioned over the TP group, gradients sent whole "
+           "(is_grad_partitioned = False).")
 FSDP = Stack(
     "PyTorch FSDP (FULL_SHARD)", sequence_parallel=False, fused_attention=True,
     overlap_dp=True, elementwise="eager", fused_grad_accumulation=False,
@@ -200,7 +226,8 @@ MODERN = MEGATRON_CORE_2024
 STACKS: dict[str, Stack] = {
     "megatron-lm-2021": MEGATRON_2021, "megatron-lm-2022": MEGATRON_2022,
     "megatron-core-2024": MEGATRON_CORE_2024, "deepspeed-zero3": DEEPSPEED_ZERO3,
-    "deepspeed-pipeline": DEEPSPEED_PIPELINE, "fsdp": FSDP, "fsdp2": FSDP2, "llama3": LLAMA3,
+    "deepspeed-pipeline": DEEPSPEED_PIPELINE,
+    "deepspeed-pipeline-2020": DEEPSPEED_PIPELINE_2020, "fsdp": FSDP, "fsdp2": FSDP2, "llama3": LLAMA3,
 }
 
 

@@ -51,7 +51,7 @@ class Links:
     """The bandwidth and latency each parallel group of ``cfg`` sees on ``cluster``."""
 
     def __init__(self, cluster: hardware.Cluster, cfg: ParallelConfig,
-                 pp_outermost: bool = True) -> None:
+                 pp_outermost: bool = True, flat_dp: bool = False) -> None:
         self.cluster, self.cfg = cluster, cfg
         node = cluster.gpus_per_node
         inner = cfg.tp * cfg.cp
@@ -65,7 +65,8 @@ class Links:
         self.dp_per_node = max(1, min(cfg.dp, node // dp_stride))  # members on one node
         self.ep_per_node = max(1, min(cfg.ep, node // dp_stride))
         cp_per_node = max(1, min(cfg.cp, node // cfg.tp))
-        self.dp_gb_per_s = cluster.group_gb_per_s(self.dp_crosses, self.dp_per_node)
+        self.dp_gb_per_s = (cluster.link_gb_per_s(self.dp_crosses) if flat_dp
+                            else cluster.group_gb_per_s(self.dp_crosses, self.dp_per_node))
         self.cp_gb_per_s = cluster.group_gb_per_s(self.cp_crosses, cp_per_node)
 
     def _bandwidth(self, crosses: bool, gb_per_s: float | None) -> float:
@@ -96,16 +97,22 @@ class Links:
         group's hierarchical bus bandwidth."""
         return self.gather_s(n_params * bytes_per_element, n, self.dp_crosses, self.dp_gb_per_s)
 
-    def pp_send_s(self, arch: models.Architecture, scatter_gather: bool = True) -> float:
-        """One chunk's activation out and gradient in: 2 transfers of ``b s h / (t cp)``
-        16-bit values per GPU (each TP rank sends its slice on its own link; the whole
-        ``b s h / cp`` without the scatter/gather optimisation)."""
+    def pp_send_s(self, arch: models.Architecture, scatter_gather: bool = True,
+                  grad_scatter_gather: bool | None = None) -> float:
+        """One chunk's activation out and gradient in: 2 transfers of ``b s h / cp`` 16-bit
+        values, each TP rank sending its ``1/t`` slice on its own link when the direction is
+        scattered (``scatter_gather`` for the activation, ``grad_scatter_gather`` for the
+        gradient, the same as the activation's when None), the whole of it otherwise."""
         cfg = self.cfg
-        message = cfg.micro_batch * cfg.seq_len / cfg.cp * arch.d_model * BYTES_16BIT
-        message /= cfg.tp if scatter_gather else 1
+        grad_scattered = scatter_gather if grad_scatter_gather is None else grad_scatter_gather
+        whole = cfg.micro_batch * cfg.seq_len / cfg.cp * arch.d_model * BYTES_16BIT
         c = self.cluster
-        one = c.latency_s(self.pp_crosses) + message / (c.link_gb_per_s(self.pp_crosses) * 1e9)
-        return 2 * one
+        rate = c.link_gb_per_s(self.pp_crosses) * 1e9
+        total = 0.0
+        for scattered in (scatter_gather, grad_scattered):
+            message = whole / cfg.tp if scattered else whole
+            total += c.latency_s(self.pp_crosses) + message / rate
+        return total
 
 
 def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,

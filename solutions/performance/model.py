@@ -329,10 +329,11 @@ def step_time_from_costs(work_s: float, send_s: float, pp: int, m: int, v: int,
 def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
                 cluster: hardware.Cluster, stack: Stack = MODERN) -> dict[str, float]:
     """Seconds per step per named cost (see the module docstring); no validation."""
-    links = Links(cluster, cfg, stack.pp_outermost)
+    links = Links(cluster, cfg, stack.pp_outermost, stack.flat_dp_collectives)
     stage, st = _busiest_stage(arch, cfg, gpu, stack, links)
     m, p, v = cfg.grad_accum, cfg.pp, cfg.virtual_stages
-    send = links.pp_send_s(arch, stack.pipeline_scatter_gather)
+    send = links.pp_send_s(arch, stack.pipeline_scatter_gather,
+                           stack.pipeline_grad_scatter_gather)
     send *= 2 if stack.pipeline_blocking_p2p else 1
     paced = bubble_chunks_of(arch.n_layers, p, v)  # = Layout.bubble_chunks, cached
     bubble, sends = pipeline_costs_s(_per_mb_s(st), send, p, m, v, stack.interleave_m_below_p,

@@ -312,14 +312,34 @@ def test_gradient_accumulation_pass_when_the_gemm_does_not_accumulate() -> None:
                                                                                     rel=1e-4)
 
 
-def test_deepspeed_pipeline_sends_whole_activations_and_blocks() -> None:
-    # TP 8, PP 8: each TP rank sends the whole b s h activation (no scatter/gather) and a
-    # stage pays its receives too: 8 x 2 = 16 times Megatron's sends
+def test_deepspeed_pipeline_sends_slices_and_blocks() -> None:
+    # TP 8, PP 8, no latency: DeepSpeed's engine sends PartitionedTensor slices (1/t of the
+    # activation per TP rank, like Megatron's scatter/gather) but blocks on its receives
+    # too: 2 x Megatron's sends. Before September 2021 the gradient went whole: per chunk
+    # (1/8 + 1) of Megatron's (1/8 + 1/8), blocking doubling it: 2 x 9/2 = 9 times.
+    from solutions.stack import DEEPSPEED_PIPELINE_2020
     cfg = ParallelConfig(tp=8, pp=8, dp=24, micro_batch=2, grad_accum=48, seq_len=2048,
                          activation_recompute="full", zero_stage=1)
     megatron = _estimate(GPT_145B, cfg, NO_NETWORK_LATENCY, perf.MEGATRON_2021)
     deepspeed = _estimate(GPT_145B, cfg, NO_NETWORK_LATENCY, perf.DEEPSPEED_PIPELINE_STACK)
-    assert deepspeed.breakdown["pp_send"] == pytest.approx(16 * megatron.breakdown["pp_send"])
+    old = _estimate(GPT_145B, cfg, NO_NETWORK_LATENCY, DEEPSPEED_PIPELINE_2020)
+    assert deepspeed.breakdown["pp_send"] == pytest.approx(2 * megatron.breakdown["pp_send"])
+    assert old.breakdown["pp_send"] == pytest.approx(9 * megatron.breakdown["pp_send"])
+
+
+def test_flat_zero3_gathers_run_at_one_port_not_the_node() -> None:
+    # ZeRO-3 over 64 A100s at TP 1 (8 per node): NCCL's per-port rings give the group the
+    # node's 8 HDR ports (200 GB/s, capped by NVLink's 300), a flat ring one port (25 GB/s);
+    # with nothing hidden and no latency the DP seconds differ by 200 / 25 = 8
+    arch = gpt(1.7, n_layers=24, d_model=2304, n_heads=24)
+    cfg = ParallelConfig(tp=1, pp=1, dp=64, micro_batch=2, grad_accum=1, seq_len=2048,
+                         activation_recompute="full", zero_stage=3)
+    bare = replace(perf.DEEPSPEED_ZERO3_STACK, overlap_dp=False, gather_hidden_fraction=0.0)
+    flat = perf.breakdown_s(arch, cfg, SELENE.gpu, NO_NETWORK_LATENCY, bare)
+    ranks = perf.breakdown_s(arch, cfg, SELENE.gpu, NO_NETWORK_LATENCY,
+                             replace(bare, flat_dp_collectives=False))
+    for key in ("dp_exposed", "fsdp_gather"):
+        assert flat[key] == pytest.approx(8 * ranks[key])
 
 
 def test_stack_none_is_the_default_and_a_wrong_stack_is_named() -> None:
@@ -431,7 +451,8 @@ def test_time_and_traffic_count_the_same_gathers_and_reductions(stack: perf.Stac
     bare = replace(stack, overlap_dp=False, gather_hidden_fraction=0.0)
     b = perf.breakdown_s(arch, cfg, SELENE.gpu, NO_NETWORK_LATENCY, bare)
     params = stage_params(arch, cfg, 0).total
-    per_byte = perf.Links(NO_NETWORK_LATENCY, cfg, bare.pp_outermost).dp_reduce_scatter_s(
+    per_byte = perf.Links(NO_NETWORK_LATENCY, cfg, bare.pp_outermost,
+                          bare.flat_dp_collectives).dp_reduce_scatter_s(
         params, 32, 1.0)
     counted = dp_bytes_per_param(cfg, bare.grad_reduce_bytes, bare)
     assert (b["dp_exposed"] + b["fsdp_gather"]) / per_byte == pytest.approx(counted, rel=1e-6)
