@@ -11,8 +11,13 @@ that holds everyone's grades nor act on the instructor's terminal or spreadsheet
   ``\\xNN``, a lone surrogate ``\\udNNN``, a control character its escape (``\\n``,
   ``\\x1b``, ``\\u202e``). The result always encodes as UTF-8.
 * :func:`for_csv` also neutralises formulas as OWASP recommends: a cell starting with
-  ``=``, ``+``, ``-``, ``@``, tab or carriage return gets a leading single quote.
-* :func:`for_json` replaces surrogates only (JSON escapes control characters itself).
+  ``=``, ``+``, ``-``, ``@``, tab or carriage return gets a leading single quote, and so
+  does one whose first such character comes after leading spaces (a spreadsheet trims
+  them and reads `` =1+2`` as a formula too).
+* :func:`for_json` writes surrogates, bidirectional controls, zero-width and other format
+  characters, and line or paragraph separators as escapes (JSON escapes control
+  characters itself): a viewer of the file shows each as what it is, never as an
+  invisible reordering of the text around it.
 """
 
 from __future__ import annotations
@@ -37,6 +42,13 @@ def _unsafe(char: str) -> bool:
     return unicodedata.category(char) in ("Cc", "Cs", "Cf", "Zl", "Zp") and char != " "
 
 
+def _invisible(char: str) -> bool:
+    """Not shown as itself by a JSON viewer: a surrogate, a format character (bidi
+    overrides and isolates, zero-width space and joiners, the byte-order mark) or a line
+    or paragraph separator. Control characters are JSON's own to escape."""
+    return unicodedata.category(char) in ("Cs", "Cf", "Zl", "Zp")
+
+
 def visible(text: str, *, keep_newlines: bool = False) -> str:
     """``text`` with every undecodable, control or format character written as an escape."""
     if not isinstance(text, str):
@@ -53,14 +65,14 @@ def for_csv(value: Any) -> Any:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return value
     text = visible(str(value), keep_newlines=True)
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
+    return "'" + text if text.lstrip().startswith(FORMULA_STARTS) else text
 
 
 def for_json(tree: Any) -> Any:
     """A JSON tree whose strings (keys too) all encode as UTF-8."""
     if isinstance(tree, str):
         return tree if tree.isprintable() else "".join(
-            _escape(c) if 0xD800 <= ord(c) <= 0xDFFF else c for c in tree)
+            _escape(c) if _invisible(c) else c for c in tree)
     if isinstance(tree, dict):
         return {for_json(str(key)): for_json(value) for key, value in tree.items()}
     if isinstance(tree, (list, tuple)):

@@ -65,3 +65,28 @@ def test_visible_equals_its_definition_on_random_text() -> None:
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
         for keep in (False, True):
             assert visible(text, keep_newlines=keep) == _escaped_one_by_one(text, keep), text
+
+
+@pytest.mark.parametrize("cell", [" =1+2", "   @SUM(A1)", "\u00a0=HYPERLINK(\"x\")",
+                                  "\u3000-1", "\n=1", " \u2003+cmd"])
+def test_csv_cells_with_leading_whitespace_are_never_formulas(cell: str) -> None:
+    written = for_csv(cell)
+    assert written.startswith("'"), written
+    # What a spreadsheet sees once it trims the cell: the quote first, never the formula.
+    assert written.strip()[0] == "'"
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u202d", "\u2066", "\u2067", "\u2068", "\u2069",
+                                  "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad",
+                                  "\u2028", "\u2029", "\u061c", "\u200e", "\u200f"])
+def test_json_escapes_bidi_and_zero_width_characters(char: str) -> None:
+    tree = {f"stu{char}dent": [f"a{char}b", {"k": char}]}
+    text = json.dumps(for_json(tree), ensure_ascii=False)
+    assert char not in text
+    escape = f"\\u{ord(char):04x}" if ord(char) >= 0x100 else f"\\x{ord(char):02x}"
+    assert json.loads(text) == {f"stu{escape}dent": [f"a{escape}b", {"k": escape}]}
+
+
+def test_json_keeps_visible_text_raw() -> None:
+    tree = {"Zoë 学生": ["\U0001f600 ok", "tab\tand\nnewline"]}
+    assert for_json(tree) == tree
