@@ -29,7 +29,8 @@ from autograder.grading.swap import discard, new_folder, swap_in
 from autograder.grading.totals import Handed, Total, canvas_text, csv_text, totals
 from autograder.personal import fingerprint, read_secret
 from workbook.grading_personal import Personaliser, PrintedNumbers
-from workbook.instructor.roster import Roster, read_roster
+from workbook.instructor.roster import Roster
+from workbook.instructor.roster_files import read_roster
 
 
 @dataclass

@@ -30,10 +30,10 @@ from autograder.cell_metadata import METADATA_KEY, workbook_meta
 from autograder.exercise import Exercise
 from autograder.grading.private_files import make_private_dir, write_private
 from autograder.personal import fingerprint, personalised, student_seed
+from workbook.instructor.roster import Roster
 from workbook.outline import CHAPTERS, Chapter
 from workbook.paths import learner_path
 from workbook.records import printed
-from workbook.instructor.roster import Roster
 
 KEY_FOLDER = "answer-key"
 STUDENTS_FOLDER = "students"
@@ -210,7 +210,8 @@ def release_cli(out: str, chapters: str | None, roster: str | None,
                 secret_file: str | None) -> int:
     """Exit status 0 written, 2 bad arguments (nothing written), 1 could not write."""
     from autograder.personal import SecretError, read_secret
-    from workbook.instructor.roster import RosterError, read_roster
+    from workbook.instructor.roster import RosterError
+    from workbook.instructor.roster_files import read_roster
 
     if (roster is None) != (secret_file is None):
         _say("--roster and --secret-file go together: personalised copies need both")
