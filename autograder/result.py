@@ -40,6 +40,7 @@ STATUS_TEXT: Mapping[str, StatusText] = {
     "unanswered": StatusText("○", "Not answered yet", "#6e7781"),
     "error": StatusText("⚠", "Could not be graded", "#6e7781"),
     "integrity": StatusText("⚠", "Not accepted (integrity)", "#cf222e"),
+    "excused": StatusText("–", "Excused", "#6e7781"),
 }
 
 

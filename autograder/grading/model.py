@@ -17,8 +17,8 @@ from typing import Literal
 from autograder.exercise import Exercise
 from autograder.kinds.trip import Ask, AskCalls, AskRun, AskValue
 
-Status = Literal["correct", "wrong", "unanswered", "error", "integrity"]
-STATUSES: tuple[str, ...] = ("correct", "wrong", "unanswered", "error", "integrity")
+Status = Literal["correct", "wrong", "unanswered", "error", "integrity", "excused"]
+STATUSES: tuple[str, ...] = ("correct", "wrong", "unanswered", "error", "integrity", "excused")
 # Cell roles in a release: the learner's answer, the check that grades it, anything else locked.
 Role = Literal["answer", "check", "locked"]
 
@@ -119,12 +119,20 @@ class Finding:
 
 @dataclass(frozen=True)
 class ExerciseResult:
-    """One row of the gradebook: one exercise of one student's notebook."""
+    """One row of the gradebook: one exercise of one student's notebook.
+
+    ``points`` is a whole number as graded; a term's policies (late penalty, partial
+    credit, an override) may make it a float with at most two decimals. ``score`` is the
+    fraction of the points partial credit would give: the verdict's score for an answer
+    kind graded in parts or cases, else 1 for a pass and 0 otherwise. ``policy`` says in
+    words what the term's policies changed in this row ("" when nothing). An ``excused``
+    row (set only by an override) is worth 0 of 0 points.
+    """
 
     exercise_id: str
     title: str
     category: str           # what the learner does: derive, trace, build, debug, design
-    points: int
+    points: float
     max_points: int
     status: Status
     message: str
@@ -134,6 +142,8 @@ class ExerciseResult:
     notes: tuple[str, ...] = ()
     answer_source: str = ""  # the learner's own answer cell, for the feedback page
     picture: str = ""        # a text drawing of the learner's work (a lab's trace)
+    score: float = 0.0
+    policy: str = ""
 
 
 @dataclass(frozen=True)
@@ -150,8 +160,10 @@ class NotebookResult:
     seconds: float = 0.0
 
     @property
-    def points(self) -> int:
-        return sum(e.points for e in self.exercises)
+    def points(self) -> float:
+        """The exercises' points added up (a float only when a row is fractional)."""
+        total = sum(e.points for e in self.exercises)
+        return total if isinstance(total, int) else round(total, 2)
 
     @property
     def max_points(self) -> int:

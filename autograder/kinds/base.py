@@ -14,7 +14,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from autograder.cell_metadata import exercise_slug
 from autograder.kinds.trip import Ask, AskValue, Reason, Reply, Unread
@@ -121,7 +121,14 @@ class AnswerKind(ABC):
     A learner's answer is a *value* assigned to ``value_name`` (a number, a key, a list,
     a dict), a *function* (``function_spec`` says which), or both: then the check passes
     ``(value, function)``. The grader fetches each part from the sandbox the same way.
+
+    ``partial_credit`` is True for a kind whose verdict ``score`` counts parts or cases
+    (a function's test cases, the names of a dict, the constraints met): a term that turns
+    partial credit on gives that fraction of the points. For the others a score is only a
+    hint at how close the answer came, and the points stay all or nothing.
     """
+
+    partial_credit: ClassVar[bool] = False
 
     @abstractmethod
     def grade(
