@@ -3,7 +3,10 @@
 Every answer is judged by its record's own ``grade`` (the code behind the notebook's check
 cell), so the batch grader and the notebook agree. Points are all or nothing: the
 record's points when the verdict passed, zero otherwise, as nbgrader gives for a check
-cell that raises. What could not be judged gets a status that says why:
+cell that raises. Each row also keeps the verdict's ``score`` where the answer kind grades
+in parts or cases; a term whose policies turn partial credit on makes it points later,
+so that this default stays what nbgrader gives. What could not be
+judged gets a status that says why:
 
 * ``unanswered``: the answer cell still holds its placeholder (None, or a function that
   returns None for every input);
@@ -277,7 +280,17 @@ def grade_task(ctx: Context, task: Task) -> ExerciseResult:
     return replace(base, points=record.points if verdict.passed else 0,
                    status="correct" if verdict.passed else "wrong", message=verdict.message,
                    yours=verdict.yours, expected=verdict.expected, details=verdict.details,
-                   picture=verdict.picture)
+                   picture=verdict.picture, score=_score(record, verdict))
+
+
+def _score(record: Exercise, verdict: Verdict) -> float:
+    """The fraction of the points partial credit would give: the verdict's score where the
+    answer kind grades in parts or cases, else 1 for a pass and 0 otherwise."""
+    if verdict.passed:
+        return 1.0
+    if not record.answer_kind.partial_credit:
+        return 0.0
+    return min(1.0, max(0.0, float(verdict.score)))
 
 
 def notebook_notes(ctx: Context) -> tuple[str, ...]:

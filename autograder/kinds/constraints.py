@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from autograder.kinds._common import Unreadable, show, whole_number
 from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict
@@ -36,6 +36,8 @@ class Rule:
 class Constraints(AnswerKind):
     """The learner answers a dict with the keys ``fields`` (positive integers); the
     record's reference returns one valid example (shown only in the solution)."""
+
+    partial_credit: ClassVar[bool] = True  # the score counts cases or parts
 
     fields: tuple[str, ...]
     rules: tuple[Rule, ...]

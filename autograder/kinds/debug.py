@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from autograder.kinds._common import Unreadable, reference_import, show, whole_number
 from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict, is_blank
@@ -45,6 +45,8 @@ class Debug(AnswerKind):
     ``(line, fixed_function)``; a bare line number checks the line only (and is not yet
     a pass). ``fix`` says how the fixed function is tested, as for a build exercise.
     """
+
+    partial_credit: ClassVar[bool] = True  # the score counts cases or parts
 
     code: str
     fix: Function

@@ -20,7 +20,7 @@ import numbers
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from autograder.kinds._common import close, error_text, reference_import, show
 from autograder.kinds.base import AnswerKind, CellNames, HiddenInput, Params, Verdict, is_blank
@@ -62,6 +62,8 @@ class Function(AnswerKind):
     raises ValueError (impossible input), the learner's function must raise ValueError
     too. Each call has ``time_limit_s``. ``seed`` picks the (fixed) random cases.
     """
+
+    partial_credit: ClassVar[bool] = True  # the score counts cases or parts
 
     function_name: str
     signature: str

@@ -30,7 +30,7 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from autograder.kinds._common import show
 from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict, is_blank
@@ -108,6 +108,8 @@ class Lab(AnswerKind):
     """The learner writes ``def function_name signature``; ``runtime`` runs the lab and
     ``exercise`` names it for a fresh trusted process. ``stub_body`` is the body of the
     answer cell's starting code; ``time_limit_s`` bounds one case's run."""
+
+    partial_credit: ClassVar[bool] = True  # the score counts cases or parts
 
     function_name: str
     signature: str
@@ -298,7 +300,7 @@ def lab_verdict(function_name: str, evidence: str, reports: Sequence[Report],
     details = [f"{passed} of {len(reports)} {drawn} passed."]
     details += [f"Also case {r.case}: {r.problem}" for r in failed[1:3]]
     return Verdict("wrong", f"Case {first.case}: {first.problem}", yours=yours,
-                   score=0.0, details=tuple(details), picture=_titled(first))
+                   score=passed / len(reports), details=tuple(details), picture=_titled(first))
 
 
 def verdict_fields(verdict: Verdict) -> dict[str, Any]:

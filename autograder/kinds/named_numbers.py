@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from autograder.kinds._common import show
 from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict
@@ -29,6 +29,8 @@ class NamedNumbers(AnswerKind):
     """``fields`` are (name, unit) pairs in the order they are asked for; the record's
     reference returns a dict of the expected numbers keyed by the names. Every value is
     accepted within ``rel_tol`` (relative) or ``abs_tol`` (in its own unit)."""
+
+    partial_credit: ClassVar[bool] = True  # the score counts cases or parts
 
     fields: tuple[tuple[str, str], ...]
     rel_tol: float = 0.01

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from autograder.kinds._common import Unreadable, close, show
 from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict
@@ -38,6 +38,8 @@ class Trace(AnswerKind):
     happen at a 1-based step ("scale should halve on an overflow"); it is shown when
     that step is the first one wrong.
     """
+
+    partial_credit: ClassVar[bool] = True  # the score counts cases or parts
 
     columns: tuple[str, ...]
     step_label: str = "step"

@@ -83,7 +83,7 @@ def test_a_pass_says_what_was_checked_and_a_failure_shows_the_picture() -> None:
                             "(seed 5), checked from its own messages.")
     bad = lab_verdict("f", "x", [Report("n=1", checks=("a",)),
                                  Report("n=2", "expected 4, observed 5", picture="n=2 -> 5")], 5)
-    assert bad.status == "wrong" and bad.score == 0.0  # all cases or nothing
+    assert bad.status == "wrong" and bad.score == 0.5  # one case of two passed
     assert bad.message == "Case n=2: expected 4, observed 5"
     assert bad.picture == "Your trace, case n=2:\nn=2 -> 5"
     assert "<pre" in CheckResult("x.1", "t", bad, "", None, True)._repr_html_()
