@@ -65,7 +65,11 @@ class ParallelConfig:
     def __post_init__(self) -> None:
         for name in ("tp", "pp", "dp", "ep", "cp", "micro_batch", "grad_accum", "seq_len",
                      "virtual_stages"):
-            object.__setattr__(self, name, positive_int(name, getattr(self, name)))
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(f"{name} must be an int (a count of GPUs, sequences or "
+                                 f"tokens), got {value!r}")
+            object.__setattr__(self, name, positive_int(name, value))
         if self.zero_stage not in zero.ZERO_STAGES or isinstance(self.zero_stage, bool):
             raise ValueError(f"zero_stage must be one of {zero.ZERO_STAGES}, "
                              f"got {self.zero_stage!r}")

@@ -226,8 +226,8 @@ MODERN = MEGATRON_CORE_2024
 STACKS: dict[str, Stack] = {
     "megatron-lm-2021": MEGATRON_2021, "megatron-lm-2022": MEGATRON_2022,
     "megatron-core-2024": MEGATRON_CORE_2024, "deepspeed-zero3": DEEPSPEED_ZERO3,
-    "deepspeed-pipeline": DEEPSPEED_PIPELINE,
-    "deepspeed-pipeline-2020": DEEPSPEED_PIPELINE_2020, "fsdp": FSDP, "fsdp2": FSDP2, "llama3": LLAMA3,
+    "deepspeed-pipeline": DEEPSPEED_PIPELINE, "deepspeed-pipeline-2020": DEEPSPEED_PIPELINE_2020,
+    "fsdp": FSDP, "fsdp2": FSDP2, "llama3": LLAMA3,
 }
 
 

@@ -41,8 +41,9 @@ GPU (the pipeline stage with the most work) for a training ``stack``
 * ``optimizer``: Adam's update, memory-bound, over the parameters each GPU owns.
 
 Everything is in seconds per step. ``model_tflops_per_gpu`` counts 6N-style matmul FLOPs
-plus causal attention (half the score matrix, as Megatron-LM counts it today), without
-recomputation; ``hardware_tflops_per_gpu`` adds the
+plus the attention scores, by default causally (half the score matrix, as Megatron-LM
+counts it today) or, with ``attention_flops="full"``, all of them (PaLM, Chowdhery et al.
+2022, App. B: ``6N + 12 L H Q T``), without recomputation; ``hardware_tflops_per_gpu`` adds the
 recomputation (Megatron-LM's "achieved teraFLOP/s"). MFU and HFU divide them by the dense
 BF16 peak. How well this predicts published runs: ``docs/validation.md``.
 """
@@ -50,7 +51,8 @@ BF16 peak. How well this predicts published runs: ``docs/validation.md``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Literal
 
 from solutions import hardware, models, overlap
 from solutions._checks import non_negative, positive, positive_int
@@ -65,7 +67,7 @@ from solutions.planner.memory import (
     stage_layer_kinds,
     stage_params,
 )
-from solutions.planner.validity import DEFAULT_BUDGET_GB, validate
+from solutions.planner.validity import rejections, split_advice
 from solutions.stack import DEEPSPEED_PIPELINE as DEEPSPEED_PIPELINE_STACK
 from solutions.stack import DEEPSPEED_ZERO3 as DEEPSPEED_ZERO3_STACK
 from solutions.stack import FSDP as FSDP_STACK
@@ -100,6 +102,8 @@ class StepEstimate:
     mfu: float
     hfu: float
     breakdown: Mapping[str, float]
+    attention_flops: str = "causal"
+    warnings: tuple[str, ...] = ()
 
     @property
     def biggest_cost(self) -> str:
@@ -118,8 +122,9 @@ class StepEstimate:
                      f"<td style='text-align:right'>{seconds:,.3f} s</td>"
                      f"<td style='text-align:right'>{share:.1%}</td></tr>")
         head = (f"{self.step_time_s:,.2f} s per step, {self.tokens_per_s:,.0f} tokens/s, "
-                f"MFU {self.mfu:.1%}, HFU {self.hfu:.1%}, "
-                f"{self.model_tflops_per_gpu:,.0f} model TFLOP/s per GPU")
+                f"MFU {self.mfu:.1%}, HFU {self.hfu:.1%} ({self.attention_flops} attention "
+                f"counted), {self.model_tflops_per_gpu:,.0f} model TFLOP/s per GPU")
+        head += "".join(f"<br>&#9888; {w}" for w in self.warnings)
         return (f"<div><p>{head}</p><div style='width:100%;white-space:nowrap'>{bar}</div>"
                 f"<table>{rows}</table></div>")
 
@@ -348,31 +353,56 @@ def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     }
 
 
+#: ``memory_budget_gb`` of :func:`estimate` meaning "the GPU's own capacity".
+CAPACITY: Literal["capacity"] = "capacity"
+AttentionCount = Literal["causal", "full"]
+
+
 def estimate(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
              cluster: hardware.Cluster | None = None, stack: Stack | None = None,
-             memory_budget_gb: float | None = DEFAULT_BUDGET_GB) -> StepEstimate:
+             memory_budget_gb: float | Literal["capacity"] | None = CAPACITY,
+             attention_flops: AttentionCount = "causal") -> StepEstimate:
     """Predicted step time, throughput, MFU and breakdown of ``cfg`` training ``arch``.
 
     The global batch is ``dp x micro_batch x grad_accum`` sequences of ``cfg.seq_len``.
     ``cluster`` defaults to :func:`solutions.hardware.default_cluster` of ``gpu``; ``stack``
-    (:mod:`solutions.stack`) to Megatron-Core 2024. Raises ValueError listing every problem
-    :func:`solutions.planner.validity.validate` finds for that stack (the memory check is
-    skipped when ``memory_budget_gb`` is None).
+    (:mod:`solutions.stack`) to Megatron-Core 2024. ``attention_flops`` chooses how MFU
+    counts the attention scores: ``"causal"`` (half the score matrix, Megatron-LM's count)
+    or ``"full"`` (all of it: PaLM App. B, NVIDIA, MosaicML, torchtitan); the step time
+    does not depend on it. Raises ValueError listing every problem
+    :func:`solutions.planner.validity.rejections` finds for that stack that leaves the step
+    time undefined; the unusual but computable ones (TP across nodes, K/V heads not
+    divided by TP, unequal splits, :data:`solutions.planner.validity.ADVISORY`) come back as
+    :attr:`StepEstimate.warnings`. Memory is checked against the GPU's capacity
+    (``gpu.memory_bytes``, e.g. 80 GiB = 85.9 GB for an H100) unless ``memory_budget_gb``
+    gives another budget in decimal GB, or None to skip the check.
     """
     check_inputs(arch, gpu, cfg)
     stack = MODERN if stack is None else stack
     if not isinstance(stack, Stack):
         raise ValueError(f"stack must be a solutions.stack.Stack (e.g. solutions.stack.LLAMA3), "
                          f"got {type(stack).__name__}")
-    if memory_budget_gb is not None:
-        positive("memory_budget_gb", memory_budget_gb)
+    if attention_flops not in ("causal", "full"):
+        raise ValueError(f"attention_flops must be 'causal' or 'full', got {attention_flops!r}")
+    default_budget = isinstance(memory_budget_gb, str)
+    if default_budget and memory_budget_gb != CAPACITY:
+        raise ValueError(f"memory_budget_gb must be a number of GB, None or {CAPACITY!r}, "
+                         f"got {memory_budget_gb!r}")
+    budget = None if memory_budget_gb is None else (
+        gpu.memory_bytes / 1e9 if isinstance(memory_budget_gb, str)
+        else positive("memory_budget_gb", memory_budget_gb))
     given = cluster
     cluster = cluster or hardware.default_cluster(gpu)
-    problems = validate(arch, cfg, None, cluster.gpus_per_node, memory_budget_gb, None, stack,
-                        gpu, given)
-    if problems:
-        raise ValueError("invalid layout: " + " ".join(problems))
-    return summarise(arch, cfg, gpu, breakdown_s(arch, cfg, gpu, cluster, stack))
+    refusals, warnings = split_advice(rejections(arch, cfg, None, cluster.gpus_per_node, budget,
+                                                 None, stack, gpu, given))
+    if refusals:
+        note = (f" (The budget defaults to the {gpu.name}'s capacity, {gpu.memory_gib:g} GiB "
+                f"= {gpu.memory_bytes / 1e9:.1f} GB; pass memory_budget_gb=... to change it "
+                "or None to skip the memory check.)") if default_budget else ""
+        raise ValueError("invalid layout: " + " ".join(refusals) + note)
+    est = summarise(arch, cfg, gpu, breakdown_s(arch, cfg, gpu, cluster, stack),
+                    attention_flops)
+    return replace(est, warnings=tuple(warnings)) if warnings else est
 
 
 def check_inputs(arch: object, gpu: object, cfg: object = None) -> None:
@@ -389,13 +419,18 @@ def check_inputs(arch: object, gpu: object, cfg: object = None) -> None:
 
 
 def summarise(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
-              breakdown: dict[str, float]) -> StepEstimate:
-    """Turn a breakdown into step time, tokens/s, TFLOP/s per GPU, MFU and HFU."""
+              breakdown: dict[str, float],
+              attention_flops: AttentionCount = "causal") -> StepEstimate:
+    """Turn a breakdown into step time, tokens/s, TFLOP/s per GPU, MFU and HFU, the
+    attention scores counted as ``attention_flops`` says (:func:`estimate`)."""
+    causal = attention_flops == "causal"
     step = sum(breakdown.values())
     tokens = cfg.tokens_per_step
-    model = pf.model_flops_per_token(arch, cfg.seq_len) * tokens / cfg.n_gpus / step / 1e12
-    extra = pf.recompute_flops_per_token(arch, cfg) * tokens / cfg.n_gpus / step / 1e12
+    model = (pf.model_flops_per_token(arch, cfg.seq_len, causal) * tokens / cfg.n_gpus / step
+             / 1e12)
+    extra = pf.recompute_flops_per_token(arch, cfg, causal) * tokens / cfg.n_gpus / step / 1e12
     peak = gpu.bf16_dense_tflops
     return StepEstimate(step_time_s=step, tokens_per_s=tokens / step,
                         model_tflops_per_gpu=model, hardware_tflops_per_gpu=model + extra,
-                        mfu=model / peak, hfu=(model + extra) / peak, breakdown=breakdown)
+                        mfu=model / peak, hfu=(model + extra) / peak, breakdown=breakdown,
+                        attention_flops=attention_flops)

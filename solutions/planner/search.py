@@ -27,7 +27,7 @@ from solutions._checks import positive, positive_int
 from solutions.layout import stage_slots
 from solutions.performance.model import StepEstimate, breakdown_s, check_inputs, summarise
 from solutions.planner.memory import RECOMPUTE_MODES, ParallelConfig, Recompute, stage_memory
-from solutions.planner.validity import DEFAULT_BUDGET_GB, structural_problems
+from solutions.planner.validity import structural_problems
 from solutions.stack import MODERN, Stack
 
 TP_CHOICES: tuple[int, ...] = (1, 2, 4, 8)
@@ -142,7 +142,7 @@ class _TooBig:
 
 def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, seq_len: int,
               gpu: hardware.GPU = hardware.H100_SXM, cluster: hardware.Cluster | None = None,
-              memory_budget_gb: float = DEFAULT_BUDGET_GB,
+              memory_budget_gb: float | None = None,
               zero_stages: tuple[int, ...] = ZERO_CHOICES,
               top: int = 5, stack: Stack = MODERN,
               recompute_modes: tuple[str, ...] = RECOMPUTE_MODES) -> Search:
@@ -152,8 +152,9 @@ def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, se
     positive_int("global_batch_seqs", global_batch_seqs)
     positive_int("seq_len", seq_len)
     positive_int("top", top)
-    positive("memory_budget_gb", memory_budget_gb)
     check_inputs(arch, gpu)
+    budget = (gpu.memory_bytes / 1e9 if memory_budget_gb is None
+              else positive("memory_budget_gb", memory_budget_gb))
     if not zero_stages or not set(zero_stages) <= {0, 1, 2, 3}:
         raise ValueError("zero_stages must be a non-empty choice among 0, 1, 2, 3, "
                          f"got {zero_stages!r}")
@@ -172,7 +173,7 @@ def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, se
         if too_big.rules_out(cfg) or structural_problems(arch, cfg, None,
                                                          cluster.gpus_per_node, stack):
             continue
-        if not fits_memory(arch, cfg, memory_budget_gb, stack):
+        if not fits_memory(arch, cfg, budget, stack):
             too_big.add(cfg)
             continue
         seconds = breakdown_s(arch, cfg, gpu, cluster, stack)

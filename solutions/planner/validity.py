@@ -25,6 +25,14 @@ sentences (empty = the layout works). The step-time model (:mod:`solutions.perfo
   rank) or the experts do not split evenly, or EP does not divide DP;
 * ``batch``: ``dp x micro_batch x grad_accum`` is not the global batch;
 * ``memory``: the fullest GPU (:mod:`solutions.planner.memory`) exceeds the budget.
+
+Some of these are advice, not impossibility: published runs trained with TP across two
+nodes (BigScience and Megatron-DeepSpeed TP = 16 sweeps), with K/V heads replicated over
+TP, with FFN or sequence splits that are not equal, with chunks of unequal size. The
+step-time model can still price such a layout (a TP group that crosses nodes pays the
+network; unequal chunks pace the bubble by the largest), so
+:func:`solutions.performance.estimate` reports the :data:`ADVISORY` reasons as warnings
+and refuses only the rest (:func:`split_advice`).
 """
 
 from __future__ import annotations
@@ -39,6 +47,25 @@ DEFAULT_BUDGET_GB = 80.0  # decimal GB; an "80GB" H100 holds 80 GiB = 85.9 GB (s
 
 Problems = list[tuple[str, str]]
 
+#: Reasons a layout is unusual but still has a step time: a framework's rule or an
+#: inefficiency, not a missing quantity (module doc).
+ADVISORY: frozenset[str] = frozenset({"tp_in_node", "kv_heads", "ffn", "sequence",
+                                      "uneven_chunks"})
+
+
+def split_advice(problems: Problems) -> tuple[list[str], list[str]]:
+    """(refusals, warnings): the sentences of ``problems`` whose reason is not in
+    :data:`ADVISORY`, and those whose reason is."""
+    refusals = [text for reason, text in problems if reason not in ADVISORY]
+    return refusals, [text for reason, text in problems if reason in ADVISORY]
+
+
+def _count(name: str, value: object) -> None:
+    """ValueError unless ``value`` is a whole count (an int, not a bool or a float)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} is a count of GPUs and must be an int, got {value!r} "
+                         "(a memory budget goes in memory_budget_gb=...)")
+
 
 def _layout_problems(arch: models.Architecture, cfg: ParallelConfig, n_gpus: int | None,
                      gpus_per_node: int) -> Problems:
@@ -49,7 +76,7 @@ def _layout_problems(arch: models.Architecture, cfg: ParallelConfig, n_gpus: int
     if cfg.tp > gpus_per_node or gpus_per_node % cfg.tp:
         problems.append(("tp_in_node", f"TP={cfg.tp} does not fit inside one "
                          f"{gpus_per_node}-GPU node: its all-reduces (4 per layer per "
-                         "micro-batch) would cross the slower inter-node network."))
+                         "micro-batch) cross the slower inter-node network."))
     if cfg.pp > arch.n_layers:
         problems.append(("stages", f"PP={cfg.pp} stages but only {arch.n_layers} layers: "
                          "some stages would be empty."))
@@ -70,9 +97,9 @@ def _chunk_problems(arch: models.Architecture, cfg: ParallelConfig, stack: Stack
                          f"{min(layers_per_stage(arch.n_layers, p))} layers, fewer than "
                          f"virtual_stages={v} chunks."))
     elif any(s % v for s in slots) and not stack.uneven_chunks:
-        problems.append(("chunks", f"v={v} does not divide the layers of each stage (layer "
-                         f"slots per stage {sorted(set(slots))}): the chunks would be unequal, "
-                         "which Megatron-LM rejects; choose v dividing them."))
+        problems.append(("uneven_chunks", f"v={v} does not divide the layers of each stage "
+                         f"(layer slots per stage {sorted(set(slots))}): the chunks are "
+                         "unequal, which Megatron-LM rejects; choose v dividing them."))
     if p > 1 and m < p and not stack.interleave_m_below_p:
         problems.append(("interleave_m", f"Interleaving (v={v}) with m = {m} micro-batches "
                          f"and PP={p}: Megatron-Core's interleaved schedule needs m >= p "
@@ -89,7 +116,7 @@ def _split_problems(arch: models.Architecture, cfg: ParallelConfig) -> Problems:
         problems.append(("heads", f"TP={cfg.tp} does not divide the {arch.n_heads} query "
                          "heads."))
     if arch.mla is None and arch.n_kv_heads % cfg.tp:
-        problems.append(("heads", f"TP={cfg.tp} does not divide the {arch.n_kv_heads} K/V "
+        problems.append(("kv_heads", f"TP={cfg.tp} does not divide the {arch.n_kv_heads} K/V "
                          "heads: training frameworks split K/V heads over TP (replication "
                          "is an inference-engine technique)."))
     if arch.d_ffn % cfg.tp:
@@ -129,6 +156,9 @@ def structural_rejections(arch: models.Architecture, cfg: ParallelConfig,
                           stack: Stack = MODERN) -> Problems:
     """(reason, sentence) for every problem that does not depend on memory or the batch."""
     positive_int("gpus_per_node", gpus_per_node)
+    if n_gpus is not None:
+        _count("n_gpus", n_gpus)
+    _count("gpus_per_node", gpus_per_node)
     return (_layout_problems(arch, cfg, n_gpus, gpus_per_node)
             + _chunk_problems(arch, cfg, stack) + _split_problems(arch, cfg)
             + _expert_problems(arch, cfg))

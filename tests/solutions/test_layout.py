@@ -51,8 +51,8 @@ def test_uneven_chunks_pace_the_bubble_by_the_largest_chunk() -> None:
     assert pl.bubble(cfg, m.LLAMA3_70B) == pytest.approx(3 / (16 * 20 / 3))
     assert pl.bubble(cfg, m.LLAMA3_70B) / pl.bubble(cfg) == pytest.approx(1.2)
     found = dict(pl.rejections(m.LLAMA3_70B, cfg, memory_budget_gb=None))
-    assert "chunks" in found and "v=8" in found["chunks"]
-    assert "chunks" not in dict(pl.rejections(m.LLAMA3_70B, cfg, memory_budget_gb=None,
+    assert "uneven_chunks" in found and "v=8" in found["uneven_chunks"]
+    assert "uneven_chunks" not in dict(pl.rejections(m.LLAMA3_70B, cfg, memory_budget_gb=None,
                                               stack=replace(MODERN, uneven_chunks=True)))
 
 
@@ -99,7 +99,7 @@ def test_interleaving_with_fewer_micro_batches_than_stages_needs_a_schedule_for_
 
 def test_named_rejections() -> None:
     arch = m.LLAMA3_405B
-    assert "heads" in dict(pl.rejections(arch, ParallelConfig(tp=16, pp=8, dp=128),
+    assert "kv_heads" in dict(pl.rejections(arch, ParallelConfig(tp=16, pp=8, dp=128),
                                          gpus_per_node=16, memory_budget_gb=None))
     odd = replace(arch, d_model=16380, name="odd")
     assert any("not divisible by the 128 heads" in t
@@ -108,9 +108,13 @@ def test_named_rejections() -> None:
     wrong = dict(pl.rejections(arch, PAPER, gpu=hw.A100_SXM_80GB,
                                cluster=hw.default_cluster(hw.H100_SXM), memory_budget_gb=None))
     assert "gpu" in wrong
-    with pytest.raises(ValueError, match="whole number"):
+    with pytest.raises(ValueError, match="must be an int"):
         ParallelConfig(tp=8.5, pp=16, dp=128)  # type: ignore[arg-type]
-    assert ParallelConfig(tp=8.0, pp=16, dp=128).tp == 8  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="seq_len must be an int"):
+        ParallelConfig(tp=8, pp=16, dp=128, seq_len=8192.0)  # type: ignore[arg-type]
+    # a memory budget given where the GPU count goes is named, not read as 80 GPUs
+    with pytest.raises(ValueError, match="n_gpus is a count of GPUs"):
+        pl.validate(arch, PAPER, 80.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="cluster"):
         pl.recommend(arch, 16384, 2048, 8192, hw.A100_SXM_80GB,
                      cluster=hw.default_cluster(hw.H100_SXM))
@@ -129,7 +133,8 @@ def test_nothing_recommend_returns_fails_validation(seed: int) -> None:
     found = pl.recommend(arch, n, batch, 4096, hw.H100_SXM, top=20, stack=stack)
     for ranked in found.best:
         cfg = ranked.config
-        assert pl.validate(arch, cfg, n, global_batch_seqs=batch, stack=stack) == [], cfg
+        assert pl.validate(arch, cfg, n, global_batch_seqs=batch, stack=stack,
+                           memory_budget_gb=hw.H100_SXM.memory_bytes / 1e9) == [], cfg
         layout = resolve(arch, cfg)
         assert layout.chunks_even  # searched even when the stack would accept uneven
         assert cfg.virtual_stages == 1 or cfg.grad_accum >= cfg.pp or stack.interleave_m_below_p

@@ -13,6 +13,7 @@ from solutions.performance import flops as pf
 from solutions.performance import model as step_model
 from solutions.performance.validation import gpt, narayanan_tflops_per_gpu
 from solutions.planner.memory import ParallelConfig
+from solutions.stack import MEGATRON_2022
 
 GPT_145B = gpt(145.6, n_layers=80, d_model=12288, n_heads=96)
 SELENE = hw.SELENE_A100
@@ -168,8 +169,23 @@ def test_zero3_charges_parameter_all_gathers() -> None:
     assert z1.breakdown["fsdp_gather"] == 0 < z3.breakdown["fsdp_gather"]
 
 
+def test_tp_across_nodes_is_estimated_with_a_warning() -> None:
+    # TP 16 on 8-GPU nodes: every TP all-reduce is a ring over 16 GPUs whose slowest link is
+    # one 400 Gb/s port at 80 % (40 GB/s), 10 us per step: 2 x 15 x (alpha + M / 16 / B)
+    # for M = b s h x 2 bytes; 4 per layer (no recomputation), 16 layers on the busiest of
+    # 8 stages (126 = 6 x 16 + 2 x 15), 2 micro-batches
+    cfg = ParallelConfig(tp=16, pp=8, dp=128, micro_batch=1, grad_accum=2, seq_len=8192,
+                         zero_stage=1, activation_recompute="none")
+    est = perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM, stack=MEGATRON_2022,
+                        memory_budget_gb=None)
+    assert len(est.warnings) == 2  # 16 > 8 GPUs per node, and 16 > 8 K/V heads
+    assert "TP=16 does not fit" in est.warnings[0] and "K/V heads" in est.warnings[1]
+    message = 1 * 8192 * 16384 * 2
+    one = 2 * 15 * (10e-6 + message / 16 / 40e9)
+    assert est.breakdown["tp"] == pytest.approx(2 * 16 * 4 * one, rel=1e-9)
+
+
 @pytest.mark.parametrize("cfg", [
-    ParallelConfig(tp=16, pp=8, dp=128),     # TP across nodes
     ParallelConfig(tp=3, pp=16, dp=128),     # 128 heads do not split 3 ways
     ParallelConfig(tp=8, pp=127, dp=16),     # more stages than layers
 ])

@@ -184,7 +184,8 @@ def _builds(cfg: ParallelConfig, p: Mapping[str, Any]) -> bool:
 def _fastest(model: str, n_gpus: int, batch: int, seq_len: int) -> Ranked:
     """The fastest layout the model finds (ZeRO-1, selective recomputation), cached."""
     found = recommend(models.MODELS[model], n_gpus, batch, seq_len, hardware.H100_SXM,
-                      zero_stages=(1,), recompute_modes=("selective",), top=1)
+                      zero_stages=(1,), recompute_modes=("selective",), top=1,
+                      memory_budget_gb=80.0)
     if not found.best:
         raise ValueError(f"no layout of {model} fits {n_gpus} GPUs")
     return found.best[0]
