@@ -30,6 +30,7 @@ from autograder.sandbox import seccomp, world
 from autograder.sandbox.protocol import Limits
 
 NOBODY = 65534
+SIGNALS_PENDING = 64  # queued signals a job may hold (the kernel's own always get through)
 
 # <linux/sched.h> and <linux/prctl.h>
 CLONE_NEWUTS = 0x04000000
@@ -235,6 +236,10 @@ def set_rlimits(limits: Limits) -> None:
     _lower(resource.RLIMIT_NPROC, limits.processes)
     _lower(resource.RLIMIT_NOFILE, limits.open_files)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # Counted per user across every job of the batch (the sandbox user is shared): queued
+    # signals and POSIX message queue bytes (mq_open is refused by the filter as well).
+    _lower(resource.RLIMIT_SIGPENDING, SIGNALS_PENDING)
+    _lower(resource.RLIMIT_MSGQUEUE, 0)
 
 
 def _lower(which: int, value: int) -> None:

@@ -4,8 +4,15 @@ Two walls, each installed in a process and inherited by all it starts:
 
 * :func:`forbid_namespaces` (every grading job): no ``unshare``, no ``setns``, no ``clone``
   asking for a new namespace (``clone3`` answers ENOSYS, so the C library falls back to
-  ``clone``, where the flags can be read), and no ``shmget``: System V shared memory is
-  memory no process holds, so no per-process measure sees it.
+  ``clone``, where the flags can be read); and no kernel object that outlives the job or
+  escapes its measures (:data:`KERNEL_OBJECT_CALLS`): no key in a keyring (keyrings belong
+  to the user, not to a namespace: as root every job is the same real ``nobody``, whose
+  keyrings outlive the batch), no ``memfd`` and no System V shared memory, message queue
+  or semaphore set (memory no process needs to map, so no per-process measure sees it),
+  no POSIX message queue, no ``userfaultfd``, ``io_uring``, ``bpf`` program, performance
+  counter, ``fanotify`` or ``inotify`` instance (per-user counts and kernel memory
+  outside every budget). docs/decisions.md lists what a job can still reach and why
+  each is private to it.
 * :func:`confine_ranks` (a lab's ranks' process forked from a warm server, beside the ranks'
   processes of other learners, :mod:`autograder.sandbox.rank_server`): all of the above, and
   nothing that reaches another process or outlives this one: no new process or thread at
@@ -41,13 +48,22 @@ _NUMBERS = {  # name: (x86-64, arm64); None where the machine has no such call
     "kcmp": (312, 272), "socket": (41, 198), "socketpair": (53, 199),
     "msgget": (68, 186), "semget": (64, 190), "mq_open": (240, 180),
     "perf_event_open": (298, 241),
+    "add_key": (248, 217), "request_key": (249, 218), "keyctl": (250, 219),
+    "memfd_create": (319, 279), "memfd_secret": (447, 447), "userfaultfd": (323, 282),
+    "io_uring_setup": (425, 425), "io_uring_enter": (426, 426),
+    "io_uring_register": (427, 427), "bpf": (321, 280), "fanotify_init": (300, 262),
+    "inotify_init": (253, None), "inotify_init1": (294, 26),
 }
-NAMESPACE_CALLS = ("unshare", "setns", "shmget")
+KERNEL_OBJECT_CALLS = (
+    "add_key", "request_key", "keyctl", "memfd_create", "memfd_secret", "shmget", "msgget",
+    "semget", "mq_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
+    "io_uring_register", "bpf", "perf_event_open", "fanotify_init", "inotify_init",
+    "inotify_init1")
+NAMESPACE_CALLS = ("unshare", "setns", *KERNEL_OBJECT_CALLS)
 RANKS_CALLS = NAMESPACE_CALLS + (
     "clone", "fork", "vfork", "kill", "tkill", "tgkill", "rt_sigqueueinfo",
     "rt_tgsigqueueinfo", "pidfd_open", "pidfd_send_signal", "pidfd_getfd", "ptrace",
-    "process_vm_readv", "process_vm_writev", "kcmp", "socket", "socketpair", "msgget",
-    "semget", "mq_open", "perf_event_open")
+    "process_vm_readv", "process_vm_writev", "kcmp", "socket", "socketpair")
 
 
 def program(machine: str, refused: tuple[str, ...], clone_namespaces: bool) -> bytes:
