@@ -75,9 +75,10 @@ def test_4_5_edge_cases_cover_one_gpu_and_invalid_inputs() -> None:
             outcomes.append(fn(*args))
         except ValueError:
             outcomes.append("ValueError")
-    # worked example, one GPU, two GPUs (2 x 20 x 1/2 / 100 = 0.2 s / 0.2425713 = 0.8245),
-    # then six impossible inputs
-    assert outcomes[:3] == [pytest.approx(1.442875), 0.0, pytest.approx(0.8245000)]
+    # worked example (2 x 14 GB x 15/16 / 50 GB/s = 0.525 s over 90 / 400 = 0.225 s = 2.3333),
+    # one GPU, two GPUs (2 x 14 x 1/2 / 50 = 0.28 s / 0.225 s = 1.2444), then six impossible
+    # inputs
+    assert outcomes[:3] == [pytest.approx(2.333333), 0.0, pytest.approx(1.244444)]
     assert outcomes[3:] == ["ValueError"] * 6
 
 

@@ -35,8 +35,10 @@ def test_7_3_young_minutes() -> None:
 
 
 def test_7_4_dollars_per_crash() -> None:
-    # (68 / 2 + 2) min = 36 min = 0.6 h; 0.6 x 512 x $2 = $614.40
-    assert ex("7.4").expected() == pytest.approx(614.4)
+    # the interval is 7.3's answer: (68.5857 / 2 + 2) min = 36.2929 min = 0.604881 h;
+    # 0.604881 x 512 x $2 = $619.40
+    assert ex("7.4").expected() == pytest.approx(619.398, rel=1e-5)
+    assert ex("7.4").expected({**ex("7.4").params, "interval_min": 68}) == pytest.approx(614.4)
 
 
 def test_7_5_reference_and_edge_cases() -> None:

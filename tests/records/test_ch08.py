@@ -34,10 +34,14 @@ def test_8_1_forgetting_the_power_of_ten_is_a_misconception() -> None:
 
 def test_8_2_trace_rows() -> None:
     assert type(ex("8.2").answer_kind) is Trace
-    # W = 2000 never reached: each overflow halves, each clean step bumps good_count to 1
+    # W = 2: overflow halves and skips; two clean steps double; overflow halves again
     assert ex("8.2").expected() == [
-        (65536.0, 1, False), (32768.0, 0, True), (32768.0, 1, False),
-        (16384.0, 0, True), (16384.0, 1, False)]
+        (32768.0, 0, True), (32768.0, 1, False), (65536.0, 0, False),
+        (32768.0, 0, True), (32768.0, 1, False)]
+    # the seed's numbers (W = 2000, overflows at steps 2 and 4) end at a quarter: 16384
+    seed = dict(overflows=(False, True, False, True, False), init_scale=65536.0,
+                growth_interval=2000)
+    assert ex("8.2").expected(seed)[-1] == (16384.0, 1, False)
 
 
 def test_8_2_trace_with_growth() -> None:

@@ -291,8 +291,8 @@ EX_0_5 = Exercise(
             "time in ms of a ring AllReduce of a `message_gb` GB buffer (10^9 bytes) over "
             "`n_gpus` GPUs, where each link carries `link_gb_per_s` GB/s per direction and "
             "every step pays `latency_us` microseconds. Include both the bandwidth and the "
-            "latency term. For example, 2 GB on 8 GPUs at 50 GB/s with 5 us latency takes "
-            "70.07 ms."),
+            "latency term. For example, 4 GB on 16 GPUs at 100 GB/s with 10 us latency takes "
+            "75.3 ms."),
     notes=(
         "Rules: one GPU has nothing to exchange and takes 0 ms. Raise `ValueError` when "
         "`n_gpus` is not a whole number >= 1, when `link_gb_per_s` is not > 0, or when "
@@ -305,10 +305,10 @@ EX_0_5 = Exercise(
         signature="(message_gb, n_gpus, link_gb_per_s, latency_us)",
         cases=_cases_0_5,
         edge_cases=(
-            (2.0, 8, 50.0, 5.0),      # the worked example: 70.07 ms
+            (4.0, 16, 100.0, 10.0),   # the worked example: 75.3 ms
             (1.0, 1, 100.0, 5.0),     # one GPU: 0 ms
-            (2.0, 8, 50.0, 0.0),      # zero latency: bandwidth term only, 70 ms
-            (0.0, 8, 50.0, 5.0),      # empty buffer: latency only, 0.07 ms
+            (4.0, 16, 100.0, 0.0),    # zero latency: bandwidth term only, 75 ms
+            (0.0, 16, 100.0, 10.0),   # empty buffer: latency only, 0.3 ms
             (1.0, 0, 100.0, 5.0),     # no GPUs: ValueError
             (1.0, 8, -50.0, 5.0),     # negative bandwidth: ValueError
             (1.0, 8, 0.0, 5.0),       # zero bandwidth: ValueError
@@ -324,8 +324,8 @@ EX_0_5 = Exercise(
     ),
     explanation=(
         "T = 2(N-1) x (alpha + (M/N)/B). Units: (M/N)/B is in seconds (x 1000 for ms), the "
-        "latency is in us (/ 1000 for ms). For 2 GB, 8 GPUs, 50 GB/s and 5 us: "
-        "14 x (2.5 ms + 0.005 ms) = 70.07 ms. With N = 1 the step count is 0, so the time "
+        "latency is in us (/ 1000 for ms). For 4 GB, 16 GPUs, 100 GB/s and 10 us: "
+        "30 x (2.5 ms + 0.01 ms) = 75.3 ms. With N = 1 the step count is 0, so the time "
         "is 0."
     ),
     sources=(THAKUR, NCCL_PERF),
@@ -400,7 +400,7 @@ EX_0_6 = Exercise(
             "{link_gb_per_s} GB/s it gives {wrong_s:.4g} s instead of {right_s:.4g} s. Which "
             "line is wrong? Give the line number (the `def` line is 1) and the fixed "
             "function."),
-    params=_params_0_6(0, 2.0, 8, 50.0),
+    params=_params_0_6(0, 3.0, 16, 25.0),
     vary=_vary_0_6,
     answer_kind=Debug(
         code=BUGGY_0_6,
@@ -409,7 +409,7 @@ EX_0_6 = Exercise(
             function_name="ring_allreduce_bandwidth_time_s",
             signature="(message_gb, n_gpus, link_gb_per_s)",
             cases=_cases_0_6,
-            edge_cases=((2.0, 8, 50.0), (1.0, 1, 100.0), (1.0, 2, 100.0)),
+            edge_cases=((3.0, 16, 25.0), (1.0, 1, 100.0), (1.0, 2, 100.0)),
         ),
     ),
     reference=lambda p: (p["bug_line"], col.ring_allreduce_bandwidth_time_s),

@@ -9,6 +9,7 @@ from typing import Any
 from autograder.exercise import Exercise
 from autograder.kinds import Function, Misconception, Numeric
 from autograder.kinds.base import Params
+from autograder.template import Earlier
 from solutions import overlap as ov
 
 NCCL_PERF = ("NVIDIA nccl-tests, doc/PERFORMANCE.md (AllReduce: each rank sends 2(n-1)/n x S; "
@@ -218,7 +219,8 @@ EX_4_4 = Exercise(
     notes=("Give a plain number (for example 0.8). With no overlap, the step lasts compute + "
            "communication, so the effective MFU becomes MFU x T_compute / (T_compute + "
            "T_comm)."),
-    params=dict(flops_tflop=120.0, peak_tflops=989.4, mfu=0.5, comm_ms=350.0),
+    params=dict(flops_tflop=120.0, peak_tflops=989.4, mfu=0.5,
+                comm_ms=Earlier(350.0, "4.3", "ms")),  # 4.3's cross-node phase
     vary=lambda rng: dict(flops_tflop=rng.choice([60.0, 90.0, 120.0, 180.0, 240.0, 360.0,
                                                   480.0]),
                           peak_tflops=rng.choice([312.0, 989.4]),
@@ -235,9 +237,10 @@ EX_4_4 = Exercise(
         "T_compute = {flops_tflop} TFLOP / ({mfu} x {peak_tflops} TFLOPS); ratio = "
         "{comm_ms} ms / T_compute = {expected}. For the canonical numbers T_compute = "
         "242.6 ms and the ratio is 1.44: communication takes longer than compute, and "
-        "without overlap the effective MFU falls from 50% to 50% x 242.6 / (242.6 + 350) = "
-        "20.5%. The cures: overlap (4.2), fewer bytes across the slow links (more links per "
-        "node, tensor parallelism inside the node) or more compute per AllReduce "
+        "without overlap the effective MFU falls from 50% to 50% x 242.6 / (242.6 + "
+        "{comm_ms}) = 20.5%. The cures: overlap (4.2), fewer bytes across the slow links "
+        "(more links per node, tensor parallelism inside the node) or more compute per "
+        "AllReduce "
         "(gradient accumulation)."
     ),
     misconceptions=(
@@ -273,23 +276,23 @@ EX_4_5 = Exercise(
             "`link_gb_per_s` per direction, bandwidth term only; each GPU executes "
             "`flops_per_step_tflop` TFLOP per step at `achieved_tflops` (peak x MFU). For "
             "example, {params_billion}B parameters, {n_gpus} GPUs, {link_gb_per_s} GB/s, "
-            "{flops_per_step_tflop} TFLOP at {achieved_tflops} TFLOPS gives 1.443."),
+            "{flops_per_step_tflop} TFLOP at {achieved_tflops} TFLOPS gives 2.333."),
     notes=("Rules: one GPU has nothing to all-reduce, so the ratio is 0. Raise `ValueError` "
            "when `n_gpus` is not a whole number >= 1, or when any of `params_billion`, "
            "`link_gb_per_s`, `flops_per_step_tflop`, `achieved_tflops` is not > 0."),
-    params=dict(params_billion=10.0, n_gpus=8, link_gb_per_s=100.0,
-                flops_per_step_tflop=120.0, achieved_tflops=494.7),
-    vary=lambda rng: dict(params_billion=10.0, n_gpus=8, link_gb_per_s=100.0,
-                          flops_per_step_tflop=120.0, achieved_tflops=494.7),
+    params=dict(params_billion=7.0, n_gpus=16, link_gb_per_s=50.0,
+                flops_per_step_tflop=90.0, achieved_tflops=400.0),
+    vary=lambda rng: dict(params_billion=7.0, n_gpus=16, link_gb_per_s=50.0,
+                          flops_per_step_tflop=90.0, achieved_tflops=400.0),
     answer_kind=Function(
         function_name="comm_compute_ratio",
         signature=("(params_billion, n_gpus, link_gb_per_s, flops_per_step_tflop, "
                    "achieved_tflops)"),
         cases=_cases_4_5,
         edge_cases=(
-            (10.0, 8, 100.0, 120.0, 494.7),    # the worked example: 1.443
-            (10.0, 1, 100.0, 120.0, 494.7),    # one GPU: 0
-            (10.0, 2, 100.0, 120.0, 494.7),    # two GPUs: factor 2(N-1)/N = 1
+            (7.0, 16, 50.0, 90.0, 400.0),      # the worked example: 2.333
+            (7.0, 1, 50.0, 90.0, 400.0),       # one GPU: 0
+            (7.0, 2, 50.0, 90.0, 400.0),       # two GPUs: factor 2(N-1)/N = 1
             (10.0, 0, 100.0, 120.0, 494.7),    # no GPUs: ValueError
             (10.0, 8, 0.0, 120.0, 494.7),      # zero bandwidth: ValueError
             (10.0, 8, -100.0, 120.0, 494.7),   # negative bandwidth: ValueError
@@ -306,8 +309,9 @@ EX_4_5 = Exercise(
         "N = 1 gives T_comm = 0.",
     ),
     explanation=(
-        "S = 2 x {params_billion} = 20 GB; T_comm = 2 x 20 x 7/8 / {link_gb_per_s} = 0.35 s; "
-        "T_compute = {flops_per_step_tflop} / {achieved_tflops} = 0.2426 s; ratio 1.443. "
+        "S = 2 x {params_billion} = 14 GB; T_comm = 2 x 14 x 15/16 / {link_gb_per_s} = "
+        "0.525 s; T_compute = {flops_per_step_tflop} / {achieved_tflops} = 0.225 s; ratio "
+        "2.333. "
         "Naming the throughput `achieved_tflops` (not the GPU's peak) keeps the MFU out of "
         "the function: pass peak x MFU."
     ),

@@ -275,7 +275,7 @@ EX_5_5 = Exercise(
             "(pp - 1)/(m v), but bubble_over_compute({pp}, {m}, v={v}) returns {wrong:.4g} "
             "instead of {right:.4g}. Which line is wrong? Give the line number (the `def` line "
             "is 1) and the fixed function."),
-    params=_params_5_5(0, 4, 12),
+    params=_params_5_5(0, 8, 16),
     vary=_vary_5_5,
     answer_kind=Debug(
         code=BUGGY_5_5,
@@ -284,7 +284,7 @@ EX_5_5 = Exercise(
             function_name="bubble_over_compute",
             signature="(pp, m, v=1)",
             cases=_cases_5_5,
-            edge_cases=((4, 12, 1), (4, 12, 4), (1, 8, 1), (8, 1, 1), (2, 3, 2)),
+            edge_cases=((8, 16, 1), (8, 16, 4), (1, 8, 1), (8, 1, 1), (2, 3, 2)),
         ),
     ),
     reference=lambda p: (p["bug_line"], pl.bubble_over_compute),

@@ -7,6 +7,7 @@ from typing import Any
 
 from autograder.exercise import Exercise
 from autograder.kinds import Misconception, Numeric
+from autograder.template import Earlier
 from solutions import tensor_parallel as tp
 from workbook.records._models import D_MODELS, SHAPES
 
@@ -257,14 +258,14 @@ EX_6_5 = Exercise(
             "compute of one micro-batch takes {compute_ms} ms, and no communication overlaps "
             "it. Count every TP AllReduce of that forward and backward pass. What is the TP "
             "communication time as a percentage of the compute time?"),
-    params=_params_6_5(80, 0.26, 300.0),
+    params={**_params_6_5(80, 0.26, 300.0),  # 0.26 ms: 6.2's AllReduce on H100 NVLink
+            "sent_mb": Earlier(EX_6_2.expected(), "6.2", "MB")},
     vary=_vary_6_5,
     answer_kind=Numeric(unit="%", rel_tol=0.005),
     reference=lambda p: tp.tp_comm_overhead_percent(
         tp.tp_allreduces_per_step(p["n_layers"]), p["allreduce_ms"], p["compute_ms"]),
     notes=("{allreduce_ms} ms is what sending {sent_mb:.0f} MB per GPU takes at H100 NVLink's "
-           "450 GB/s per direction, before latency (exercise 6.2's 117 MB take about "
-           "0.26 ms)."),
+           "450 GB/s per direction, before latency."),
     hints=("How many AllReduces does one layer need in the forward pass? And in the backward?",
            "Megatron: 2 forward (after attention and after the MLP) + 2 backward = 4 per layer.",
            "Overhead = layers x 4 x time per AllReduce / compute time x 100."),

@@ -7,6 +7,7 @@ from typing import Any
 
 from autograder.exercise import Exercise
 from autograder.kinds import Function, Misconception, Numeric
+from autograder.template import Earlier
 from solutions import checkpointing as ck
 from workbook.records._models import SIZES_B
 
@@ -61,10 +62,10 @@ def _vary_7_2(rng: random.Random) -> dict[str, Any]:
 
 EX_7_2 = Exercise(
     id="7.2", chapter=7, category="derive", title="Checkpoint write time",
-    prompt=("A {size_gb} GB checkpoint is written to a shared file system whose aggregate "
+    prompt=("The checkpoint ({size_gb} GB) is written to a shared file system whose aggregate "
             "write bandwidth is {write_gb_per_s} GB/s (bytes, not bits). Training pauses "
             "while it writes. How many seconds does one checkpoint take?"),
-    params=dict(size_gb=980.0, write_gb_per_s=10.0),
+    params=dict(size_gb=Earlier(EX_7_1.expected(), "7.1", "GB"), write_gb_per_s=10.0),
     vary=_vary_7_2,
     answer_kind=Numeric(unit="s", rel_tol=0.005),
     reference=lambda p: ck.checkpoint_write_time_s(p["size_gb"], p["write_gb_per_s"]),
@@ -103,7 +104,7 @@ EX_7_3 = Exercise(
     prompt=("A cluster's mean time between failures (MTBF) is M = {mtbf_h} hours and one "
             "checkpoint takes C = {checkpoint_s} s. Using Young's first-order formula "
             "tau = sqrt(2 C M), how many minutes should pass between checkpoints?"),
-    params=dict(mtbf_h=24.0, checkpoint_s=98.0),
+    params=dict(mtbf_h=24.0, checkpoint_s=Earlier(EX_7_2.expected(), "7.2", "s")),
     vary=_vary_7_3,
     answer_kind=Numeric(unit="min", rel_tol=0.01),
     reference=_young_min,
@@ -136,13 +137,15 @@ def _vary_7_4(rng: random.Random) -> dict[str, Any]:
 EX_7_4 = Exercise(
     id="7.4", chapter=7, category="derive", title="Cost of one crash",
     prompt=("A run uses {n_gpus} GPUs at ${usd_per_gpu_hour} per GPU-hour and checkpoints "
-            "every {interval_min} minutes. A crash is equally likely at any moment of the "
-            "interval, and recovery (restart and reload) takes {recovery_min} minutes during "
-            "which every GPU is idle but billed. How many dollars does one crash cost on "
-            "average (lost work plus recovery)?"),
-    params=dict(n_gpus=512, usd_per_gpu_hour=2.0, interval_min=68, recovery_min=2),
+            "at an interval of {interval_min} minutes. A crash is equally likely at any "
+            "moment of the interval, and recovery (restart and reload) takes {recovery_min} "
+            "minutes during which every GPU is idle but billed. How many dollars does one "
+            "crash cost on average (lost work plus recovery)?"),
+    params=dict(n_gpus=512, usd_per_gpu_hour=2.0, recovery_min=2,
+                interval_min=Earlier(EX_7_3.expected(), "7.3", "minutes")),
     vary=_vary_7_4,
-    answer_kind=Numeric(unit="$", rel_tol=0.002),
+    # 1 %: the printed question takes the interval from the learner's rounded answer to 7.3
+    answer_kind=Numeric(unit="$", rel_tol=0.01),
     reference=lambda p: ck.cost_per_crash_usd(p["n_gpus"], p["usd_per_gpu_hour"],
                                               p["interval_min"], p["recovery_min"]),
     hints=("On average a crash lands halfway through an interval.",

@@ -92,8 +92,8 @@ EX_8_2 = Exercise(
             "The steps' overflow flags are {overflows} (True = inf/NaN in the gradients). "
             "For each step give (scale after the step's update, good_count after it, "
             "whether the optimizer step was skipped)."),
-    params=dict(overflows=(False, True, False, True, False), init_scale=65536.0,
-                growth_interval=2000),
+    params=dict(overflows=(True, False, False, True, False), init_scale=65536.0,
+                growth_interval=2),
     vary=_vary_8_2,
     answer_kind=Trace(columns=("scale", "good_count", "skipped")),
     reference=lambda p: ls.loss_scale_trace(p["overflows"], p["init_scale"],
