@@ -25,6 +25,7 @@ from pathlib import Path
 from autograder.grading.fill import fill_answers
 from autograder.personal import personalised, read_secret, student_seed
 from workbook import grading
+from workbook.instructor.term import TermArguments
 from workbook.release import (
     chapter_records,
     learner_notebook,
@@ -67,7 +68,8 @@ def timed(submissions: Path, out: Path, workers: int, secret: Path | None
     started, cpu = time.perf_counter(), time.process_time()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         status = grading.grade_cli(str(submissions), str(out), workers=workers, timeout_s=10,
-                                   secret_file=str(secret) if secret else None)
+                                   term_args=TermArguments(
+                                       secret_file=str(secret) if secret else None))
     assert status == 0, f"grading {submissions} failed ({status})"
     return time.perf_counter() - started, time.process_time() - cpu
 

@@ -68,8 +68,26 @@ def _parser() -> argparse.ArgumentParser:
                        help="the course secret of `workbook release`: grade every student "
                             "in their own numbers")
     grade.add_argument("--roster", metavar="ROSTER.csv",
-                       help="the class (id, name, canvas_id, moodle_id): LMS ids become "
-                            "student ids, and students who handed in nothing get a total")
+                       help="the class: the workbook's CSV (id, name, canvas_id, email, "
+                            "idnumber, username), Canvas's gradebook export or Moodle's "
+                            "participants download; students who handed in nothing get a "
+                            "total, and an upload of anyone else is an error row")
+    grade.add_argument("--chapters", metavar="N[,M]",
+                       help="the assignment's chapters: every student is out of their "
+                            "points, another chapter's notebook is an error row (needed "
+                            "for an LMS download)")
+    grade.add_argument("--release", metavar="DIR",
+                       help="the folder `workbook release` wrote: its chapters are the "
+                            "assignment's")
+    grade.add_argument("--assignment", metavar="TITLE",
+                       help="the assignment's title: the grade column of the LMS import "
+                            "(default: 'Workbook ch00' for --chapters 0)")
+    grade.add_argument("--lms-worksheet", metavar="WORKSHEET.csv",
+                       help="Moodle: this assignment's grading worksheet, which maps its "
+                            "participant ids to the roster and is written back with grades")
+    grade.add_argument("--lms-timezone", metavar="ZONE", default="UTC",
+                       help="the time zone of the times in a Moodle worksheet (e.g. "
+                            "Europe/Berlin; default UTC)")
     grade.add_argument("--layout", choices=("auto", "folders", "nbgrader", "canvas", "moodle"),
                        default="auto", help="how SUBMISSIONS is organised (default: detect; "
                        "nbgrader's submitted/ is the folders layout)")
@@ -207,13 +225,17 @@ def _cmd_narrate(args: argparse.Namespace) -> int:
 
 def _cmd_grade(args: argparse.Namespace) -> int:
     from workbook.grading import grade_cli
+    from workbook.instructor.term import TermArguments
 
+    term = TermArguments(
+        roster=args.roster, secret_file=args.secret_file,
+        layout={"auto": None, "nbgrader": "folders"}.get(args.layout, args.layout),
+        due=args.due, chapters=args.chapters, assignment=args.assignment,
+        release=args.release, worksheet=args.lms_worksheet, timezone=args.lms_timezone)
     return grade_cli(args.submissions, args.out, workers=args.workers, timeout_s=args.timeout,
                      unsafe_no_sandbox=args.unsafe_no_sandbox,
                      nbgrader_course=args.nbgrader_course, batch_timeout_s=args.batch_timeout,
-                     secret_file=args.secret_file, roster=args.roster,
-                     layout={"auto": None, "nbgrader": "folders"}.get(args.layout, args.layout),
-                     due=args.due)
+                     term_args=term)
 
 
 def _cmd_release(args: argparse.Namespace) -> int:

@@ -38,7 +38,8 @@ from autograder.grading.swap import replace_problem
 from autograder.kinds import Lab
 from autograder.sandbox import bwrap
 from solutions.sim import process as simprocess
-from workbook.grading_term import Term, write_gradebook
+from workbook.instructor.gradebook import write_gradebook
+from workbook.instructor.term import Term, TermArguments
 from workbook.outline import CHAPTERS, Chapter
 from workbook.paths import instructor_path, learner_path
 from workbook.records import all_labs, lookup
@@ -200,13 +201,13 @@ def _warm_up_labs(labs: list[Lab]) -> None:
 def grade_cli(submissions: str | None, out: str, *, workers: int | None = None,
               timeout_s: float = 10.0, unsafe_no_sandbox: bool = False,
               nbgrader_course: str | None = None, batch_timeout_s: float | None = None,
-              secret_file: str | None = None, roster: str | None = None,
-              layout: str | None = None, due: str | None = None) -> int:
+              term_args: TermArguments | None = None) -> int:
     """Exit status: 0 every file graded, 1 some could not be (or no sandbox), 2 bad
     arguments. SUBMISSIONS holds the hand-in (student folders, or an LMS export: see
     :mod:`autograder.grading.discover`); ``nbgrader_course`` instead names an nbgrader
     course folder, whose ``submitted/`` is graded. With ``secret_file`` every notebook is
-    graded in the numbers of the student it was handed in under."""
+    graded in the numbers of the student it was handed in under. ``term_args`` carries the
+    term: roster, secret, layout, deadline, assignment (:mod:`workbook.instructor.term`)."""
     if (submissions is None) == (nbgrader_course is None):
         _say("give either SUBMISSIONS or --nbgrader-course COURSE (not both)")
         return 2
@@ -216,7 +217,7 @@ def grade_cli(submissions: str | None, out: str, *, workers: int | None = None,
     problem = _bad_arguments(folder, out, count, timeout_s, batch_timeout_s) or (
         replace_problem(Path(out)) if out.strip() else "")
     try:
-        term = Term.from_arguments(roster, secret_file, layout, due)
+        term = Term.from_arguments(term_args or TermArguments())
     except ValueError as error:
         problem = problem or str(error)
     if problem:
@@ -229,7 +230,11 @@ def grade_cli(submissions: str | None, out: str, *, workers: int | None = None,
     if unsafe_no_sandbox:
         _say("WARNING: grading without the sandbox (--unsafe-no-sandbox); the report says so")
     out_path = Path(out)
-    discovery = term.discover(folder)
+    try:
+        discovery = term.discover(folder)
+    except ValueError as error:
+        _say(str(error))
+        return 2
     chosen = settings(count, timeout_s, folder, out_path, sandbox="none" if unsafe_no_sandbox
                       else "bubblewrap", batch_budget_s=batch_timeout_s, course=course,
                       personalise=term.personalise())
@@ -243,6 +248,8 @@ def grade_cli(submissions: str | None, out: str, *, workers: int | None = None,
                                          lambda total: StatusBar(total, sys.stderr),
                                          discovery=discovery))
         graded = {nb.chapter for nb in batch.notebooks if nb.chapter is not None}
+        if term.assignment is not None:
+            graded = set(term.assignment.chapters)
         failed = write_gradebook(term, batch, discovery, out_path,
                                  {n: chapters[n].max_points for n in sorted(graded)})
     except (OSError, RuntimeError) as error:  # the sandbox could not start, OUT not writable

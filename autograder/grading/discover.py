@@ -2,21 +2,21 @@
 
     folders   SUBMISSIONS/<student>/<notebook>.ipynb                collected by hand
               SUBMISSIONS/<student>/<assignment>/<notebook>.ipynb   nbgrader's ``submitted/``
-    canvas    SUBMISSIONS/<name>_[LATE_]<userid>_<submissionid>_<file>.ipynb   Canvas's
-              "Download Submissions", one flat folder
-    moodle    SUBMISSIONS/<Full Name>_<participantid>_assignsubmission_file_<file>.ipynb, or
-              the same name as a folder holding the file ("Download submissions in folders")
+    an LMS    SUBMISSIONS/<entry named by the LMS>                  a download, unzipped
 
-:func:`detect` names the layout from the entries' names; an LMS id maps to a roster id
-through ``students`` (from the roster's ``canvas_id`` / ``moodle_id``), else the student is
-filed under ``canvas-<userid>`` / ``moodle-<participantid>``. Which chapter a notebook is
-comes from its metadata later, never from these names.
+An LMS's naming is not known here: the caller hands in one :class:`LmsLayout` per LMS,
+which reads an entry's name into a :class:`Claim` (whose upload it is, in the LMS's own
+ids). :func:`detect` names the layout from the entries' names. An LMS id maps to a roster
+id through ``Options.students``; with a roster (``Options.roster_only``) an id the roster
+does not vouch for is an error row for that file, never a new student; without one the
+student is filed under ``<layout>-<id>``. Which chapter a notebook is comes from its
+metadata later, never from these names.
 
 Every entry becomes a notebook to grade, a problem row, or an ``ignored`` entry with the
 reason: nothing is dropped silently (a student folder called ``.ada`` or ``__pycache__``
 holding a notebook is a student like any other). Lateness: nbgrader's ``timestamp.txt``
-(or one in a student's folder) gives the time handed in, compared with ``due``; Canvas's
-``LATE`` marker is Canvas's own verdict.
+(or one in a student's folder) gives the time handed in, compared with ``due``; an LMS
+layout's claim may carry the LMS's own verdict.
 
 Nothing here follows a symbolic link or opens anything but a folder and a timestamp file
 of at most 200 bytes: a symlinked student folder, assignment folder or notebook, and a
@@ -26,26 +26,49 @@ of at most 200 bytes: a symlinked student folder, assignment folder or notebook,
 from __future__ import annotations
 
 import os
-import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
+from typing import Protocol
 
 NOTEBOOK_SUFFIX = ".ipynb"
-Layout = Literal["folders", "canvas", "moodle"]
-LAYOUTS: tuple[str, ...] = ("folders", "canvas", "moodle")
+FOLDERS = "folders"
 TIMESTAMP = "timestamp.txt"
-_CANVAS = re.compile(r"(?P<name>[^_]*)_(?:(?P<late>LATE)_)?(?P<user>\d+)_(?P<sub>\d+)_"
-                     r"(?P<file>.+)", re.DOTALL)
-_MOODLE = re.compile(r"(?P<name>.*)_(?P<user>\d+)_assignsubmission_(?P<plugin>[a-z]+)_"
-                     r"(?P<file>.*)", re.DOTALL)
 _WHY = {".ipynb_checkpoints": "Jupyter's autosave copies (the notebook itself is graded)",
         "__MACOSX": "macOS archive metadata, not a submission",
         ".DS_Store": "macOS folder metadata, not a submission",
         "Thumbs.db": "Windows thumbnail cache, not a submission"}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What an LMS's name for an entry says about it."""
+
+    user: str                 # the LMS's id of the uploader, as the name carries it
+    late: bool | None = None  # the LMS's own verdict, when its names carry one
+    folder: bool = False      # a submission folder: the notebooks in it are the upload
+    ignore: str = ""          # not a file submission, graded by nobody (and why)
+    problem: str = ""         # the upload cannot be attributed to anyone (and why)
+
+
+class LmsLayout(Protocol):
+    """How one LMS names the entries of its submissions download."""
+
+    @property
+    def name(self) -> str:
+        """The layout's name ("canvas")."""
+        ...  # pragma: no cover
+
+    def claim(self, entry: str, is_dir: bool, known: Collection[str]) -> Claim | None:
+        """The claim of an entry's name (``known``: the LMS ids the roster vouches for,
+        which settle a name that reads two ways); None when it is no name of this LMS."""
+        ...  # pragma: no cover
+
+    def detect(self, names: Sequence[str]) -> bool:
+        """Whether a folder holding entries of these names is this LMS's download."""
+        ...  # pragma: no cover
 
 
 @dataclass(frozen=True)
@@ -87,9 +110,11 @@ class Discovery:
 class Options:
     """How to read a submissions folder: the layout, LMS id -> roster id, the deadline."""
 
-    layout: Layout | None = None               # None: detect
-    students: Mapping[str, str] = field(default_factory=dict)
+    layout: str | None = None                  # None: detect
+    students: Mapping[str, str] = field(default_factory=dict)   # LMS id -> roster id
     due: datetime | None = None
+    layouts: Mapping[str, LmsLayout] = field(default_factory=dict)
+    roster_only: bool = False     # only the roster's students: an unknown LMS id is an error
 
 
 def _entries(folder: Path) -> list[Path]:
@@ -150,26 +175,21 @@ def course_submissions(course: Path) -> Path:
     return course / "submitted"
 
 
-def detect(folder: Path) -> Layout:
+def detect(folder: Path, layouts: Mapping[str, LmsLayout]) -> str:
     """The layout whose names the folder's entries carry ("folders" when none does)."""
     names = [p.name for p in _entries(folder)]
-    if any(_MOODLE.fullmatch(name) for name in names):
-        return "moodle"
-    files = [n for n in names if n.lower().endswith(NOTEBOOK_SUFFIX)]
-    if files and sum(bool(_CANVAS.fullmatch(n)) for n in files) * 2 >= len(files):
-        return "canvas"
-    return "folders"
+    return next((name for name, layout in layouts.items() if layout.detect(names)), FOLDERS)
 
 
 def discover(folder: Path, options: Options | None = None) -> Discovery:
     """Every notebook under ``folder``, every student folder without one, every stray file."""
     chosen = options or Options()
-    layout = chosen.layout or detect(folder)
+    layout = chosen.layout or detect(folder, chosen.layouts)
     out = Discovery(layout=layout)
-    if layout == "folders":
+    if layout == FOLDERS:
         _folders(folder, chosen, out)
     else:
-        _lms(folder, layout, chosen, out)
+        _lms(folder, chosen.layouts[layout], chosen, out)
     return out
 
 
@@ -269,45 +289,60 @@ def _timestamp(folder: Path, options: Options) -> tuple[str, bool | None]:
     return moment.isoformat(timespec="seconds"), late
 
 
-# --- flat LMS exports -----------------------------------------------------------------------
+# --- LMS downloads ---------------------------------------------------------------------------
 
-def _lms_student(layout: str, user: str, options: Options) -> str:
-    return options.students.get(user, f"{layout}-{user}")
-
-
-def _lms(root: Path, layout: str, options: Options, out: Discovery) -> None:
-    pattern = _CANVAS if layout == "canvas" else _MOODLE
+def _lms(root: Path, layout: LmsLayout, options: Options, out: Discovery) -> None:
+    known = frozenset(options.students)
     for entry in _entries(root):
         rel = entry.relative_to(root).as_posix()
-        named = pattern.fullmatch(entry.name)
+        shown = rel + ("/" if _is_dir(entry) else "")
+        claim = layout.claim(entry.name, _is_dir(entry), known)
         why = refusal(entry)
-        if named is None:
+        if claim is None:
             if why:
                 out.missing.append(Missing("", rel, f"{rel}: {why}"))
+            elif _is_notebook(entry) or (_is_dir(entry) and _holds_notebook(entry)):
+                out.missing.append(Missing("", shown, f"{shown}: its name is not one "
+                                           f"{layout.name} gives a submission, so it "
+                                           "belongs to no student; it was not graded"))
             else:
-                out.ignore(rel + ("/" if _is_dir(entry) else ""),
-                           f"its name is not a {layout} export name" if
-                           entry.name not in _WHY else _WHY[entry.name])
+                out.ignore(shown, _WHY.get(entry.name, f"its name is not a {layout.name} "
+                                           "download name"))
             continue
-        student = _lms_student(layout, named["user"], options)
-        late = True if named.groupdict().get("late") else (False if layout == "canvas"
-                                                            else None)
+        if claim.ignore:
+            out.ignore(shown, claim.ignore)
+            continue
+        student = options.students.get(claim.user, "")
+        if claim.problem or not student and options.roster_only:
+            problem = claim.problem or (f"{layout.name} user {claim.user} is not on the "
+                                        "roster, so this upload belongs to no student on it")
+            out.missing.append(Missing("", shown, f"{shown}: {problem}; it was not graded"))
+            continue
+        student = student or f"{layout.name}-{claim.user}"
         if why:
             out.missing.append(Missing(student, rel, f"{rel}: {why}"))
-        elif layout == "moodle" and named["plugin"] != "file":
-            out.ignore(rel + ("/" if _is_dir(entry) else ""),
-                       f"a Moodle {named['plugin']} submission, not a file")
-        elif _is_dir(entry):
-            _lms_folder(root, entry, student, late, out)
-        elif _is_notebook(entry):
-            out.found.append(Found(student, entry, rel, "", "", late))
+        elif claim.folder and _is_dir(entry):
+            _lms_folder(root, entry, student, claim.late, out)
+        elif not claim.folder and _is_notebook(entry):
+            out.found.append(Found(student, entry, rel, "", "", claim.late))
         else:
-            out.ignore(rel, _stray_reason(entry))
+            out.ignore(shown, _stray_reason(entry))
 
 
 def _lms_folder(root: Path, folder: Path, student: str, late: bool | None,
                 out: Discovery) -> None:
+    """A submission folder: every notebook in it, in sub-folders too (a file submission
+    keeps the folders the student uploaded), to a depth of three."""
     before = len(out.found)
+    _lms_walk(root, folder, student, late, out, 3)
+    if len(out.found) == before:
+        rel = folder.relative_to(root).as_posix()
+        out.missing.append(Missing(student, rel + "/", f"{rel}/: no notebook (.ipynb) in "
+                                   "this submission folder"))
+
+
+def _lms_walk(root: Path, folder: Path, student: str, late: bool | None, out: Discovery,
+              depth: int) -> None:
     for entry in _entries(folder):
         rel = entry.relative_to(root).as_posix()
         why = refusal(entry)
@@ -315,9 +350,7 @@ def _lms_folder(root: Path, folder: Path, student: str, late: bool | None,
             out.missing.append(Missing(student, rel, f"{rel}: {why}"))
         elif _is_notebook(entry) and not entry.name.startswith("._"):
             out.found.append(Found(student, entry, rel, "", "", late))
+        elif _is_dir(entry) and depth > 1 and entry.name not in _WHY:
+            _lms_walk(root, entry, student, late, out, depth - 1)
         else:
             out.ignore(rel + ("/" if _is_dir(entry) else ""), _stray_reason(entry))
-    if len(out.found) == before:
-        rel = folder.relative_to(root).as_posix()
-        out.missing.append(Missing(student, rel + "/", f"{rel}/: no notebook (.ipynb) in "
-                                   "this submission folder"))

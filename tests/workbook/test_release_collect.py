@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grading.discover import Options, detect, discover, parse_time
+from autograder.grading.discover import Options, discover, parse_time
 from autograder.grading.feedback import folder_names, safe_folder
 from autograder.grading.swap import replace_problem, swap_in
 from workbook import grading
+from workbook.instructor.term import TermArguments
 
 DUE = datetime(2026, 3, 1, 18, 0, tzinfo=timezone.utc)
 
@@ -62,39 +63,6 @@ def test_nbgrader_timestamps_make_lateness(tmp_path: Path) -> None:
 ])
 def test_times_are_read_as_utc(text: str, want: datetime | None) -> None:
     assert parse_time(text) == want
-
-
-def test_a_canvas_export_maps_user_ids_to_the_roster(tmp_path: Path) -> None:
-    touch(tmp_path, "lovelaceada_501_9001_ch00_ring_allreduce.ipynb")
-    touch(tmp_path, "turingalan_LATE_502_9002_ch00_ring_allreduce-1.ipynb")
-    touch(tmp_path, "hopper_503_9003_notes.txt")
-    touch(tmp_path, "readme.txt")
-    assert detect(tmp_path) == "canvas"
-    found = discover(tmp_path, Options(students={"501": "s1", "502": "s2"}))
-    assert [(f.student, f.late) for f in found.found] == [("s1", False), ("s2", True)]
-    assert found.reasons == {"hopper_503_9003_notes.txt": "not a notebook (.ipynb)",
-                             "readme.txt": "its name is not a canvas export name"}
-
-
-def test_a_student_not_on_the_roster_keeps_their_lms_id(tmp_path: Path) -> None:
-    touch(tmp_path, "someone_777_1_ch00.ipynb")
-    assert [f.student for f in discover(tmp_path).found] == ["canvas-777"]
-
-
-def test_a_moodle_export_flat_or_in_folders(tmp_path: Path) -> None:
-    touch(tmp_path, "flat/Ada Lovelace_877_assignsubmission_file_ch00.ipynb")
-    touch(tmp_path, "flat/Ada Lovelace_877_assignsubmission_onlinetext_onlinetext.html")
-    touch(tmp_path, "dirs/Alan Turing_878_assignsubmission_file_/ch00.ipynb")
-    touch(tmp_path, "dirs/Alan Turing_878_assignsubmission_file_/notes.txt")
-    for folder in ("flat", "dirs"):
-        assert detect(tmp_path / folder) == "moodle"
-    flat = discover(tmp_path / "flat", Options(students={"877": "s1"}))
-    assert [f.student for f in flat.found] == ["s1"]
-    assert list(flat.reasons.values()) == ["a Moodle onlinetext submission, not a file"]
-    dirs = discover(tmp_path / "dirs")
-    assert [(f.student, f.rel) for f in dirs.found] == [
-        ("moodle-878", "Alan Turing_878_assignsubmission_file_/ch00.ipynb")]
-    assert list(dirs.reasons) == ["Alan Turing_878_assignsubmission_file_/notes.txt"]
 
 
 def test_feedback_folders_never_meet_a_students_name() -> None:
@@ -172,7 +140,7 @@ def test_grading_a_forged_seed_uses_the_submitters_numbers(tmp_path: Path) -> No
     key.write_bytes(secret)
     os.chmod(key, 0o600)
     assert grading.grade_cli(str(tmp_path / "in"), str(tmp_path / "out"), workers=1,
-                             secret_file=str(key)) == 0
+                             term_args=TermArguments(secret_file=str(key))) == 0
     rows = json.loads((tmp_path / "out" / "grades.json").read_text())["notebooks"][0]
     row = next(e for e in rows["exercises"] if e["exercise_id"] == "0.2")
     assert (row["status"], row["points"]) == ("wrong", 0)
@@ -196,7 +164,7 @@ def test_grading_with_another_secret_warns(tmp_path: Path,
     key.write_bytes(b"another course's secret, not this one")
     os.chmod(key, 0o600)
     assert grading.grade_cli(str(tmp_path / "in"), str(tmp_path / "out"), workers=1,
-                             secret_file=str(key)) == 0
+                             term_args=TermArguments(secret_file=str(key))) == 0
     assert "is --secret-file the secret the notebooks were released with?" in \
         capsys.readouterr().err
 

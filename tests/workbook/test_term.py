@@ -243,9 +243,12 @@ def test_the_canvas_export_grades_the_same(term: Path) -> None:
     assert {s: r["points"] for s, r in canvas.items()} == {
         s: r["points"] for s, r in folders.items()}
     assert canvas["s1003"]["late"] == "yes" and canvas["s1001"]["late"] == "no"
-    with open(term / "grades-canvas" / "totals_canvas.csv", encoding="utf-8") as f:
+    with open(term / "grades-canvas" / "canvas_import.csv", encoding="utf-8") as f:
         lines = list(csv.reader(f))
-    assert lines[0][:2] == ["Student", "ID"] and ["50113", "s1001"] == lines[2][1:3]
+    assert lines[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
+                        "Workbook ch00"]
+    assert lines[1][0] == "Points Possible" and lines[1][5] == "7"
+    assert ["50113", "s1001"] == lines[2][1:3]
 
 
 def test_a_regrade_replaces_the_whole_gradebook(term: Path) -> None:

@@ -1,0 +1,116 @@
+"""Writing a term's gradebook: every output of one grading run, swapped in whole.
+
+``grades.csv``, ``grades.json``, ``totals.csv``, ``feedback/`` and, for the LMS the class
+is on, its import file: ``canvas_import.csv`` (Canvas's Grades > Import, one column titled
+after the assignment, filling the existing column of that title when the roster is
+Canvas's gradebook export, scaled to its points possible) and ``moodle_grading_worksheet.csv``
+(the assignment's own grading worksheet with ``Grade`` filled in, for Moodle's "Upload
+grading worksheet"). Everything is written into a new folder beside ``--out`` and swapped in
+for it in one step (:mod:`autograder.grading.swap`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from autograder.grading.discover import Discovery
+from autograder.grading.feedback import folder_names, write_feedback
+from autograder.grading.model import Batch
+from autograder.grading.private_files import make_private_dir, write_private
+from autograder.grading.report import batch_json, write_csv
+from autograder.grading.safe_text import for_json
+from autograder.grading.swap import discard, new_folder, swap_in
+from autograder.grading.totals import Handed, Total, csv_text, totals
+from autograder.personal import fingerprint
+from workbook.instructor import lms_canvas, lms_moodle
+from workbook.instructor.term import Term
+
+CANVAS_IMPORT = "canvas_import.csv"
+MOODLE_WORKSHEET = "moodle_grading_worksheet.csv"
+
+
+def _handed(discovery: Discovery) -> dict[str, Handed]:
+    """Per student: the latest time handed in, and late if any notebook was."""
+    out: dict[str, Handed] = {}
+    for found in discovery.found:
+        before = out.get(found.student, Handed())
+        lates = [v for v in (before.late, found.late) if v is not None]
+        out[found.student] = Handed(max(before.submitted_at, found.submitted_at),
+                                    any(lates) if lates else None)
+    return out
+
+
+def _totals(term: Term, batch: Batch, discovery: Discovery,
+            chapter_points: Mapping[int, int]) -> list[Total]:
+    integrity: dict[str, str] = {}
+    if term.personaliser is not None:
+        students = {nb.student for nb in batch.notebooks}
+        integrity = {s: term.personaliser.integrity(s) for s in students}
+    roster = list(term.roster.ids) if term.roster is not None else []
+    return totals(batch, chapter_points, roster, _handed(discovery), integrity)
+
+
+def _json_extra(term: Term, discovery: Discovery, rows: list[Total],
+                batch: Batch) -> dict[str, Any]:
+    folders = folder_names(nb.student for nb in batch.notebooks if nb.student)
+    return dict(layout=discovery.layout,
+                ignored_reasons=dict(discovery.reasons),
+                personal_numbers=(dict(secret_fingerprint=fingerprint(term.secret))
+                                  if term.secret is not None else None),
+                students=[dict(student=t.student, points=t.points, max_points=t.max_points,
+                               late=t.late, submitted_at=t.submitted_at,
+                               integrity=t.integrity,
+                               feedback_folder=folders.get(t.student, "")) for t in rows])
+
+
+def write_gradebook(term: Term, batch: Batch, discovery: Discovery, out: Path,
+                    chapter_points: Mapping[int, int]) -> list[str]:
+    """Write every output into a new folder and swap it in for ``out``; returns the
+    feedback pages that could not be written."""
+    rows = _totals(term, batch, discovery, chapter_points)
+    folder = new_folder(out)
+    try:
+        make_private_dir(folder)
+        write_csv(batch, folder / "grades.csv")
+        tree = for_json(batch_json(batch) | _json_extra(term, discovery, rows, batch))
+        write_private(folder / "grades.json",
+                      json.dumps(tree, indent=2, ensure_ascii=False) + "\n")
+        write_private(folder / "totals.csv", csv_text(rows))
+        _lms_files(term, rows, folder)
+        failed: list[str] = []
+        write_feedback(batch.notebooks, folder / "feedback", failed)
+        swap_in(folder, out)
+    except BaseException:
+        discard(folder)
+        raise
+    return failed
+
+
+def canvas_column(term: Term) -> tuple[str, float | None]:
+    """The Canvas import's column title, and its points possible when the roster (Canvas's
+    gradebook export) already has a column of the assignment's title."""
+    title = term.assignment.title if term.assignment is not None else "Workbook"
+    columns = dict(term.roster.columns) if term.roster is not None else {}
+    for column, possible in columns.items():
+        if column == title or column.rsplit(" (", 1)[0] == title:
+            return column, possible
+    return title, None
+
+
+def _lms_files(term: Term, rows: list[Total], folder: Path) -> None:
+    if term.roster is None or not rows:
+        return
+    most = rows[0].max_points
+    canvas_ids = {student: canvas for canvas, student in term.roster.by_lms("canvas_id").items()}
+    if canvas_ids:
+        column, possible = canvas_column(term)
+        scale = possible / most if possible and most else 1.0
+        write_private(folder / CANVAS_IMPORT, lms_canvas.import_text(
+            [(t.student, t.points * scale) for t in rows], canvas_ids, term.roster.names(),
+            column, possible or most))
+    if term.worksheet is not None:
+        write_private(folder / MOODLE_WORKSHEET, lms_moodle.filled_worksheet(
+            term.worksheet, {t.student: t.points for t in rows}, most))

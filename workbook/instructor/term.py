@@ -1,0 +1,176 @@
+"""What ``workbook grade`` adds around the batch grader for a term: the class, the hand-in.
+
+* **Collect**: the roster (``--roster``, the workbook's CSV or an LMS's own export) says
+  who is in the class; the layout (``--layout``, else detected) says how SUBMISSIONS is
+  organised, and each LMS layout maps its own ids to roster ids (Canvas user ids from the
+  roster; Moodle participant ids, allocated per assignment, from that assignment's grading
+  worksheet, ``--lms-worksheet``). With a roster, an upload no roster entry vouches for is
+  an error row, never a new student.
+* **The assignment** (``--chapters``/``--release``, ``--assignment``): every student is out
+  of its chapters' points; another chapter's notebook is an error row
+  (:mod:`workbook.instructor.assignment`). An LMS download must name it.
+* **Per-student numbers**: with ``--secret-file`` each notebook is graded against the
+  numbers of the student it was handed in under (:mod:`workbook.grading_personal`).
+* **Hand back**: :mod:`workbook.instructor.gradebook` writes the outputs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from autograder.grading.discover import (
+    FOLDERS,
+    Discovery,
+    Found,
+    LmsLayout,
+    Options,
+    detect,
+    discover,
+    parse_time,
+)
+from autograder.grading.model import Batch
+from autograder.personal import read_secret
+from workbook.grading_personal import Personaliser, PrintedNumbers
+from workbook.instructor import lms_canvas, lms_moodle
+from workbook.instructor.assignment import Assignment, bind
+from workbook.instructor.assignment import from_arguments as assignment_from
+from workbook.instructor.roster import Roster
+from workbook.instructor.roster_files import read_roster
+
+LAYOUTS: dict[str, LmsLayout] = {lms_moodle.NAME: lms_moodle.LAYOUT,
+                                 lms_canvas.NAME: lms_canvas.LAYOUT}
+LAYOUT_NAMES = (FOLDERS, *LAYOUTS)
+
+
+@dataclass(frozen=True)
+class TermArguments:
+    """The command line's words about the term, as given (None: not given)."""
+
+    roster: str | None = None
+    secret_file: str | None = None
+    layout: str | None = None
+    due: str | None = None
+    chapters: str | None = None
+    assignment: str | None = None
+    release: str | None = None
+    worksheet: str | None = None
+    timezone: str = "UTC"
+
+
+@dataclass
+class Term:
+    """The class and the hand-in, as the command line gave them."""
+
+    roster: Roster | None = None
+    secret: bytes | None = None
+    layout: str | None = None
+    due: datetime | None = None
+    assignment: Assignment | None = None
+    worksheet: lms_moodle.Worksheet | None = None
+    notes: list[str] = field(default_factory=list)
+    personaliser: Personaliser | None = field(default=None, repr=False)
+    printed: PrintedNumbers = field(default_factory=PrintedNumbers, repr=False)
+
+    @classmethod
+    def from_arguments(cls, args: TermArguments) -> Term:
+        """Raises ValueError (with what was expected) for anything unusable."""
+        moment = None
+        if args.due is not None:
+            moment = parse_time(args.due)
+            if moment is None:
+                raise ValueError(f"--due must be a date and time such as 2026-03-01T18:00 "
+                                 f"(UTC, or with an offset such as +01:00), got {args.due!r}")
+        if args.layout is not None and args.layout not in LAYOUT_NAMES:
+            raise ValueError(f"--layout must be one of {', '.join(LAYOUT_NAMES)}")
+        roster = read_roster(Path(args.roster)) if args.roster else None
+        worksheet = None
+        if args.worksheet is not None:
+            if roster is None:
+                raise ValueError("--lms-worksheet maps Moodle's participant ids to the "
+                                 "roster: give the roster too (--roster)")
+            try:
+                worksheet = lms_moodle.read_worksheet(Path(args.worksheet), roster,
+                                                      args.timezone)
+            except Exception as error:  # a bad time zone name too
+                raise ValueError(str(error)) from None
+        return cls(roster, read_secret(Path(args.secret_file)) if args.secret_file else None,
+                   args.layout, moment,
+                   assignment_from(args.chapters, args.assignment, args.release), worksheet)
+
+    def _students(self, layout: str) -> dict[str, str]:
+        """The chosen LMS's ids -> roster ids; ValueError when the roster cannot say."""
+        if self.roster is None or layout == FOLDERS:
+            return {}
+        if layout == lms_canvas.NAME:
+            found = self.roster.by_lms("canvas_id")
+            if not found:
+                raise ValueError("this is a Canvas download, and the roster has no Canvas "
+                                 "ids: read the roster from Canvas's gradebook export "
+                                 "(Grades > Export), or add a canvas_id column")
+            return found
+        if self.worksheet is not None:
+            return dict(self.worksheet.students)
+        found = self.roster.by_lms("moodle_id")
+        if not found:
+            raise ValueError(
+                "this is a Moodle download: Moodle names each upload by a participant id it "
+                "allocates per assignment. Give this assignment's grading worksheet "
+                "(Submissions > 'Download grading worksheet') with --lms-worksheet, and a "
+                "roster with the same identity field (email, idnumber or username)")
+        self.notes.append("participant ids were taken from the roster's moodle_id column; "
+                          "Moodle allocates them per assignment, so they fit one "
+                          "assignment only (use --lms-worksheet for each assignment)")
+        return found
+
+    def discover(self, folder: Path) -> Discovery:
+        """The hand-in; ValueError when the layout needs what the command line lacks."""
+        layout = self.layout or detect(folder, LAYOUTS)
+        if layout != FOLDERS and self.assignment is None:
+            raise ValueError(f"this is a {layout} download, which holds one assignment: say "
+                             "which chapters it holds with --chapters (e.g. --chapters 0), "
+                             "or --release FOLDER")
+        options = Options(layout, self._students(layout), self.due, LAYOUTS,
+                          roster_only=self.roster is not None and layout != FOLDERS)
+        discovery = discover(folder, options)
+        if self.worksheet is not None and layout == lms_moodle.NAME:
+            discovery.found[:] = [self._moodle_time(f) for f in discovery.found]
+        if self.secret is not None:
+            ids = [f.student for f in discovery.found] + list(self.roster.ids if self.roster
+                                                              else ())
+            self.personaliser = Personaliser.for_class(self.secret, ids)
+        return discovery
+
+    def _moodle_time(self, found: Found) -> Found:
+        when = self.worksheet.submitted.get(found.student, "") if self.worksheet else ""
+        if not when:
+            return found
+        moment = parse_time(when)
+        late = None if self.due is None or moment is None else moment > self.due
+        return dataclasses.replace(found, submitted_at=when, late=late)
+
+    def finish(self, batch: Batch) -> Batch:
+        if self.personaliser is not None:
+            batch = self.personaliser.flag(batch)
+        return bind(batch, self.assignment) if self.assignment is not None else batch
+
+    def personalise(self) -> Personaliser | PrintedNumbers:
+        """The pipeline's personalise step: each student's numbers, or the printed ones."""
+        return self.personaliser if self.personaliser is not None else self.printed
+
+    def warnings(self) -> list[str]:
+        """What the instructor should hear about the run as a whole."""
+        if self.notes:
+            return list(self.notes)
+        if self.printed.seen:
+            return [f"{self.printed.seen} notebook(s) are in students' own numbers but "
+                    "were graded in the printed ones: grade them with --secret-file"]
+        seen = self.personaliser.seen if self.personaliser is not None else {}
+        if seen.get("foreign", 0) and not seen.get("own", 0):
+            return [f"none of the {seen['foreign']} personalised notebook(s) carries the "
+                    "numbers this secret gives its student: is --secret-file the secret the "
+                    "notebooks were released with? (every such notebook was graded in the "
+                    "numbers of this secret)"]
+        return []
