@@ -16,7 +16,7 @@ from pathlib import Path
 
 from autograder.grading.model import ExerciseResult, NotebookResult
 from autograder.grading.private_files import make_private_dir, write_private
-from autograder.grading.report import shown_details
+from autograder.grading.report import points_text, shown_details
 from autograder.grading.safe_text import file_bytes, visible
 from autograder.result import STATUS_TEXT
 
@@ -53,7 +53,8 @@ def page_name(notebook: NotebookResult) -> str:
 
 def _exercise(result: ExerciseResult) -> str:
     symbol, words = STATUS_TEXT[result.status].symbol, STATUS_TEXT[result.status].words
-    points = f"{result.points} of {result.max_points} point{'s' if result.max_points != 1 else ''}"
+    most = result.counted_max
+    points = f"{points_text(result.points)} of {most} point{'s' if most != 1 else ''}"
     anchor = "ex-" + escape(result.exercise_id.replace(".", "-"))
     parts = [f'<section class="{escape(result.status)}" aria-labelledby="{anchor}">',
              f'<h2 id="{anchor}">Exercise {escape(result.exercise_id)} · '
@@ -64,7 +65,10 @@ def _exercise(result: ExerciseResult) -> str:
         parts.append(f"<dt>Your answer</dt><dd><code>{escape(result.yours)}</code></dd>")
     if result.expected and result.status == "wrong":
         parts.append(f"<dt>Expected</dt><dd><code>{escape(result.expected)}</code></dd>")
-    parts.append(f"<dt>Feedback</dt><dd>{escape(result.message)}</dd></dl>")
+    parts.append(f"<dt>Feedback</dt><dd>{escape(result.message)}</dd>")
+    if result.policy:
+        parts.append(f"<dt>Adjusted</dt><dd>{escape(result.policy)}</dd>")
+    parts.append("</dl>")
     details = shown_details(result.details)
     if details:
         parts.append("<ul>" + "".join(f"<li>{escape(d)}</li>" for d in details) + "</ul>")
@@ -87,7 +91,7 @@ def render_page(notebook: NotebookResult) -> str:
                else f"Submission {Path(notebook.path).name}")
     body = [f"<h1>{escape(heading)}</h1>",
             f"<p>Student: {escape(notebook.student)} · File: <code>{escape(notebook.path)}"
-            f"</code> · Points: {notebook.points} of {notebook.max_points}</p>"]
+            f"</code> · Points: {points_text(notebook.points)} of {notebook.max_points}</p>"]
     if notebook.problem:
         body.append(f'<div class="problem" role="alert"><p><strong><span aria-hidden="true">'
                     f"⚠</span> This file could not be graded.</strong></p><p>"

@@ -126,7 +126,8 @@ class ExerciseResult:
     fraction of the points partial credit would give: the verdict's score for an answer
     kind graded in parts or cases, else 1 for a pass and 0 otherwise. ``policy`` says in
     words what the term's policies changed in this row ("" when nothing). An ``excused``
-    row (set only by an override) is worth 0 of 0 points.
+    row (set only by a term's override) counts 0 of 0 points (:attr:`counted_max`) while
+    ``max_points`` keeps what the exercise is worth.
     """
 
     exercise_id: str
@@ -144,6 +145,11 @@ class ExerciseResult:
     picture: str = ""        # a text drawing of the learner's work (a lab's trace)
     score: float = 0.0
     policy: str = ""
+
+    @property
+    def counted_max(self) -> int:
+        """The points this row is out of in a total: 0 when excused."""
+        return 0 if self.status == "excused" else self.max_points
 
 
 @dataclass(frozen=True)
@@ -167,7 +173,7 @@ class NotebookResult:
 
     @property
     def max_points(self) -> int:
-        return sum(e.max_points for e in self.exercises)
+        return sum(e.counted_max for e in self.exercises)
 
 
 @dataclass(frozen=True)

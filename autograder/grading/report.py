@@ -1,6 +1,9 @@
 """The gradebook: ``grades.csv`` (one row per student x exercise) and ``grades.json``.
 
-CSV columns: student, chapter, exercise_id, points, max_points, status, message. A file
+CSV columns: student, chapter, exercise_id, points, max_points, status, message, policy
+(what a term's policies changed in the row: "late 2 days: -20 %", "override: ..."). Points
+are whole numbers unless a policy made them fractional, then written with at most two
+decimals and no trailing zeros ("2.7", never "2.70" or "3.0"). A file
 that could not be graded still gets rows: one per exercise of its chapter when the
 chapter is known (from an assignment folder), otherwise one row with an empty exercise id,
 so that no student silently disappears from the gradebook.
@@ -24,10 +27,22 @@ from autograder.grading.private_files import write_private
 from autograder.grading.safe_text import for_csv, for_json
 from autograder.kinds.base import HiddenInput
 
-CSV_COLUMNS = ("student", "chapter", "exercise_id", "points", "max_points", "status", "message")
+CSV_COLUMNS = ("student", "chapter", "exercise_id", "points", "max_points", "status", "message",
+               "policy")
 JSON_VERSION = 2  # 2: an exercise's "kind" is now "category"
 UNSAFE_PREFIX = "NO SANDBOX"  # how Batch.isolation starts when graded without bubblewrap
 UNSAFE_NOTE = "Note: graded WITHOUT the sandbox (--unsafe-no-sandbox)."
+
+
+def points_value(points: float) -> int | float:
+    """Points rounded to two decimals, as an int when whole (``3``, ``2.7``, ``0.33``)."""
+    rounded = round(float(points), 2)
+    return int(rounded) if rounded.is_integer() else rounded
+
+
+def points_text(points: float) -> str:
+    """Points as written in a gradebook: ``3``, ``2.7``, ``0.33`` (no trailing zeros)."""
+    return str(points_value(points))
 
 
 def shown_details(details: tuple[str, ...]) -> tuple[str, ...]:
@@ -46,19 +61,21 @@ def _notebook_rows(notebook: NotebookResult) -> list[dict[str, Any]]:
     if not notebook.exercises:
         rows.append(dict(student=notebook.student, chapter=chapter, exercise_id="", points=0,
                          max_points=0, status="error",
-                         message=notebook.problem or "no exercises"))
+                         message=notebook.problem or "no exercises", policy=""))
     for exercise in notebook.exercises:
         rows.append(dict(student=notebook.student, chapter=chapter,
-                         exercise_id=exercise.exercise_id, points=exercise.points,
-                         max_points=exercise.max_points, status=exercise.status,
-                         message=row_message(exercise)))
+                         exercise_id=exercise.exercise_id,
+                         points=points_text(exercise.points),
+                         max_points=exercise.counted_max, status=exercise.status,
+                         message=row_message(exercise), policy=exercise.policy))
     return rows
 
 
 def _failed_row(notebook: NotebookResult, error: Exception) -> dict[str, Any]:
     return dict(student=notebook.student, chapter="", exercise_id="", points=0, max_points=0,
                 status="error", message=f"this student's rows could not be written "
-                                        f"({type(error).__name__}); see grades.json")
+                                        f"({type(error).__name__}); see grades.json",
+                policy="")
 
 
 def csv_rows(batch: Batch) -> Iterator[dict[str, Any]]:
@@ -90,15 +107,17 @@ def write_csv(batch: Batch, path: Path) -> None:
 
 def _exercise_json(exercise: ExerciseResult) -> dict[str, Any]:
     return dict(exercise_id=exercise.exercise_id, title=exercise.title, category=exercise.category,
-                points=exercise.points, max_points=exercise.max_points,
+                points=points_value(exercise.points), max_points=exercise.counted_max,
                 status=exercise.status, message=exercise.message, yours=exercise.yours,
                 expected=exercise.expected, details=list(shown_details(exercise.details)),
-                notes=list(exercise.notes))
+                notes=list(exercise.notes), score=round(exercise.score, 4),
+                policy=exercise.policy)
 
 
 def _notebook_json(notebook: NotebookResult) -> dict[str, Any]:
     return dict(student=notebook.student, path=notebook.path, chapter=notebook.chapter,
-                title=notebook.title, points=notebook.points, max_points=notebook.max_points,
+                title=notebook.title, points=points_value(notebook.points),
+                max_points=notebook.max_points,
                 problem=notebook.problem, notes=list(notebook.notes),
                 seconds=round(notebook.seconds, 4),
                 exercises=[_exercise_json(e) for e in notebook.exercises])
@@ -111,7 +130,7 @@ def summary(batch: Batch) -> dict[str, Any]:
         graded=sum(1 for nb in batch.notebooks if not nb.problem),
         could_not_grade=sum(1 for nb in batch.notebooks if nb.problem),
         students=len({nb.student for nb in batch.notebooks if nb.student}),
-        points=sum(nb.points for nb in batch.notebooks),
+        points=points_value(sum(nb.points for nb in batch.notebooks)),
         max_points=sum(nb.max_points for nb in batch.notebooks),
         statuses=dict(sorted(statuses.items())), seconds=round(batch.seconds, 3),
     )

@@ -8,7 +8,9 @@ number" (or username) and ``points`` to the grade item. For Canvas the same tota
 also written as ``totals_canvas.csv`` when the roster names Canvas ids (see
 :func:`canvas_text`). ``max_points`` is what the graded chapters are worth, also for a
 student who handed in nothing (so a missing notebook counts as zero, not as "excused").
-``late`` is ``yes``/``no``, or empty when nothing said when it was handed in.
+``late`` is ``yes``/``no``, or empty when nothing said when it was handed in. Points are
+whole unless a term's policies made them fractional (two decimals at most, no trailing
+zeros); an exercise a term's override excuses leaves that student's ``max_points``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from autograder.grading.model import Batch
+from autograder.grading.model import Batch, NotebookResult
+from autograder.grading.report import points_text, points_value
 from autograder.grading.safe_text import for_csv
 
 COLUMNS = ("student", "points", "max_points", "percent", "late", "submitted_at",
@@ -36,7 +39,7 @@ class Handed:
 @dataclass(frozen=True)
 class Total:
     student: str
-    points: int
+    points: float
     max_points: int
     late: bool | None
     submitted_at: str
@@ -52,21 +55,28 @@ def _late_word(late: bool | None) -> str:
     return "" if late is None else "yes" if late else "no"
 
 
+def _excused(notebooks: Sequence[NotebookResult], chapter_points: Mapping[int, int]) -> int:
+    """The points of the exercises a term excused this student from."""
+    return sum(e.max_points for nb in notebooks if nb.chapter in chapter_points
+               for e in nb.exercises if e.status == "excused")
+
+
 def totals(batch: Batch, chapter_points: Mapping[int, int], students: Sequence[str],
            handed: Mapping[str, Handed], integrity: Mapping[str, str]) -> list[Total]:
     """A total per student: everyone in ``students`` (the roster) and everyone who handed
-    something in. Each student is out of every chapter graded (``chapter_points``)."""
+    something in. Each student is out of every chapter graded (``chapter_points``), less
+    the exercises a term excused them from."""
     everyone = list(dict.fromkeys([*students, *(nb.student for nb in batch.notebooks
                                                 if nb.student)]))
     most = sum(chapter_points.values())
     rows = []
     for student in everyone:
         mine = [nb for nb in batch.notebooks if nb.student == student]
-        points = sum(nb.points for nb in mine if nb.chapter in chapter_points)
+        points = points_value(sum(nb.points for nb in mine if nb.chapter in chapter_points))
         info = handed.get(student, Handed())
         files = tuple(sorted({nb.path.rsplit("/", 1)[-1] for nb in mine if nb.path}))
-        rows.append(Total(student, points, most, info.late, info.submitted_at, files,
-                          integrity.get(student, "")))
+        rows.append(Total(student, points, most - _excused(mine, chapter_points), info.late,
+                          info.submitted_at, files, integrity.get(student, "")))
     return sorted(rows, key=lambda t: t.student)
 
 
@@ -76,8 +86,8 @@ def csv_text(rows: Sequence[Total]) -> str:
     writer.writerow(COLUMNS)
     for t in rows:
         writer.writerow([for_csv(v) for v in (
-            t.student, t.points, t.max_points, t.percent, _late_word(t.late), t.submitted_at,
-            " ".join(t.notebooks), t.integrity)])
+            t.student, points_text(t.points), t.max_points, t.percent, _late_word(t.late),
+            t.submitted_at, " ".join(t.notebooks), t.integrity)])
     return buffer.getvalue()
 
 
@@ -94,5 +104,5 @@ def canvas_text(rows: Sequence[Total], canvas_ids: Mapping[str, str], assignment
         if t.student in canvas_ids:
             writer.writerow([for_csv(v) for v in (names.get(t.student, ""),
                                                   canvas_ids[t.student], t.student, "", "",
-                                                  t.points)])
+                                                  points_text(t.points))])
     return buffer.getvalue()

@@ -30,11 +30,12 @@ def test_csv_has_a_row_per_exercise_and_one_per_unreadable_file(tmp_path: Path) 
     write_outputs(BATCH, tmp_path)
     rows = list(csv.reader((tmp_path / "grades.csv").open(encoding="utf-8")))
     assert rows == [
-        ["student", "chapter", "exercise_id", "points", "max_points", "status", "message"],
-        ["ann", "1", "1.1", "1", "1", "correct", "Correct."],
+        ["student", "chapter", "exercise_id", "points", "max_points", "status", "message",
+         "policy"],
+        ["ann", "1", "1.1", "1", "1", "correct", "Correct.", ""],
         ["ann", "1", "1.2", "0", "1", "wrong",
-         "double(3.0) returned 7.0; expected 6.0. Note: Redefines check; ignored."],
-        ["bob", "", "", "0", "0", "error", "bob/x.ipynb: not valid JSON"],
+         "double(3.0) returned 7.0; expected 6.0. Note: Redefines check; ignored.", ""],
+        ["bob", "", "", "0", "0", "error", "bob/x.ipynb: not valid JSON", ""],
     ]
 
 
