@@ -29,11 +29,15 @@ _AROUND_KEY = re.compile(r"^[\s(\[]*(?P<key>.*?)[\s)\].:]*$", re.DOTALL)
 
 @dataclass(frozen=True)
 class Option:
-    """One option: its key ("A"), its text, and what to say to a learner who picks it."""
+    """One option: its key ("A"), its text, what to say to a learner who picks it, and,
+    for an option that is right for some numbers and wrong for others, what to say when it
+    is the right one (``if_right``; without it the right option's ``feedback`` is shown,
+    which must then read as a confirmation)."""
 
     key: str
     text: str
     feedback: str
+    if_right: str = ""
 
 
 def _fold(text: str) -> str:
@@ -58,7 +62,8 @@ class Choice(AnswerKind):
             raise ValueError(f"the reference answer {expected!r} is not one of the option keys")
         yours = f"{chosen.key}: {chosen.text}"
         if chosen == right:
-            details = (chosen.feedback,) if chosen.feedback else ()
+            said = chosen.if_right or chosen.feedback
+            details = (said,) if said else ()
             return Verdict("correct", f"Correct: {chosen.key}.", yours=yours, expected=yours,
                            score=1.0, details=details)
         extra = tuple(feedback for key, feedback in misconceptions
@@ -71,7 +76,8 @@ class Choice(AnswerKind):
         ``params`` is None: options without fields read the same either way)."""
         if params is None:
             return self.options
-        return tuple(replace(o, text=fill(o.text, params), feedback=fill(o.feedback, params))
+        return tuple(replace(o, text=fill(o.text, params), feedback=fill(o.feedback, params),
+                             if_right=fill(o.if_right, params))
                      for o in self.options)
 
     def find(self, answer: Any, params: Params | None = None) -> Option | None:

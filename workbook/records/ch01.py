@@ -260,20 +260,30 @@ EX_1_6 = Exercise(
     answer_kind=Choice(options=(
         Option("A", "Stage 0 (plain data parallelism)",
                "Without ZeRO every GPU holds 16 bytes per parameter, far above the budget for "
-               "a model of this size."),
+               "a model of this size.",
+               "Plain data parallelism already fits: 16 bytes per parameter plus the "
+               "activations are within the budget, with the least communication."),
         Option("B", "ZeRO stage 1",
                "Stage 1 still keeps full FP16 weights and gradients: (4 + 12/N) bytes per "
-               "parameter. With the activations that is over the budget here."),
+               "parameter. With the activations that is over the budget here.",
+               "Stage 0 is over the budget, and stage 1's (4 + 12/N) bytes per parameter plus "
+               "the activations are within it."),
         Option("C", "ZeRO stage 2",
                "Stage 2 needs (2 + 14/N) bytes per parameter. Either that plus the "
                "activations is over the budget, or stage 1 already fits: check the stages in "
-               "order."),
+               "order.",
+               "Stages 0 and 1 are over the budget, and stage 2's (2 + 14/N) bytes per "
+               "parameter plus the activations are within it."),
         Option("D", "ZeRO stage 3",
                "Stage 3 needs 16/N bytes per parameter. Check whether a lower stage already "
-               "fits, and whether stage 3 plus activations is really within the budget."),
+               "fits, and whether stage 3 plus activations is really within the budget.",
+               "Every lower stage is over the budget; stage 3's 16/N bytes per parameter plus "
+               "the activations are within it."),
         Option("E", "No stage fits: even stage 3 is over the budget",
                "Compute stage 3: 16/N bytes per parameter plus the activations. At least one "
-               "stage fits here."),
+               "stage fits here.",
+               "Even stage 3's 16/N bytes per parameter plus the activations exceed the "
+               "budget: more GPUs or smaller activations are needed."),
     )),
     reference=_min_stage,
     hints=(

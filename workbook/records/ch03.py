@@ -195,10 +195,14 @@ EX_3_4 = Exercise(
         Option("A", "Steps nearly halve and the tokens needed barely grow: almost a free "
                "speed-up",
                "This is what happens far below B_crit: S is close to S_min x B_crit / B, so "
-               "it halves, while E stays near E_min. It holds only when B / B_crit is small."),
+               "it halves, while E stays near E_min. It holds only when B / B_crit is small.",
+               "Your batch is well below B_crit: S is close to S_min x B_crit / B, so it "
+               "halves, while E stays near E_min."),
         Option("B", "Steps barely fall and the tokens (compute) needed nearly double",
                "This is what happens far above B_crit: S is already close to S_min, while E "
-               "grows in proportion to B. It holds only when B / B_crit is large."),
+               "grows in proportion to B. It holds only when B / B_crit is large.",
+               "Your batch is well above B_crit: S is already close to S_min, while E grows "
+               "in proportion to B."),
         Option("C", "Steps fall by a quarter and tokens grow by half: the balanced point",
                "That happens only at B = B_crit exactly (S = 2 S_min, E = 2 E_min). Your "
                "batch is far from B_crit."),
