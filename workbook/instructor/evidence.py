@@ -4,18 +4,18 @@ unlikely to produce the same evidence.
 With per-student numbers, a wrong answer that is right for a classmate's numbers *may* be
 copied. Alone it proves little: in a multiple-choice exercise whose options are shuffled
 per student, nearly every wrong letter is some classmate's right letter; in a numeric
-exercise with a handful of variants, a common slip can land on a neighbour's value. So
-each match is weighed by the chance that an honest wrong answer lands on *some*
-classmate's right answer by luck:
+exercise with a handful of variants, a common slip can land on a neighbour's value. So:
 
-    chance(exercise) = (distinct right answers among the classmates) / (distinct answers
-                        the exercise gives over its whole variant space)
+* a wrong answer that one of the student's *own* known mistakes explains (a misconception
+  of the exercise evaluated in their numbers, or a generic slip such as a missing factor of
+  two or a unit off by a thousand) is no evidence at all;
+* each remaining match is weighed by the chance that an honest wrong answer is right for
+  that one classmate by luck: 1 / (distinct answers the exercise gives over its whole
+  variant space), i.e. a wrong answer spread evenly over the answers the exercise can have;
+* the matches of one student to one classmate are separate exercises, so their chances
+  multiply, and a union bound over the classmates it could have been gives the strength:
 
-i.e. a wrong answer spread evenly over the answers the exercise can have. The matches of
-one student to one classmate are independent exercises, so their chances multiply, and a
-union bound over the classmates it could have been gives the evidence's strength:
-
-    p = (classmates) x product over matched exercises of chance(exercise)
+      p = (classmates) x product over matched exercises of 1 / answers(exercise)
 
 A student is flagged (status ``integrity``, zero points on those rows) only when at least
 :data:`MIN_EXERCISES` exercises match the same classmate *and* ``p`` is at most
@@ -60,15 +60,19 @@ def answer_space(exercise_id: str) -> int:
     return max(1, len(seen))
 
 
-def chance(record: Exercise, classmates: Mapping[str, str], student: str) -> float:
-    """The chance that an honest wrong answer to ``record`` is right for some classmate's
-    numbers (``classmates``: student -> seed), under an even spread of wrong answers."""
-    theirs = {_key(personalised(record, seed).expected())
-              for other, seed in classmates.items() if other != student}
-    mine = _key(personalised(record, classmates[student]).expected()) \
-        if student in classmates else None
-    theirs.discard(mine or "")
-    return min(1.0, len(theirs) / answer_space(record.id))
+def explained(own: Exercise, answer: Any, message: str) -> bool:
+    """Whether one of the student's own known mistakes explains a wrong ``answer`` to their
+    record ``own``: a misconception evaluated in their numbers, or a generic slip (the
+    numeric kind's feedback then names the direction and the cause: "too large -- ...")."""
+    if "Not yet: your answer is too " in message and " -- " in message:
+        return True
+    for wrong, _ in own.wrong_answers():
+        try:
+            if own.answer_kind.grade(answer, wrong, own.params, ()).passed:
+                return True
+        except Exception:  # noqa: BLE001 - a value the kind cannot judge explains nothing
+            continue
+    return False
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,6 @@ def weigh(copied: Mapping[tuple[str, str], str], seeds: Mapping[str, str]) -> li
     for (student, classmate), exercises in sorted(pairs.items()):
         p = float(classmates)
         for exercise in exercises:
-            p *= chance(printed(exercise), seeds, student)
+            p /= answer_space(exercise)
         out.append(Weighed(student, classmate, tuple(exercises), min(1.0, p)))
     return out
