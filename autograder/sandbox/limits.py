@@ -257,6 +257,7 @@ def confine_job(limits: Limits, scratch: str, stdout_fd: int, result_fd: int,
     ``fresh_world``: the job gets its own IPC namespace and a fresh tmpfs scratch, the
     worker's /tmp read-only (:mod:`autograder.sandbox.world`)."""
     os.setsid()
+    world.first_to_go()
     private = redirect_fds(stdout_fd, result_fd)
     if fresh_world:
         owner = NOBODY if os.geteuid() == 0 else os.getuid()

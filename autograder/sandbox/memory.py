@@ -2,14 +2,23 @@
 
 RLIMIT_AS bounds each process of a job on its own (:mod:`autograder.sandbox.limits`); a job
 that starts several processes could hold that much in each. So the worker also adds up,
-every :data:`CHECK_S`, what the job's processes hold privately (``Private_Clean`` +
-``Private_Dirty`` + ``Swap`` from ``/proc/<pid>/smaps_rollup``: pages inherited from the
-warm worker and never written are shared and not counted), and stops the job past
-``Limits.memory_mb``. System V shared memory lives in the job's own IPC namespace, whose
-size limits are set to the same budget when it is made (:mod:`autograder.sandbox.world`);
-the job's scratch is a tmpfs of bounded size. A cgroup would account the same without
-polling; a worker may not have one of its own (an ordinary user with no delegated cgroup),
-so this measure is what holds everywhere, to within one polling interval of growth.
+every :data:`CHECK_S`, what the job's processes hold (from ``/proc/<pid>/smaps_rollup``):
+
+* what each holds privately, ``Private_Clean`` + ``Private_Dirty`` + ``Swap`` (pages
+  inherited from the warm worker and never written are shared with it and not counted);
+* when the job has more than one process, the shared memory they map, ``Pss_Shmem``
+  summed over them: a page of a shared mapping that two of the job's processes map is
+  "shared" in each, so no process holds it privately, but the proportional shares of all
+  who map it add up to the page. (A shared page that only one process maps is counted in
+  both sums: an overcount in the job's disfavour, only for a job that forks.)
+
+It stops the job past ``Limits.memory_mb``. Memory that no process maps is refused or
+bounded elsewhere: ``memfd_create`` and System V shared memory are refused by the
+job's seccomp filter (:mod:`autograder.sandbox.seccomp`), ``/dev/shm`` is read-only, and
+the job's scratch is a tmpfs of bounded size. Where the host lets the grader make a memory
+cgroup, each worker runs in one (:mod:`autograder.sandbox.cgroup`) and the kernel charges
+everything, files and kernel memory included, to one limit; this measure is what holds
+everywhere, to within one polling interval of growth.
 """
 
 from __future__ import annotations
@@ -18,21 +27,26 @@ import os
 
 CHECK_S = 0.05
 _FIELDS = (b"Private_Clean:", b"Private_Dirty:", b"Swap:")
+_SHARED = b"Pss_Shmem:"
 
 
-def _private_kb(pid: int) -> int:
+def held_kb(pid: int) -> tuple[int, int]:
+    """(private, proportional shared memory) of one process in kB; zeros when it is gone."""
     try:
         with open(f"/proc/{pid}/smaps_rollup", "rb") as file:
             text = file.read(8192)
     except OSError:
-        return 0  # gone already, or not ours to read
-    total = 0
+        return 0, 0  # gone already, or not ours to read
+    private = shared = 0
     for line in text.splitlines():
-        if line.startswith(_FIELDS):
+        if line.startswith(_FIELDS) or line.startswith(_SHARED):
             parts = line.split()
             if len(parts) >= 2 and parts[1].isdigit():
-                total += int(parts[1])
-    return total
+                if line.startswith(_SHARED):
+                    shared += int(parts[1])
+                else:
+                    private += int(parts[1])
+    return private, shared
 
 
 def _session_of(pid: int) -> int:
@@ -67,5 +81,9 @@ def job_processes(job_pid: int, whole_namespace: bool) -> list[int]:
 
 
 def job_memory_mb(job_pid: int, whole_namespace: bool) -> float:
-    """What the job's processes hold privately, in MB."""
-    return sum(_private_kb(pid) for pid in job_processes(job_pid, whole_namespace)) / 1024
+    """What the job's processes hold, in MB: privately, and the shared memory they map
+    when there are several of them."""
+    held = [held_kb(pid) for pid in job_processes(job_pid, whole_namespace)]
+    private = sum(p for p, _ in held)
+    shared = sum(s for _, s in held) if len(held) > 1 else 0
+    return (private + shared) / 1024

@@ -37,8 +37,16 @@ from types import TracebackType
 from typing import IO, Any
 
 from autograder.sandbox import bwrap
+from autograder.sandbox.cgroup import MemoryGroup
 from autograder.sandbox.limits import Isolation
-from autograder.sandbox.protocol import Job, JobResult, Limits, read_wire, unavailable_outcomes
+from autograder.sandbox.protocol import (
+    Job,
+    JobResult,
+    JobStatus,
+    Limits,
+    read_wire,
+    unavailable_outcomes,
+)
 
 # The project root (the directory holding the ``autograder`` package), put on the worker's
 # sys.path explicitly because ``-I`` ignores PYTHONPATH and the current directory.
@@ -47,8 +55,13 @@ BOOTSTRAP = ("import sys; sys.path.insert(0, sys.argv[1]); "
              "from autograder.sandbox.worker import main; main()")
 WORKER_ENV = bwrap.SANDBOX_ENV
 GRACE_S = 10.0  # beyond wall_s, for the worker to clean up and reply
+# A worker's memory group holds the job's budget and this much more: the worker itself
+# (an interpreter with numpy, ~60 MB), its private /tmp and the job's scratch.
+GROUP_HEADROOM_MB = 320
 MAX_REPLY_BYTES = 256 * 1024 * 1024  # one reply line; the worker bounds reports far below
 SANDBOXES = ("bubblewrap", "none")
+_KERNEL_MEMORY = ("ran out of memory (everything the job held, files and shared memory "
+                  "included, passed its {} MB; the kernel stopped it)")
 
 
 @dataclass(frozen=True)
@@ -68,11 +81,23 @@ class _Launch:
         return [*outer[:-2], "--setenv", "TMPDIR", "/tmp", "--", self.python, "-I",
                 "-c", BOOTSTRAP, bwrap.SANDBOX_CODE, "--contained"]
 
-    def preexec(self) -> Callable[[], None] | None:
-        if not self.code_dir:
-            return None
-        return bwrap.worker_rlimits(self.limits.memory_mb, self.limits.processes,
-                                    self.n_workers)
+    def preexec(self, group: MemoryGroup | None = None) -> Callable[[], None] | None:
+        """What the worker's process does before it starts: join its memory group, and
+        inside bubblewrap the whole worker's rlimits."""
+        rlimits = bwrap.worker_rlimits(self.limits.memory_mb, self.limits.processes,
+                                       self.n_workers) if self.code_dir else None
+        if group is None:
+            return rlimits
+
+        def both() -> None:
+            group.preexec()
+            if rlimits is not None:
+                rlimits()
+        return both
+
+    def group(self) -> MemoryGroup | None:
+        """A memory cgroup for one worker where the host allows (:mod:`.cgroup`)."""
+        return MemoryGroup.create("worker", (self.limits.memory_mb + GROUP_HEADROOM_MB) << 20)
 
 
 class _Worker:
@@ -80,10 +105,17 @@ class _Worker:
 
     def __init__(self, launch: _Launch) -> None:
         self.stderr: IO[bytes] = tempfile.TemporaryFile()
-        self.process = subprocess.Popen(
-            launch.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
-            env={**WORKER_ENV, "TMPDIR": tempfile.gettempdir()}, close_fds=True,
-            start_new_session=True, preexec_fn=launch.preexec())
+        self.group = launch.group()
+        try:
+            self.process = subprocess.Popen(
+                launch.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=self.stderr, env={**WORKER_ENV, "TMPDIR": tempfile.gettempdir()},
+                close_fds=True, start_new_session=True, preexec_fn=launch.preexec(self.group))
+        except BaseException:
+            if self.group is not None:
+                self.group.remove()
+            raise
+        self.oom_kills = 0  # the group's count when the current job was sent
         self.contained = bool(launch.code_dir)
         self.buffer = bytearray()
         self.job: tuple[int, Job] | None = None
@@ -128,6 +160,11 @@ class _Worker:
         self.process.stdin.flush()
         self.job = (index, job)
         self.deadline = time.monotonic() + limits.wall_s + GRACE_S
+        self.oom_kills = self.group.oom_kills() if self.group is not None else 0
+
+    def killed_for_memory(self) -> bool:
+        """Whether the kernel killed a process of this worker for memory during its job."""
+        return self.group is not None and self.group.oom_kills() > self.oom_kills
 
     def stderr_text(self) -> str:
         self.stderr.seek(0)
@@ -149,6 +186,16 @@ class _Worker:
         # bubblewrap: inside, its /tmp vanished with it).
         if not self.contained and os.path.basename(self.scratch_root).startswith("sandbox-worker-"):
             shutil.rmtree(self.scratch_root, ignore_errors=True)
+        self._remove_group()
+
+    def _remove_group(self) -> None:
+        """The worker's memory group, once the last of its processes (the worker's own
+        children end with it, a moment later) is gone."""
+        if self.group is None:
+            return
+        deadline = time.monotonic() + 2.0
+        while not self.group.remove() and time.monotonic() < deadline:
+            time.sleep(0.01)
 
 
 class WorkerPool:
@@ -307,6 +354,9 @@ class WorkerPool:
         tell): it is replaced, and the job runs once more on a fresh worker before it is
         reported, as an infrastructure failure, with every request unavailable."""
         worker.failed = True
+        if worker.killed_for_memory():  # the job's footprint, not the sandbox, ended it
+            return replace(unavailable_outcomes(job, _KERNEL_MEMORY.format(self.limits.memory_mb)),
+                           status=JobStatus.MEMORY)
         failed = unavailable_outcomes(job, message)
         if job.job_id in self._retried:
             return replace(failed, infrastructure=True)
@@ -325,6 +375,9 @@ class WorkerPool:
                                               f"{type(error).__name__}: {str(error)[:200]}")
         if result.job_id != job.job_id:
             return self._failure(worker, job, "the worker answered for another job")
+        if worker.killed_for_memory() and result.status is not JobStatus.MEMORY:
+            return replace(result, status=JobStatus.MEMORY,
+                           message=_KERNEL_MEMORY.format(self.limits.memory_mb))
         return result
 
     def _worker_after(self, worker: _Worker) -> _Worker:

@@ -57,6 +57,7 @@ def become_ranks(into: int, out: int, memory_bytes: int, cpu_s: int, server: int
         os.dup2(null, 2)
         os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
         limits.die_with_parent()
+        world.first_to_go()
         if os.getppid() != server:  # the server ended between fork and here
             os._exit(EXIT_UNCONFINED)
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))

@@ -59,6 +59,7 @@ WARM_MODULES = (
     "binascii", "zlib",  # and how the grader's own code travels (guard.compiled)
 )
 MAX_REPORT_BYTES = 32 * 1024 * 1024
+WORKER_OOM_SCORE = 500  # between its jobs (1000) and the grader (0)
 TAIL_BYTES = 4000
 
 
@@ -331,6 +332,7 @@ def main() -> None:
     """Isolate, warm up, say hello, then serve jobs until stdin closes."""
     contained = "--contained" in sys.argv[2:]
     isolation = oslimits.contained_worker() if contained else oslimits.isolate_worker()
+    world.first_to_go(WORKER_OOM_SCORE)
     for name in WARM_MODULES:
         __import__(name)
     warm_caches()
