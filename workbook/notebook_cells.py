@@ -59,9 +59,10 @@ def prompt_lines(record: Exercise) -> list[str]:
 
 
 def answer_source(record: Exercise, instructor: bool) -> str:
-    """The answer cell: the kind's placeholder, and in the instructor version the solution
+    """The answer cell: the kind's placeholder for the record's numbers (a debug exercise
+    starts from the program its prompt shows), and in the instructor version the solution
     region after it (outside it, so nbgrader's student version still defines the name)."""
-    placeholder = record.answer_kind.placeholder(record.names)
+    placeholder = record.answer_kind.placeholder_for(record.names, record.params)
     if not instructor:
         return placeholder
     return with_solution(placeholder, record.answer_kind.solution_source(record.expected(),

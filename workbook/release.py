@@ -77,17 +77,29 @@ def _numbers_cell(chapter: int, student: str, seed: str) -> dict[str, Any]:
             "source": numbers_source(student, seed)}
 
 
+def personal_source(role: str, record: Exercise) -> str | None:
+    """What an exercise cell of ``role`` holds in ``record``'s numbers: the prompt, or the
+    answer cell a learner starts from (a debug exercise's program is the student's own);
+    None for a cell that reads the same in every student's numbers (check, card)."""
+    from workbook.notebook_cells import answer_source, prompt_markdown
+
+    if role == "prompt":
+        return prompt_markdown(record)
+    if role == "answer":
+        return answer_source(record, instructor=False)
+    return None
+
+
 def personal_notebook(chapter: Chapter, student: str, seed: str) -> dict[str, Any]:
     """The chapter's learner notebook in ``student``'s numbers (drawn from ``seed``)."""
-    from workbook.notebook_cells import prompt_markdown
-
     notebook: dict[str, Any] = json.loads(learner_notebook(chapter))
     cells: list[dict[str, Any]] = []
     for cell in notebook["cells"]:
         meta = workbook_meta(cell.get("metadata", {}))
-        if meta.get("role") == "prompt" and meta.get("exercise"):
+        if meta.get("exercise"):
             record = personalised(printed(str(meta["exercise"])), seed)
-            cell = dict(cell, source=prompt_markdown(record))
+            source = personal_source(str(meta.get("role")), record)
+            cell = cell if source is None else dict(cell, source=source)
         cells.append(cell)
         if cell.get("id") == f"ch{chapter.number:02d}-001":  # right after the setup cell
             cells.append(_numbers_cell(chapter.number, student, seed))

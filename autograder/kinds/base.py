@@ -153,6 +153,12 @@ class AnswerKind(ABC):
     def placeholder(self, names: CellNames) -> str:
         """The source a learner's answer cell starts with; it must run without error."""
 
+    def placeholder_for(self, names: CellNames, params: Params | None = None) -> str:
+        """The answer cell's starting source for the variant ``params`` picks (the printed
+        one for None): :meth:`placeholder` unless a kind's cell shows the variant's own
+        material (a debug exercise starts from the program its prompt shows)."""
+        return self.placeholder(names)
+
     @abstractmethod
     def solution_source(self, expected: Any, names: CellNames) -> str:
         """The instructor's solution for the answer cell, given the reference answer."""

@@ -107,9 +107,14 @@ class Debug(AnswerKind):
         return (f"```text\n{numbered}\n```",)
 
     def placeholder(self, names: CellNames) -> str:
+        return self.placeholder_for(names, None)
+
+    def placeholder_for(self, names: CellNames, params: Params | None = None) -> str:
+        """The bug line to name, then the program the prompt shows for ``params``: the
+        learner fixes the very listing whose line numbers they read."""
         return (f"{names.bug_line} = None  # the number of the buggy line\n\n"
                 f"# Fix the function below (it starts as the buggy version):\n"
-                + self.code.rstrip("\n"))
+                + self.code_for(params).rstrip("\n"))
 
     def solution_source(self, expected: Any, names: CellNames) -> str:
         line, fixed = expected
