@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import string
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,9 +41,9 @@ from autograder.personal import (
     personalised,
     student_seed,
 )
-from workbook.notebook_cells import prompt_markdown
+from autograder.template import fill
 from workbook.records import printed
-from workbook.release import NUMBERS_ROLE, numbers_cell_id, numbers_source
+from workbook.release import NUMBERS_ROLE, numbers_cell_id, numbers_source, personal_source
 
 _CARRIED = re.compile(r"wb\.your_numbers\(\s*\"[^\"\n]{0,200}\"\s*,\s*\"([0-9a-f]{32})\"\s*\)")
 COPIED_NOTE = ("Integrity: this is the right answer for a classmate's numbers, not for yours, "
@@ -70,12 +71,27 @@ class _Watched(Exercise):
 
 
     def _with_numbers(self, verdict: Verdict, params: Params | None) -> Verdict:
-        """The verdict with the numbers it was graded in, for the student's feedback page."""
+        """The verdict with the numbers it was graded in, for the student's feedback page:
+        only those the prompt gives (a param that the prompt does not show, such as the
+        right option's key or an option's feedback, is part of the answer)."""
         if params is not None or not self.params or not carries_numbers(self):
             return verdict
-        shown = ", ".join(f"{name} = {value}" for name, value in self.params.items())
+        shown = ", ".join(f"{name} = {fill('{' + name + '}', self.params)}"
+                          for name in prompt_fields(self.prompt) if name in self.params)
+        if not shown:
+            return verdict
         return dataclasses.replace(verdict, details=(*verdict.details,
                                                      f"Graded in your numbers: {shown}."))
+
+
+def prompt_fields(template: str) -> tuple[str, ...]:
+    """The params a prompt template shows, in the order it first shows them."""
+    names: list[str] = []
+    for _, field_name, _, _ in string.Formatter().parse(template):
+        name = (field_name or "").split(".")[0].split("[")[0]
+        if name and name not in names:
+            names.append(name)
+    return tuple(names)
 
 
 @dataclass
@@ -119,8 +135,10 @@ class Personaliser:
         records = {t.record.id: t.record for t in tasks}
         cells: list[ReleaseCell] = []
         for cell in release.cells:
-            if cell.tag == "prompt" and cell.exercise in records:
-                cell = dataclasses.replace(cell, source=prompt_markdown(records[cell.exercise]))
+            source = personal_source(cell.tag, records[cell.exercise]) \
+                if cell.exercise in records else None
+            if source is not None:  # its prompt and the answer cell it starts from
+                cell = dataclasses.replace(cell, source=source)
             cells.append(cell)
             if cell.cell_id == f"ch{release.chapter:02d}-001":  # the setup cell
                 cells.append(ReleaseCell(numbers_cell_id(release.chapter), "code", "locked",
