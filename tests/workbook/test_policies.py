@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from workbook.instructor.policies import (
-    LatePolicy,
     Lateness,
+    LatePolicy,
     PolicyError,
     parse_policies,
     read_policies,
