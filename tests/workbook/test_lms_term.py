@@ -1,0 +1,313 @@
+"""One class, handed in through every LMS layout, graded the same way each time.
+
+The downloads are built here from the LMSs' own rules, written out independently of the
+grader: Canvas's ``lib/content_zipper.rb`` (sortable name with ``_<digits>_`` runs joined,
+lowercased, non-word characters dropped; ``LATE``; user id; attachment id; the uploaded
+name) and Moodle's ``mod/assign/classes/downloader.php`` (full name with ``_`` as spaces,
+the participant id Moodle allocates per assignment, ``_assignsubmission_file`` as a folder
+since 4.1, with a trailing ``_`` before, or flat). The roster is Canvas's own gradebook
+export (its Manual Posting and Points Possible rows, the Test Student, a name with ``_``
+and one starting with ``=``) or Moodle's participants download, and the Moodle download
+is mapped through the assignment's grading worksheet.
+
+The class: honest students (right, and wrong in ways honest students are: a wrong letter
+in the shuffled multiple choice, slips, plain mistakes), a student who hands in a
+classmate's whole notebook, one who copies a classmate's answers into their own, one who
+uploads another chapter's notebook, one who hands in late, one who never hands in, and
+one whose upload is named like a classmate's. Points are derived from the answer key:
+an answer earns its exercise's points when it is the student's own key answer.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.grading.fill import fill_answers
+from workbook.outline import CHAPTERS
+from workbook.paths import learner_path
+from workbook.records import lookup
+from workbook.release import chapter_records
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
+
+CHAPTER_FILE = "ch00_ring_allreduce.ipynb"
+VALUES = ("0.1", "0.2", "0.3", "0.4")
+NAMES = {"0.1": "answer_0_1", "0.2": "answer_0_2", "0.3": "answer_0_3", "0.4": "answer_0_4"}
+# id, first, last, Canvas id, Moodle participant id (this assignment's), email
+CLASS = [
+    ("s01", "Ada", "Lovelace", "50101", "877", "ada@uni.example"),
+    ("s02", "Alan", "Turing", "50102", "912", "alan@uni.example"),
+    ("s03", "Grace", "Hopper", "50103", "604", "grace@uni.example"),
+    ("s04", "Mary_Ann", "O'Brien", "50104", "731", "mary@uni.example"),
+    ("s05", "Jürgen", "Müller", "50105", "555", "jurgen@uni.example"),
+    ("s06", "Li", "Wei 2", "50106", "1203", "li@uni.example"),
+    ("s07", "=Eve", "Formula", "50107", "88", "eve@uni.example"),
+    ("s08", "Ken", "Late", "50108", "341", "ken@uni.example"),
+    ("s09", "Cass", "Copier", "50109", "4002", "cass@uni.example"),
+    ("s10", "Pat", "Paste", "50110", "77", "pat@uni.example"),
+    ("s11", "Wes", "Wrongchapter", "50111", "265", "wes@uni.example"),
+    ("s12", "Dee", "Dropped", "50112", "3131", "dee@uni.example"),
+]
+DUE = "2026-03-01T18:00"
+
+
+def workbook(*words: str, cwd: Path, ok: tuple[int, ...] = (0,)) -> str:
+    done = subprocess.run([sys.executable, "-m", "workbook.cli", *words], cwd=cwd,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode in ok, f"{words}\n{done.stdout}\n{done.stderr}"
+    return done.stdout + done.stderr
+
+
+def canvas_gradebook() -> str:
+    rows = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Ring AllReduce (9001)",
+             "Current Score"],
+            ["", "", "", "", "", "Manual Posting", ""],
+            ["    Points Possible", "", "", "", "", "10.00", "(read only)"]]
+    for sid, first, last, canvas, _, email in CLASS:
+        name = f"{last}, {first}"
+        name = f'="{name}"' if name.startswith("=") else name
+        rows.append([name, canvas, sid, email, "Section 1", "", ""])
+    rows.append(["Student, Test", "50199", "", "", "Section 1", "", ""])
+    return "".join(",".join(f'"{c}"' for c in row) + "\n" for row in rows)
+
+
+def moodle_participants() -> str:
+    lines = ["First name,Last name,ID number,Email address,Roles,Groups"]
+    lines += [f"{first},{last},{sid},{email},Student,No groups"
+              for sid, first, last, _, _, email in CLASS]
+    return "\n".join(lines) + "\n"
+
+
+def canvas_name(first: str, last: str, canvas: str, late: bool, upload: str) -> str:
+    name = re.sub(r"_(\d+)_", r"\1", f"{last}, {first}").lower()
+    name = re.sub(r"[^\w]", "", name)
+    display = re.sub(r'[\x00/\\:*?"<>|]+', "_", upload)
+    return "_".join([name, *(["LATE"] if late else []), canvas, canvas + "7", display])
+
+
+def moodle_prefix(first: str, last: str, pid: str) -> str:
+    return f"{first} {last}".replace("_", " ") + "_" + pid
+
+
+def key(folder: Path) -> dict[tuple[str, str], str]:
+    with open(folder / "handout" / "answer-key" / "answer_key.csv", encoding="utf-8") as f:
+        return {(r["student"], r["exercise_id"]): r["answer"] for r in csv.DictReader(f)}
+
+
+def source(exercise: str, answer: str) -> str:
+    if exercise == "0.4":
+        return f"{NAMES[exercise]} = {answer.split(':')[0]!r}"
+    return f"{NAMES[exercise]} = {answer!r}"
+
+
+def scaled(answer: str, factor: float) -> str:
+    number, unit = answer.split(" ", 1) if " " in answer else (answer.rstrip("%"), "%")
+    return f"{float(number) * factor:.6g}{' ' if unit != '%' else ''}{unit}"
+
+
+def wrong_letter(answer: str) -> str:
+    return next(letter for letter in "ABCD" if letter != answer.split(":")[0])
+
+
+def answers_for(k: dict[tuple[str, str], str], sid: str) -> dict[str, str]:
+    """What each student writes, by exercise (their own key answer unless they err)."""
+    own = {e: k[(sid, e)] for e in VALUES}
+    if sid == "s05":      # honest: a wrong letter in the shuffled multiple choice
+        return {**{e: source(e, own[e]) for e in VALUES[:3]},
+                "0.4": f"answer_0_4 = {wrong_letter(own['0.4'])!r}"}
+    if sid == "s06":      # honest: a slip of a thousand, a plain mistake, a wrong letter
+        return {"0.1": source("0.1", scaled(own["0.1"], 1000)),
+                "0.2": source("0.2", scaled(own["0.2"], 1.37)),
+                "0.3": source("0.3", own["0.3"]),
+                "0.4": f"answer_0_4 = {wrong_letter(own['0.4'])!r}"}
+    if sid == "s07":      # honest: everything wrong by a factor nobody's numbers give
+        return {e: (source(e, scaled(own[e], 0.613)) if e != "0.4" else
+                    f"answer_0_4 = {wrong_letter(own[e])!r}") for e in VALUES}
+    if sid == "s10":      # copies s02's answers into their own notebook
+        return {e: source(e, k[("s02", e)]) for e in VALUES}
+    return {e: source(e, own[e]) for e in VALUES}
+
+
+def handed_in(folder: Path) -> dict[str, tuple[bytes, bool]]:
+    """Each student's upload (bytes, late); s12 hands in nothing."""
+    k = key(folder)
+    out: dict[str, tuple[bytes, bool]] = {}
+    for sid, *_ in CLASS:
+        own = json.loads((folder / "handout" / "students" / sid / CHAPTER_FILE).read_text())
+        if sid == "s12":
+            continue
+        if sid == "s09":  # s01's whole notebook
+            out[sid] = out["s01"]
+            continue
+        if sid == "s11":  # another chapter's notebook
+            out[sid] = (learner_path(CHAPTERS[3]).read_bytes(), False)
+            continue
+        notebook = fill_answers(own, answers_for(k, sid))
+        out[sid] = (json.dumps(notebook).encode(), sid == "s08")
+    return out
+
+
+def expected_points(folder: Path) -> dict[str, int]:
+    """Per student: the points of every value exercise whose handed answer is their own key
+    answer (the functions are left unanswered, and s11's notebook counts for nothing)."""
+    k = key(folder)
+    out = {}
+    for sid, *_ in CLASS:
+        if sid in ("s11", "s12"):
+            out[sid] = 0
+            continue
+        giver = "s01" if sid == "s09" else sid
+        written = {e: source(e, k[(giver, e)]) for e in VALUES} if sid == "s09" else \
+            answers_for(k, sid)
+        out[sid] = sum(lookup(e).points for e in VALUES
+                       if written[e] == source(e, k[(sid, e)]))
+    return out
+
+
+@pytest.fixture(scope="module")
+def term(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("lms")
+    (folder / "gradebook_export.csv").write_text(canvas_gradebook(), encoding="utf-8")
+    (folder / "participants.csv").write_text(moodle_participants(), encoding="utf-8")
+    workbook("new-secret", "course.key", cwd=folder)
+    workbook("release", "--out", "handout", "--chapters", "0", "--roster",
+             "gradebook_export.csv", "--secret-file", "course.key", cwd=folder)
+    uploads = handed_in(folder)
+    people = {sid: (first, last, canvas, pid) for sid, first, last, canvas, pid, _ in CLASS}
+    canvas = folder / "canvas"
+    canvas.mkdir()
+    for sid, (data, late) in uploads.items():
+        first, last, cid, _ = people[sid]
+        upload = "ch00_ring_allreduce-1.ipynb" if sid == "s03" else CHAPTER_FILE
+        (canvas / canvas_name(first, last, cid, late, upload)).write_bytes(data)
+    for layout, suffix in (("moodle41", "_assignsubmission_file/"),
+                           ("moodle31", "_assignsubmission_file_/"),
+                           ("moodleflat", "_assignsubmission_file_")):
+        root = folder / layout
+        root.mkdir()
+        for sid, (data, _) in uploads.items():
+            first, last, _, pid = people[sid]
+            upload = CHAPTER_FILE
+            if sid == "s10":  # an upload named like s01's entry stays s10's
+                upload = moodle_prefix("Ada", "Lovelace", "877") + \
+                    "_assignsubmission_file_" + CHAPTER_FILE
+            target = root / (moodle_prefix(first, last, pid) + suffix + upload)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        (root / (moodle_prefix("Ada", "Lovelace", "877") +
+                 "_assignsubmission_onlinetext")).mkdir()
+    header = ["Identifier", "Full name", "Email address", "ID number", "Status", "Grade",
+              "Maximum grade", "Grade can be changed", "Last modified (submission)",
+              "Last modified (grade)", "Feedback comments"]
+    with open(folder / "worksheet.csv", "w", encoding="utf-8", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        for sid, first, last, _, pid, email in CLASS:
+            when = "Monday, 2 March 2026, 9:15 AM" if sid == "s08" else \
+                "Sunday, 1 March 2026, 5:40 PM"
+            writer.writerow([f"Participant {pid}", f"{first} {last}", email, sid,
+                             "Submitted for grading", "", "100.00", "Yes", when, "-", ""])
+    common = ["--chapters", "0", "--secret-file", "course.key", "--due", DUE, "--workers", "2"]
+    workbook("grade", "canvas", "--out", "g-canvas", "--roster", "gradebook_export.csv",
+             *common, cwd=folder, ok=(1,))   # s11's notebook is an error row
+    for layout in ("moodle41", "moodle31", "moodleflat"):
+        workbook("grade", layout, "--out", f"g-{layout}", "--roster", "participants.csv",
+                 "--lms-worksheet", "worksheet.csv", *common, cwd=folder, ok=(1,))
+    return folder
+
+
+def totals(path: Path) -> dict[str, dict[str, str]]:
+    with open(path, encoding="utf-8") as f:
+        return {row["student"]: row for row in csv.DictReader(f)}
+
+
+PATHS = ("g-canvas", "g-moodle41", "g-moodle31", "g-moodleflat")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_every_lms_path_gives_the_points_of_the_answer_key(term: Path, path: str) -> None:
+    rows = totals(term / path / "totals.csv")
+    assert sorted(rows) == sorted(sid for sid, *_ in CLASS)   # the Test Student is not in
+    most = sum(r.points for r in chapter_records(CHAPTERS[0]))
+    want = expected_points(term)
+    for sid, row in rows.items():
+        assert float(row["points"]) == want[sid], (sid, row)
+        assert float(row["max_points"]) == most, row   # s11's chapter 3 changes nobody's
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_only_the_copiers_are_flagged(term: Path, path: str) -> None:
+    rows = totals(term / path / "totals.csv")
+    flagged = {sid for sid, row in rows.items() if row["integrity"]}
+    assert flagged == {"s09", "s10"}, {s: rows[s]["integrity"] for s in flagged}
+    assert "strong" in rows["s10"]["integrity"]
+    for sid in ("s05", "s06", "s07"):
+        page = (term / path / "feedback" / sid / "ch00.html").read_text(encoding="utf-8")
+        assert "classmate" not in page
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_lateness_comes_from_the_lms(term: Path, path: str) -> None:
+    rows = totals(term / path / "totals.csv")
+    assert rows["s08"]["late"] == "yes" and rows["s01"]["late"] == "no"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_wrong_chapter_is_an_error_row_for_its_uploader(term: Path, path: str) -> None:
+    tree = json.loads((term / path / "grades.json").read_text(encoding="utf-8"))
+    mine = [nb for nb in tree["notebooks"] if nb["student"] == "s11"]
+    assert len(mine) == 1 and "chapter 3" in mine[0]["problem"], mine
+
+
+def test_the_lms_imports_carry_the_assignment(term: Path) -> None:
+    with open(term / "g-canvas" / "canvas_import.csv", encoding="utf-8") as f:
+        lines = list(csv.reader(f))
+    # --assignment was not given: the default title; the gradebook's own column has
+    # another title, so a new column is created, worth the chapter's points
+    most = sum(r.points for r in chapter_records(CHAPTERS[0]))
+    assert lines[0][5] == "Workbook ch00" and float(lines[1][5]) == most
+    by_id = {line[1]: line for line in lines[2:]}
+    assert "50199" not in by_id and float(by_id["50101"][5]) == expected_points(term)["s01"]
+    with open(term / "g-moodle41" / "moodle_grading_worksheet.csv", encoding="utf-8") as f:
+        sheet = {row["Identifier"]: row for row in csv.DictReader(f)}
+    want = expected_points(term)
+    for sid, _, _, _, pid, _ in CLASS:
+        assert float(sheet[f"Participant {pid}"]["Grade"]) == pytest.approx(
+            want[sid] / most * 100, abs=0.01)
+
+
+def test_honest_wrong_answers_of_a_large_class_flag_nobody() -> None:
+    """400 honest students, each answering chapter 0's four value exercises wrong in one of
+    the ways students do (a wrong letter of the shuffled choice, a slip of two or a
+    thousand, a plain miscalculation, the answer of a formula with N for N - 1). Many of
+    these land on some classmate's right answer; none may be flagged."""
+    from autograder.grading.model import Batch
+    from workbook.grading_personal import Personaliser
+
+    students = [f"h{i:03d}" for i in range(400)]
+    personaliser = Personaliser.for_class(b"0123456789abcdef0123456789abcdef", students)
+    landed = 0
+    for i, student in enumerate(students):
+        for exercise in VALUES:
+            record = personaliser._record(student, lookup(exercise))
+            right = record.expected()
+            if exercise == "0.4":
+                answer: object = wrong_letter(str(right))
+            else:
+                value = float(str(right).split()[0].rstrip("%"))
+                factor = (2.0, 0.5, 1000.0, 1.37, 0.8, 7 / 8)[(i + len(exercise)) % 6]
+                answer = value * factor
+            verdict = record.grade(answer)
+            assert verdict.status == "wrong", (student, exercise, answer)
+            landed += (student, exercise) in personaliser.copied
+    personaliser.flag(Batch(()))
+    assert landed > 150          # the coincidences are there to be mistaken
+    assert not [w for w in personaliser.weighed if w.strong]
+    assert all(not personaliser.integrity(s) for s in students)
