@@ -41,7 +41,7 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_csv_header_and_rows(out: Path) -> None:
     lines = (out / "grades.csv").read_text(encoding="utf-8").splitlines()
-    assert lines[0] == "student,chapter,exercise_id,points,max_points,status,message"
+    assert lines[0] == "student,chapter,exercise_id,points,max_points,status,message,policy"
     rows = list(csv.DictReader(lines))
     assert len(rows) == 2 * 7  # 2 students x the 6 exercises and 1 lab of chapter 0
     first = rows[0]
@@ -73,8 +73,10 @@ def test_json_shape(out: Path) -> None:
     assert (notebook["chapter"], notebook["title"]) == (0, "Ring AllReduce")
     exercise = notebook["exercises"][4]
     assert set(exercise) == {"exercise_id", "title", "category", "points", "max_points", "status",
-                             "message", "yours", "expected", "details", "notes"}
+                             "message", "yours", "expected", "details", "notes", "score",
+                             "policy"}
     assert exercise["yours"] == "ring_allreduce_time_ms: 0 of 28 cases"
+    assert (exercise["score"], exercise["policy"]) == (0.0, "")  # no case passed, no policy
     assert SECOND_CASE not in json.dumps(data)
 
 
