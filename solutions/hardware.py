@@ -28,7 +28,7 @@ NVIDIA Quantum-2 (NDR) and Quantum (HDR) InfiniBand product briefs; IEEE 802.3ba
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from solutions._checks import positive, positive_int
 
@@ -50,12 +50,32 @@ class GPU:
     nvlink_total_gb_per_s: float
     gpus_per_node: int
     source: str
+    family: str = ""
+    clock_fraction: float = 1.0
 
     def __post_init__(self) -> None:
         positive("bf16_dense_tflops", self.bf16_dense_tflops)
         positive("memory_gib", self.memory_gib)
         positive("nvlink_total_gb_per_s", self.nvlink_total_gb_per_s)
         positive_int("gpus_per_node", self.gpus_per_node)
+        if not 0.0 < self.clock_fraction <= 1.0:
+            raise ValueError("clock_fraction is the tensor-core clock under a cap over the "
+                             f"boost clock, in (0, 1], got {self.clock_fraction}")
+
+    def capped(self, power_watts: float | None = None,
+               clock_fraction: float | None = None) -> GPU:
+        """This GPU run under a power limit or a locked clock: a copy whose tensor cores run
+        at ``clock_fraction`` of the boost clock (the datasheet peak, and so the MFU
+        denominator, is unchanged: MFU is quoted against the datasheet). Given a power limit
+        instead, the fraction is :func:`clock_fraction_at_power`."""
+        if (power_watts is None) == (clock_fraction is None):
+            raise ValueError("give exactly one of power_watts and clock_fraction")
+        if power_watts is not None:
+            clock_fraction = clock_fraction_at_power(self, power_watts)
+        assert clock_fraction is not None
+        label = f"{power_watts:g} W" if power_watts is not None else f"{clock_fraction:.0%} clock"
+        return replace(self, name=f"{self.name} ({label})", clock_fraction=clock_fraction,
+                       family=self.family or family_of(self))
 
     @property
     def peak_flops(self) -> float:
@@ -153,8 +173,91 @@ H800_SXM = GPU(
     source="NVIDIA H800 SXM5 product brief; DeepSeek-V3 technical report (2024), §3.1",
 )
 
+# Hopper with HBM3e: the H100's compute (Bekman, ML Engineering, "Theoretical accelerator
+# TFLOPS": H200 SXM BF16 989, FP8 1,979, "H200 is the same as H100 but has 141GiB vs 80GiB
+# of HBM memory ... HBMe@4.8TBps"), same NVLink 4 and 700 W.
+H200_SXM = GPU(
+    name="H200 SXM5 141GB", bf16_dense_tflops=989.4, bf16_sparse_tflops=1978.9,
+    fp8_dense_tflops=1978.9, memory_gib=141, hbm_bandwidth_tb_per_s=4.8, tdp_watts=700,
+    nvlink_total_gb_per_s=900, gpus_per_node=8, family="H200",
+    source="NVIDIA H200 product page (141 GB HBM3e, 4.8 TB/s, 700 W, NVLink 900 GB/s), as "
+           "tabulated in Bekman, Machine Learning Engineering, compute/accelerator "
+           "(note 16: 141 GiB)")
+# Blackwell in an 8-GPU HGX node at 1,000 W: BF16 2,250 dense (4,500 sparse), FP8 4,500
+# (Bekman's table, from the DGX B200 datasheet; Glenn Lockwood's B200 notes give the same for
+# the HGX variant "configured at 1,000 W"), 180 GB HBM3e at 8 TB/s (NVIDIA B200 SXM6 180GB),
+# NVLink 5: 18 links x 100 GB/s = 1,800 GB/s in total.
+B200_SXM = GPU(
+    name="B200 SXM6 180GB", bf16_dense_tflops=2250.0, bf16_sparse_tflops=4500.0,
+    fp8_dense_tflops=4500.0, memory_gib=180e9 / GIB_BYTES, hbm_bandwidth_tb_per_s=8.0,
+    tdp_watts=1000, nvlink_total_gb_per_s=1800, gpus_per_node=8, family="B200",
+    source="NVIDIA DGX B200 datasheet via Bekman, ML Engineering (BF16 2,250 / FP8 4,500 "
+           "dense); Lockwood, glennklockwood.com/garden/processors/B200 (HGX at 1,000 W); "
+           "B200 SXM6 180GB HBM3e, 8 TB/s, NVLink 5 1.8 TB/s")
+# The same die in a GB200 superchip at 1,200 W: BF16 2,500 dense, FP8 5,000 (Lockwood: "for
+# the GB200 variant of B200 when configured to 1,200 W"; Bekman note 23), 72 GPUs in one
+# NVLink domain (NVL72). Its HBM is taken as the B200's 8 TB/s; the per-GPU capacity, 186 GB,
+# is the NVL72 rack's 13.4 TB over its 72 GPUs (NVIDIA GB200 NVL72 page; not checked here
+# against a datasheet).
+GB200 = GPU(
+    name="GB200 (B200 at 1,200 W, NVL72)", bf16_dense_tflops=2500.0,
+    bf16_sparse_tflops=5000.0, fp8_dense_tflops=5000.0, memory_gib=186e9 / GIB_BYTES,
+    hbm_bandwidth_tb_per_s=8.0, tdp_watts=1200, nvlink_total_gb_per_s=1800,
+    gpus_per_node=72, family="GB200",
+    source="Lockwood, glennklockwood.com/garden/processors/B200 (GB200 at 1,200 W: BF16 "
+           "2,500, FP8 5,000 dense); Bekman, ML Engineering, note 23; NVIDIA GB200 NVL72 "
+           "(72 GPUs per NVLink domain, 13.4 TB HBM3e)")
+# The H100 of Meta's Grand Teton hosts that torchtitan benchmarks on (torchtitan
+# docs/performance.md, December 2024: "Each H100 GPU is equipped with 96GB HBM2e with 2.4
+# TB/sec peak memory bandwidth"; "the default 500W power limit"; "the actual peak TFLOPs
+# number is between SXM and NVL, and we don't know its exact value"): the SXM tensor cores
+# are assumed, run under the 500 W limit (``capped``).
+H100_96GB_HBM2E = GPU(
+    name="H100 96GB HBM2e (Grand Teton)", bf16_dense_tflops=989.4, bf16_sparse_tflops=1978.9,
+    fp8_dense_tflops=1978.9, memory_gib=96, hbm_bandwidth_tb_per_s=2.4, tdp_watts=700,
+    nvlink_total_gb_per_s=900, gpus_per_node=8, family="H100",
+    source="torchtitan docs/performance.md (2024-12): 96GB HBM2e, 2.4 TB/s, 500 W default "
+           "limit, 400 Gb/s RDMA per GPU; tensor cores assumed to be the SXM part's")
+
 GPUS: dict[str, GPU] = {"H100": H100_SXM, "A100": A100_SXM_80GB, "H800": H800_SXM,
-                        "A100-40GB": A100_SXM_40GB}
+                        "A100-40GB": A100_SXM_40GB, "H200": H200_SXM, "B200": B200_SXM,
+                        "GB200": GB200, "H100-96GB": H100_96GB_HBM2E}
+
+#: Families the step-time model has tables for, in the order a GPU's name is matched
+#: (GB200 before B200, whose name it contains).
+FAMILIES: tuple[str, ...] = ("GB200", "B200", "H200", "H800", "H100", "A100")
+
+
+def family_of(gpu: GPU) -> str:
+    """The GPU family the step-time model reads its tables by: ``gpu.family`` when set, else
+    the first of :data:`FAMILIES` the name contains. ValueError for any other GPU: its
+    GEMM ceiling and attention rates are not known, and borrowing another family's would
+    be a guess (make one with ``dataclasses.replace(preset, name=..., family=...)``)."""
+    if gpu.family:
+        if gpu.family not in FAMILIES:
+            raise ValueError(f"GPU family {gpu.family!r} is not one of {FAMILIES}")
+        return gpu.family
+    for family in FAMILIES:
+        if family in gpu.name:
+            return family
+    raise ValueError(f"no GPU family in the name {gpu.name!r}: set family= to one of "
+                     f"{FAMILIES} (the step-time model does not guess a GPU's speed)")
+
+
+#: Exponent of the power law relating a GPU's power draw to its clock under a power limit:
+#: dynamic power is ``C V^2 f`` and the voltage tracks the frequency along the DVFS curve,
+#: so ``P ~ f^3`` (Weste & Harris, *CMOS VLSI Design*, §5.1 dynamic power; the cubic law
+#: of DVFS). An approximation for a GPU at its limit, stated so it can be replaced by a
+#: measured clock (``GPU.capped(clock_fraction=...)``).
+POWER_CLOCK_EXPONENT = 3.0
+
+
+def clock_fraction_at_power(gpu: GPU, power_watts: float) -> float:
+    """Tensor-core clock under a power limit, as a fraction of the boost clock:
+    ``min(1, (P / TDP) ^ (1/3))`` (:data:`POWER_CLOCK_EXPONENT`); 500 W on a 700 W H100
+    gives 0.894."""
+    positive("power_watts", power_watts)
+    return min(1.0, float((power_watts / gpu.tdp_watts) ** (1.0 / POWER_CLOCK_EXPONENT)))
 
 NVLINK_4 = Link("NVLink 4 (H100)", 450.0, "intra-node",
                 "H100 whitepaper: 18 links, 900 GB/s total bidirectional")

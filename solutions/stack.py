@@ -85,6 +85,12 @@ Fields (booleans say whether the software does it):
   once per destination node and forward it to that node's experts over NVLink (DeepEP;
   DeepSeek-V3 report, arXiv:2412.19437, §3.2.2), instead of once per expert
   (:func:`solutions.performance.comm.dedup_all_to_all_s`).
+* ``loss_bytes_per_logit``: bytes per output logit the loss holds at its peak
+  (:mod:`solutions.planner.buffers`): 6 for Megatron's vocabulary-parallel cross entropy
+  (16-bit logits and one FP32 buffer, exponentiated and differentiated in place,
+  ``megatron/core/tensor_parallel/cross_entropy.py``), 12 for PyTorch's
+  ``F.cross_entropy`` on FP32 logits (the saved log-softmax, and the gradient in and out
+  of its backward).
 * ``elementwise``: how the element-wise work between GEMMs is run, which sets its passes
   over HBM (:data:`solutions.performance.flops.ELEMENTWISE_PASSES`): ``"eager"``, one
   PyTorch kernel per operation (FSDP, DeepSpeed ZeRO-3 and torchtitan without
@@ -129,11 +135,13 @@ class Stack:
     selective_recompute: str = "attention"
     ep_node_dedup: bool = False
     elementwise: str = "fused"
+    loss_bytes_per_logit: float = 6.0
     source: str = ""
 
     def __post_init__(self) -> None:
         positive("grad_reduce_bytes", self.grad_reduce_bytes)
         positive("grad_accum_bytes", self.grad_accum_bytes)
+        positive("loss_bytes_per_logit", self.loss_bytes_per_logit)
         if self.elementwise not in ("eager", "megatron", "fused"):
             raise ValueError("elementwise must be 'eager', 'megatron' or 'fused', "
                              f"got {self.elementwise!r}")
@@ -175,7 +183,7 @@ MEGATRON_CORE_2024 = Stack(
 DEEPSPEED_ZERO3 = Stack(
     "DeepSpeed ZeRO-3 (2021)", sequence_parallel=False, fused_attention=True, overlap_dp=True,
     gather_hidden_fraction=ZERO3_GATHER_HIDDEN, elementwise="eager",
-    fused_grad_accumulation=False, flat_dp_collectives=True,
+    fused_grad_accumulation=False, flat_dp_collectives=True, loss_bytes_per_logit=12.0,
     source="Rajbhandari et al. 2020 (ZeRO, arXiv:1910.02054) §7 (P_os+g+p: 1.5x the DP "
            "volume: all-gather forward, all-gather backward, reduce-scatter), ZeRO-Infinity "
            "(arXiv:2104.07857) §6.2 prefetch from a recorded trace.")
@@ -198,6 +206,7 @@ DEEPSPEED_PIPELINE_2020 = replace(
 FSDP = Stack(
     "PyTorch FSDP (FULL_SHARD)", sequence_parallel=False, fused_attention=True,
     overlap_dp=True, elementwise="eager", fused_grad_accumulation=False,
+    loss_bytes_per_logit=12.0,
     source="Zhao et al. 2023 (PyTorch FSDP, arXiv:2304.11277) §3.2 FULL_SHARD (gather "
            "before forward and backward, reshard after each), §3.3 backward/forward "
            "prefetch overlapping the next unit's all-gather with compute; the model runs in "
@@ -205,6 +214,7 @@ FSDP = Stack(
 FSDP2 = Stack(
     "FSDP2 / torchtitan", sequence_parallel=True, fused_attention=True, overlap_dp=True,
     elementwise="eager", uneven_chunks=True, fused_grad_accumulation=False,
+    loss_bytes_per_logit=12.0,
     source="torchtitan (Liang et al. 2024, arXiv:2410.06511) §2.1: per-parameter DTensor "
            "FSDP2 with implicit prefetch, reshard_after_forward=True by default, SP with "
            "TP (async TP optional); eager mode unless torch.compile is turned on; pipeline "

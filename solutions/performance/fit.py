@@ -4,7 +4,8 @@ Every other number in the model is a datasheet figure, a microbenchmark or a sta
 assumption; these are the only ones chosen to match training runs, and only on the runs of
 ``solutions/data/published_runs.json`` marked ``"split": "fit"``:
 
-* ``SUSTAINED_FRACTION`` per GPU family (A100; H100, which H800 shares): the share of the
+* ``SUSTAINED_FRACTION`` per GPU generation (A100; H100, which H800, H200 and, untested,
+  Blackwell share): the share of the
   microbenchmark GEMM and attention rates a training step sustains (clocks under sustained
   power, kernels and launch gaps the model does not list);
 * ``ELEMENTWISE_PASSES`` (eager PyTorch, Megatron-LM's hand-fused kernels, Transformer
@@ -64,9 +65,7 @@ class Constant:
         if key is None:
             setattr(module, self.name, value)
             return
-        table = getattr(module, self.name.split("[")[0])
-        for family in ((key, "H800") if key == "H100" else (key,)):
-            table[family] = value
+        getattr(module, self.name.split("[")[0])[key] = value
 
 
 def _where(name: str) -> tuple[object, str | None]:

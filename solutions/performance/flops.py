@@ -57,17 +57,26 @@ from solutions import hardware, models
 from solutions.layout import ParallelConfig
 
 #: Largest measured fraction of the dense BF16 peak a GEMM reaches, by GPU family (MAMF over
-#: the datasheet peak; see the module docstring). H800 has H100's SMs and clocks.
+#: the datasheet peak; see the module docstring): A100 267.9/312, H100 792.1/989 (H800 has
+#: its SMs and clocks; "H200 is the same"), B200 1,745/2,250, GB200 1,822/2,500 (the same
+#: table, torch 2.7-2.10 with CUDA 12.8-13.0).
 GEMM_CEILING: dict[str, float] = {"A100": 267.9 / 312.0, "H100": 792.1 / 989.0,
-                                  "H800": 792.1 / 989.0}
-#: Streaming multiprocessors per GPU (A100 and H100 architecture whitepapers).
-SM_COUNT: dict[str, int] = {"A100": 108, "H100": 132, "H800": 132}
+                                  "H800": 792.1 / 989.0, "H200": 792.1 / 989.0,
+                                  "B200": 1745.0 / 2250.0, "GB200": 1822.0 / 2500.0}
+#: Streaming multiprocessors per GPU (A100 and H100 architecture whitepapers; B200 148,
+#: as CUDA reports it, two dies of 74).
+SM_COUNT: dict[str, int] = {"A100": 108, "H100": 132, "H800": 132, "H200": 132, "B200": 148,
+                            "GB200": 148}
 #: A GEMM output tile, rows x columns: 128 x 128, a tile cuBLAS uses for large 16-bit GEMMs
 #: on Ampere and Hopper (NVIDIA Matrix Multiplication Background guide, "Tile Quantization").
 GEMM_TILE_M, GEMM_TILE_N = 128, 128
-#: Share of the microbenchmark rate a training step sustains, by GPU family (fitted, see
-#: above; H800 shares H100's).
-SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.87, "H100": 0.83, "H800": 0.83}
+#: Share of the microbenchmark rate a training step sustains, by GPU generation (fitted, see
+#: above). Hopper parts (H800, H200) share the H100's; Blackwell parts (B200, GB200) have no
+#: run in the data set to fit on and take the H100's too (:data:`SUSTAINED_AS`), an
+#: assumption.
+SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.87, "H100": 0.83}
+SUSTAINED_AS: dict[str, str] = {"A100": "A100", "H100": "H100", "H800": "H100",
+                                "H200": "H100", "B200": "H100", "GB200": "H100"}
 #: Fraction of the dense peak a fused (flash) attention kernel reaches over forward +
 #: backward, causal, head dimension 128, long sequences, FLOPs of the causal half counted,
 #: by (kernel, GPU family). FlashAttention-2 (Dao 2023, arXiv:2307.08691, §4.1, Figs. 4-7):
@@ -94,6 +103,12 @@ ATTENTION_KERNEL_FRACTION: dict[tuple[str, str], float] = {
     ("triton", "A100"): 100.0 / 312.0,
     ("triton", "H100"): 335.0 / TRITON_FA_SLOWDOWN / 989.0,
     ("triton", "H800"): 335.0 / TRITON_FA_SLOWDOWN / 989.0}
+#: H200 runs the H100's kernels at the H100's share; Blackwell's attention kernels
+#: (cuDNN, FlashAttention-4) have no microbenchmark here: they are taken at the Hopper
+#: kernel's share of the peak (an assumption, like Blackwell's sustained share).
+for _kernel in ("flash2", "hopper", "triton"):
+    for _family in ("H200", "B200", "GB200"):
+        ATTENTION_KERNEL_FRACTION[_kernel, _family] = ATTENTION_KERNEL_FRACTION[_kernel, "H100"]
 #: Reads + writes of each activation byte by element-wise kernels over forward and backward
 #: of one layer, by ``Stack.elementwise`` (fitted).
 ELEMENTWISE_PASSES: dict[str, float] = {"eager": 10.0, "megatron": 7.0, "fused": 1.0}
@@ -182,8 +197,15 @@ def recompute_flops_per_token(arch: models.Architecture, cfg: ParallelConfig,
 # -- speed -------------------------------------------------------------------------------
 
 def gpu_family(gpu: hardware.GPU) -> str:
-    """The key of :data:`GEMM_CEILING` for ``gpu`` (any unknown GPU is treated as an H100)."""
-    return next((k for k in GEMM_CEILING if k in gpu.name), "H100")
+    """The key of :data:`GEMM_CEILING` for ``gpu``
+    (:func:`solutions.hardware.family_of`: ValueError for a GPU of no known family)."""
+    return hardware.family_of(gpu)
+
+
+def sustained_fraction(gpu: hardware.GPU) -> float:
+    """:data:`SUSTAINED_FRACTION` of the GPU's generation times its clock under a power or
+    clock cap (``GPU.clock_fraction``): the tensor cores' throughput scales with the clock."""
+    return SUSTAINED_FRACTION[SUSTAINED_AS[gpu_family(gpu)]] * gpu.clock_fraction
 
 
 def gemm_intensity(m: float, k: float, n: float) -> float:
@@ -203,7 +225,7 @@ def matmul_efficiency(gpu: hardware.GPU, m: float, k: float, n: float) -> float:
     """Fraction of the dense peak a ``[m, k] x [k, n]`` GEMM sustains in a training step:
     ``SUSTAINED_FRACTION x ceiling x wave factor / (1 + f ridge / AI)`` (module docstring)."""
     family = gpu_family(gpu)
-    f = SUSTAINED_FRACTION[family] * GEMM_CEILING[family] * wave_factor(gpu, m, n)
+    f = sustained_fraction(gpu) * GEMM_CEILING[family] * wave_factor(gpu, m, n)
     ridge = gpu.peak_flops / (gpu.hbm_bandwidth_tb_per_s * 1e12)
     return f / (1.0 + f * ridge / gemm_intensity(m, k, n))
 
@@ -223,8 +245,7 @@ def attention_efficiency(gpu: hardware.GPU, kernel: str = "flash2",
     ``SUSTAINED_FRACTION x ATTENTION_KERNEL_FRACTION`` of the GPU's family, at a sequence of
     ``seq_len`` tokens times ``1 / (1 + ATTENTION_HALF_RATE_TOKENS / seq_len)`` (the
     kernel tables' rates are at long sequences; None: that long-sequence rate)."""
-    family = gpu_family(gpu)
-    rate = SUSTAINED_FRACTION[family] * ATTENTION_KERNEL_FRACTION[kernel, family]
+    rate = sustained_fraction(gpu) * ATTENTION_KERNEL_FRACTION[kernel, gpu_family(gpu)]
     return rate if seq_len is None else rate / (1.0 + ATTENTION_HALF_RATE_TOKENS / seq_len)
 
 

@@ -120,10 +120,12 @@ def _architecture(fields: dict[str, Any]) -> models.Architecture:
     return models.Architecture(**plain)
 
 
-def _gpu(name: str) -> hardware.GPU:
+def _gpu(name: str, power_limit_w: float | None = None) -> hardware.GPU:
+    """The preset called ``name``, run under ``power_limit_w`` watts when the source gives a
+    power limit (:meth:`solutions.hardware.GPU.capped`)."""
     for gpu in hardware.GPUS.values():
         if gpu.name == name:
-            return gpu
+            return gpu if power_limit_w is None else gpu.capped(power_watts=power_limit_w)
     raise ValueError(f"unknown gpu {name!r}; expected one of "
                      f"{sorted(g.name for g in hardware.GPUS.values())}")
 
@@ -167,7 +169,7 @@ def run_from_record(record: dict[str, Any]) -> PublishedRun:
             raise ValueError(f"metric must be one of {METRICS}, got {record['metric']!r}")
         if record["split"] not in ("fit", "held_out"):
             raise ValueError(f"split must be 'fit' or 'held_out', got {record['split']!r}")
-        gpu = _gpu(record["gpu"])
+        gpu = _gpu(record["gpu"], record["cluster"].get("power_limit_w"))
         stack = _stack(record["stack"], record.get("stack_options", {}))
         return PublishedRun(
             label=record["id"], source=record["source"], arch=_architecture(record["model"]),

@@ -83,7 +83,13 @@ Korthikanti's figure. Llama 3 405B (g_kv = 1/16, f = 3.25 h, no dropout, fused):
   ``"selective"`` amount of one layer, counted once).
 
 MoE layers store the MLP term for each of the ``k`` routed copies of a token and each
-shared expert, at the expert width. Output logits are not counted.
+shared expert, at the expert width. torchtitan's per-op selective checkpointing
+(``Stack.selective_recompute = "alternate_matmuls"``) keeps the block's input (2), the
+outputs of the 1st, 3rd, 5th ... matmul in execution order (Q, V, the FFN's gate and down
+projection for SwiGLU; Q, V, the up projection for GeLU) and the attention kernel's output
+(2) with its log-sum-exp; the rest is recomputed (:func:`alternate_activation_units`). The
+output logits and the loss's buffers, and the K/V gathered for context parallelism, are
+counted beside the activations (:mod:`solutions.planner.buffers`).
 
 **In flight** (:func:`in_flight_layers`): a stage holds the activations of every chunk
 forward it has run whose backward has not yet run. Megatron-LM's schedules run ``w`` warm-up
@@ -105,6 +111,7 @@ from solutions.layout import Recompute as Recompute  # re-exported
 from solutions.layout import StageParams as StageParams  # re-exported
 from solutions.layout import chunk_layers, layers_per_stage, stage_params_of
 from solutions.layout import stage_layer_kinds as stage_layer_kinds  # re-exported
+from solutions.planner.buffers import transient_bytes
 from solutions.stack import MODERN, Stack
 
 BYTES_16BIT = 2
@@ -122,17 +129,18 @@ class MemoryBreakdown:
     gradients_bytes: float
     optimizer_bytes: float
     activations_bytes: float
+    buffers_bytes: float = 0.0  # loss logits, gathered K/V (solutions.planner.buffers)
 
     @property
     def total_bytes(self) -> float:
         return (self.weights_bytes + self.gradients_bytes + self.optimizer_bytes
-                + self.activations_bytes)
+                + self.activations_bytes + self.buffers_bytes)
 
     def as_gb(self) -> dict[str, float]:
         """Each component in decimal GB (1e9 bytes), plus the total."""
         parts = {"weights": self.weights_bytes, "gradients": self.gradients_bytes,
                  "optimizer": self.optimizer_bytes, "activations": self.activations_bytes,
-                 "total": self.total_bytes}
+                 "buffers": self.buffers_bytes, "total": self.total_bytes}
         return {k: v / 1e9 for k, v in parts.items()}
 
     def _repr_html_(self) -> str:
@@ -188,6 +196,27 @@ def activation_terms(arch: models.Architecture, seq_len: int, fused_attention: b
     return ActivationTerms(outside=outside, inside=inside, core=core)
 
 
+def alternate_activation_units(arch: models.Architecture, moe_layer: bool = False,
+                               ) -> tuple[float, float]:
+    """(outside, inside) the TP region, in ``s_l b h`` byte units, of what torchtitan's
+    per-op selective checkpointing keeps of one layer (module doc): the block input (2,
+    outside); inside, the outputs of every other matmul in execution order starting with
+    the first (Q, K, V, output projection, then the FFN's matmuls, their outputs 2, 2 g_kv,
+    2 g_kv, 2, then 2 f/h per up or gate projection and 2 for the down projection) and the
+    attention output (2) with its FP32 log-sum-exp (4 a / h)."""
+    group = arch.n_kv_heads / arch.n_heads
+    width = arch.n_heads * arch.head_dim / arch.d_model
+    if moe_layer and arch.moe is not None:
+        copies = arch.moe.experts_per_token + arch.moe.n_shared_experts
+        f = copies * arch.moe.expert_d_ffn / arch.d_model
+    else:
+        copies, f = 1, arch.d_ffn / arch.d_model
+    ffn = [2 * f, 2 * f, 2.0 * copies] if arch.ffn != "gelu" else [2 * f, 2.0 * copies]
+    outputs = [2 * width, 2 * group * width, 2 * group * width, 2.0, *ffn]
+    kept = sum(outputs[::2]) + 2 * width + 4 * arch.n_heads / arch.d_model
+    return 2.0, kept
+
+
 def activation_bytes_per_layer(arch: models.Architecture, cfg: ParallelConfig,
                                stack: Stack = MODERN, moe_layer: bool = False) -> float:
     """Stashed activation bytes of one layer for one micro-batch (module doc)."""
@@ -196,6 +225,10 @@ def activation_bytes_per_layer(arch: models.Architecture, cfg: ParallelConfig,
     outside_split = t if stack.sequence_parallel else 1
     if cfg.activation_recompute == "full":
         return BYTES_16BIT * sbh / outside_split
+    if (cfg.activation_recompute == "selective"
+            and stack.selective_recompute == "alternate_matmuls"):
+        outside, inside = alternate_activation_units(arch, moe_layer)
+        return (outside / outside_split + inside / t) * sbh
     terms = activation_terms(arch, cfg.seq_len, stack.fused_attention, moe_layer)
     kept = terms.outside / outside_split + terms.inside / t
     if cfg.activation_recompute == "none" or stack.fused_attention:
@@ -303,7 +336,21 @@ def gathered_layers_bytes(arch: models.Architecture, cfg: ParallelConfig, stage:
         routed = arch.moe.n_routed_experts * models.expert_params(arch)
         sizes += [models.moe_layer_params(arch) - routed + routed / cfg.ep] * moe_layers
     largest = sorted(sizes, reverse=True)[:GATHERED_UNITS]
-    return sum(largest) / cfg.tp * zero.WEIGHT_BYTES
+    return (sum(largest) + end_tables_params(arch, cfg, stage)) / cfg.tp * zero.WEIGHT_BYTES
+
+
+def end_tables_params(arch: models.Architecture, cfg: ParallelConfig, stage: int) -> float:
+    """Parameters of the embedding (first stage) and output head (last stage) ``stage``
+    holds, before TP: the root unit of a stage's FSDP wrapping (torchtitan
+    ``parallelize_llama``: ``fully_shard`` per block, then on the model for the rest),
+    gathered from the embedding's forward until the head's backward, so resident at the
+    activations' peak."""
+    tables = 0.0
+    if stage == 0:
+        tables += (arch.vocab_size + arch.learned_positions) * arch.d_model
+    if stage == cfg.pp - 1 and not (arch.tied_embeddings and cfg.pp == 1):
+        tables += arch.vocab_size * arch.d_model
+    return tables
 
 
 def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int,
@@ -322,6 +369,7 @@ def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int,
                          + chunk_accumulator_bytes(arch, cfg, stage, stack)),
         optimizer_bytes=params.dense * dense.optimizer + params.expert * expert.optimizer,
         activations_bytes=stage_activation_bytes(arch, cfg, stage, stack),
+        buffers_bytes=transient_bytes(arch, cfg, stage, stack),
     )
 
 

@@ -26,6 +26,7 @@ from solutions.pipeline_simulator import makespan, simulate
 from solutions.planner import search as ps
 from solutions.planner.memory import memory_per_gpu
 from solutions.stack import LLAMA3, MODERN, stack_named
+from solutions.stack import Stack as LoadedStack
 
 PAPER = ParallelConfig(tp=8, pp=16, dp=128, zero_stage=3, grad_accum=16,
                        activation_recompute="none", virtual_stages=8)
@@ -203,7 +204,9 @@ def test_published_layouts_fit_the_gpu_they_ran_on(run: dict[str, Any]) -> None:
     # software it used; fused attention keeps no s^2 term, so none needs 10x the memory.
     # Llama 3's rows carry the paper's layout (v = 8, no recomputation), as read from the data
     arch, cfg = _published(run)
-    stack = stack_named(run["stack"])
+    stack = replace(stack_named(run["stack"]), **{
+        k: v for k, v in run.get("stack_options", {}).items()
+        if k in LoadedStack.__dataclass_fields__})
     capacity = GPUS[run["gpu"]].memory_bytes
     assert memory_per_gpu(arch, cfg, stack).total_bytes <= capacity
 

@@ -80,13 +80,17 @@ def test_seven_b_on_eight_gpus_zero3() -> None:
     # FP32 gradients 4/8, Adam 12/8 bytes per parameter
     # activations, flash attention, no dropout: 8 + (2 + 4 + 2 + 6 x 11008/4096) + 4 x 32/4096
     #   = 32.15625 x 4096 x 4096 = 539,492,352 B per layer x 32 layers, one micro-batch
+    # the root unit (embedding and untied head, 2 x 32000 x 4096) stays gathered too:
+    #   + 262,144,000 x 2 B = 524,288,000
+    # loss buffers, Megatron's 6 bytes per logit: 4096 tokens x 32000 x 6 = 786,432,000
     cfg = ParallelConfig(tp=1, pp=1, dp=8, zero_stage=3, seq_len=4096)
     mem = memory_per_gpu(m.GENERIC_7B, cfg)
-    assert mem.weights_bytes == pytest.approx(1_684_602_880 + 809_533_440)
+    assert mem.weights_bytes == pytest.approx(1_684_602_880 + 809_533_440 + 524_288_000)
     assert mem.gradients_bytes == pytest.approx(3_369_205_760)
     assert mem.optimizer_bytes == pytest.approx(10_107_617_280)
     assert mem.activations_bytes == pytest.approx(17_263_755_264)
-    assert mem.total_bytes == pytest.approx(33_234_714_624)
+    assert mem.buffers_bytes == pytest.approx(786_432_000)
+    assert mem.total_bytes == pytest.approx(33_234_714_624 + 524_288_000 + 786_432_000)
 
 
 def test_korthikanti_gpt_layer_is_reproduced() -> None:

@@ -23,14 +23,14 @@ RUNS: list[dict[str, Any]] = json.loads(
 
 TOP_KEYS = {"id", "source_id", "source", "url", "quote", "model", "gpu", "n_gpus", "cluster",
             "layout", "stack", "metric", "reported", "split", "assumptions"}
-OPTIONAL_TOP_KEYS = {"stack_options", "cross_check"}
+OPTIONAL_TOP_KEYS = {"stack_options", "cross_check", "memory"}
 LAYOUT_KEYS = {"tp", "pp", "dp", "cp", "ep", "zero_stage", "micro_batch", "grad_accum",
                "seq_len", "recompute", "virtual_stages", "global_batch"}
 CLUSTER_KEYS = {"gpus_per_node", "nic_gbit_per_gpu", "nics_per_node", "notes"}
 MOE_KEYS = {"n_experts", "top_k", "expert_d_ffn", "n_shared_experts", "n_dense_layers"}
 ARCH_FIELDS = set(models.Architecture.__dataclass_fields__) - {"moe", "source"}
 STACKS = {"megatron-lm-2021", "megatron-lm-2022", "megatron-core-2024", "deepspeed-zero3",
-          "deepspeed-pipeline", "fsdp", "fsdp2", "llama3"}
+          "deepspeed-pipeline", "deepspeed-pipeline-2020", "fsdp", "fsdp2", "llama3"}
 METRICS = {"mfu", "hfu", "tflops_per_gpu_model", "tflops_per_gpu_narayanan",
            "tokens_per_s_per_gpu", "step_time_s"}
 GPU_BY_NAME = {gpu.name: gpu for gpu in hardware.GPUS.values()}
@@ -157,7 +157,11 @@ def test_families_kept_out_of_the_fit() -> None:
 def test_schema(run: dict[str, Any]) -> None:
     assert TOP_KEYS <= set(run) <= TOP_KEYS | OPTIONAL_TOP_KEYS
     assert set(run["layout"]) == LAYOUT_KEYS
-    assert set(run["cluster"]) == CLUSTER_KEYS
+    assert CLUSTER_KEYS <= set(run["cluster"]) <= CLUSTER_KEYS | {"power_limit_w"}
+    if "memory" in run:  # a measured peak, in GiB, and what the source measured
+        assert set(run["memory"]) == {"reported_gib", "what"}
+        gpu = next(g for g in hardware.GPUS.values() if g.name == run["gpu"])
+        assert 1 < run["memory"]["reported_gib"] <= gpu.memory_gib
     assert set(run["model"]) <= ARCH_FIELDS | MOE_KEYS | {"seq_len"}
     assert run["stack"] in STACKS
     assert run["metric"] in METRICS
