@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import cast
 
+from autograder.grading.budget import Share, bounded, first_pass, in_rounds, stopped_at
 from autograder.grading.compare import Context, grade_task, notebook_notes
 from autograder.grading.discover import Discovery, Found, discover
 from autograder.grading.feedback import write_feedback
@@ -42,10 +43,10 @@ from autograder.grading.model import (
     Task,
 )
 from autograder.grading.private_files import make_private_dir
-from autograder.grading.read import Notebook, Unreadable, read_notebook
+from autograder.grading.read import Notebook, Unreadable, read_notebook, slim
 from autograder.grading.report import UNSAFE_PREFIX, write_csv, write_json
 from autograder.grading.status_bar import StatusBar
-from autograder.sandbox import Job, JobResult, JobStatus, Limits, WorkerPool
+from autograder.sandbox import JobResult, Limits, WorkerPool
 from autograder.timelimit import call_with_time_limit
 
 MAX_LIMITS_PER_JOB = 40  # a job may use at most this many time limits in all
@@ -75,7 +76,7 @@ class GradingSettings:
     memory_mb: int = 1024
     output_bytes: int = 1_000_000
     sandbox: str = "bubblewrap"            # "none" only with --unsafe-no-sandbox
-    batch_budget_s: float | None = None    # stop starting jobs after this long
+    batch_budget_s: float | None = None    # the whole batch, reading included (budget.py)
     # Per-student numbers: (student, notebook, chapter release) -> that student's release
     # and notes about the file (whose numbers it carries); None grades the printed numbers.
     personalise: Personalise | None = None
@@ -132,7 +133,7 @@ def _prepare(found: Found, index: int, releases: Mapping[int, Release], names: N
     findings = compare_release(notebook, release, match) + list(scan.findings)
     plan = plan_job(str(index), notebook, release, match, names, settings.protected,
                     enforce=settings.sandbox == "none")
-    prepared = _Prepared(found, notebook, release, match, scan, findings, plan,
+    prepared = _Prepared(found, slim(notebook), release, match, scan, findings, plan,
                          list(personal_notes))
     implied = implied_chapter(found.assignment, releases)
     if implied is not None and implied != release.chapter:
@@ -235,20 +236,40 @@ def _unfilled_assignments(found: list[Found], kept: list[_Prepared],
     return list(problems.values())
 
 
+def _student(item: Found | _Prepared) -> str:
+    return item.student if isinstance(item, Found) else item.found.student
+
+
+def _unread(found: Found, message: str, releases: Mapping[int, Release]) -> NotebookResult:
+    chapter = implied_chapter(found.assignment, releases)
+    return _problem(found.student, found.rel, message,
+                    releases.get(chapter) if chapter is not None else None)
+
+
 def _prepare_all(discovery: Discovery, releases: Mapping[int, Release], names: Names,
-                 settings: GradingSettings, progress: StatusBar | None
+                 settings: GradingSettings, progress: StatusBar | None,
+                 deadline: float = float("inf")
                  ) -> tuple[list[_Prepared], list[NotebookResult]]:
+    """Read and prepare the files within each student's bounds, in rounds, each student
+    within their share of the batch's budget (:mod:`autograder.grading.budget`)."""
     prepared, problems = [], []
-    for index, found in enumerate(discovery.found):
+    to_read, over = bounded(discovery.found)
+    reading, unread = Share(settings.batch_budget_s, map(_student, to_read)), list[Found]()
+    for index, found in enumerate(reading.turns(in_rounds(to_read, _student), _student,
+                                                deadline, unread)):
+        began = time.monotonic()
         try:
             prepared.append(_prepare(found, index, releases, names, settings))
         except Exception as error:  # noqa: BLE001 - one file never stops the batch
             message = str(error) if isinstance(error, Unreadable) else _internal(error)
-            chapter = implied_chapter(found.assignment, releases)
-            problems.append(_problem(found.student, found.rel, message,
-                                     releases.get(chapter) if chapter is not None else None))
+            problems.append(_unread(found, message, releases))
             if progress is not None:
                 progress.step(f"{found.rel}: could not be read")
+        reading.charge(found.student, time.monotonic() - began)
+    problems += [_unread(found, why, releases) for found, why in over]
+    problems += [_unread(found, f"not graded: the batch's time budget "
+                                f"({settings.batch_budget_s:g} s) ran out before this file was "
+                                "read", releases) for found in unread]
     for missing in discovery.missing:
         chapter = implied_chapter(missing.assignment, releases)
         problems.append(_problem(missing.student, missing.rel, missing.message,
@@ -280,15 +301,6 @@ def release_cost(release: Release) -> int:
     return sum(1 + task.calls for task in release.tasks)
 
 
-def _within(prepared: list[_Prepared], deadline: float, late: list[_Prepared]) -> Iterator[Job]:
-    """The jobs, until the batch's time budget is spent (the rest go to ``late``)."""
-    for position, item in enumerate(prepared):
-        if time.monotonic() > deadline:
-            late.extend(prepared[position:])
-            return
-        yield item.plan.job
-
-
 FINISH_LIMIT_S = 60.0  # the grader's own time on one file's results, at most
 JUDGES_PER_WORKER = 2  # threads judging results per sandbox worker (a lab waits on its ranks)
 
@@ -306,27 +318,17 @@ def _finish_bounded(item: _Prepared, result: JobResult, settings: GradingSetting
     return _problem(item.found.student, item.found.rel, reason, item.release)
 
 
-def _first_pass(limits: Limits, settings: GradingSettings) -> Limits:
-    """The limits of the first pass under a batch budget: every file gets this much first,
-    so that files which stall cannot keep the others from their turn."""
-    cap = min(limits.wall_s, 2 * settings.timeout_s + SLACK_S)
-    return replace(limits, wall_s=cap, cpu_s=min(limits.cpu_s, cap))
-
-
-def _stopped_at(result: JobResult, limits: Limits) -> bool:
-    """Whether the job was stopped at the whole job's wall-clock or CPU limit."""
-    return result.status is JobStatus.TIMEOUT and (
-        result.wall_s >= limits.wall_s * 0.95 or result.cpu_s >= limits.cpu_s - 0.2)
-
-
 def _run(prepared: list[_Prepared], settings: GradingSettings, pool: WorkerPool,
-         progress: StatusBar | None, failed: list[str]) -> Iterable[NotebookResult]:
+         progress: StatusBar | None, failed: list[str],
+         deadline: float = float("inf")) -> Iterable[NotebookResult]:
     """Each file's result; ``failed`` collects the files the sandbox itself failed on.
 
     Under a batch budget, two passes: every file first runs within a short cap (the
-    same for all, wherever it sorts); a file stopped at that cap runs again with its full
-    limits after all the others, while the budget lasts. A file the budget leaves out is
-    marked as not graded; the others keep their points.
+    same for all, wherever it sorts), in rounds of one file per student, and a student
+    whose files have used up their share of the budget waits for everyone else's
+    (:mod:`autograder.grading.budget`); a file stopped at that cap runs again with its
+    full limits after all the others, while the budget lasts. A file the budget leaves out
+    is marked as not graded; the others keep their points.
 
     A file's results are judged (:func:`_finish`) in threads of this process while the
     sandbox runs the next files: a lab's judging mostly waits on its own ranks' process,
@@ -337,20 +339,24 @@ def _run(prepared: list[_Prepared], settings: GradingSettings, pool: WorkerPool,
     limits = settings.limits(max(release_cost(p.release) for p in prepared))
     by_id = {p.plan.job.job_id: p for p in prepared}
     budget = settings.batch_budget_s
-    deadline = time.monotonic() + (budget if budget is not None else float("inf"))
+    share = Share(None if budget is None else max(deadline - time.monotonic(), 0.0),
+                  map(_student, prepared), settings.workers)
     late: list[_Prepared] = []
-    passes = [_first_pass(limits, settings), limits] if budget is not None else [limits]
+    first = first_pass(limits, 2 * settings.timeout_s + SLACK_S)
+    passes = [first, limits] if budget is not None else [limits]
     judging: list[Future[NotebookResult]] = []
     pool.start()  # launched before the files were read; now wait for its hello
     with ThreadPoolExecutor(JUDGES_PER_WORKER * settings.workers,
                             thread_name_prefix="judge") as judges:
-        todo = prepared
+        todo = in_rounds(prepared, _student)
         for number, pass_limits in enumerate(passes):
             pool.limits, again = pass_limits, []
-            for result in pool.map(_within(todo, deadline, late)):
+            turns = share.turns(todo, _student, deadline, late)
+            for result in pool.map(item.plan.job for item in turns):
                 item = by_id[result.job_id]
+                share.charge(item.found.student, result.wall_s)
                 if number + 1 < len(passes) and pass_limits.wall_s < limits.wall_s \
-                        and _stopped_at(result, pass_limits):
+                        and stopped_at(result, pass_limits):
                     again.append(item)
                     continue
                 if result.infrastructure:
@@ -360,9 +366,12 @@ def _run(prepared: list[_Prepared], settings: GradingSettings, pool: WorkerPool,
             todo = again
         yield from _judged(judging, progress, wait=True)
     for item in late:
+        waited = ("; this student's other files had used up their share of it first"
+                  if share.used_up(item.found.student) else "")
         yield _problem(item.found.student, item.found.rel, (
             f"not graded: the batch's time budget ({budget:g} s) ran out before this file "
-            "finished (it runs longer than most; grade it again on its own)"), item.release)
+            f"finished{waited} (it runs longer than most; grade it again on its own)"),
+            item.release)
 
 
 def _judged(judging: list[Future[NotebookResult]], progress: StatusBar | None,
@@ -392,6 +401,8 @@ def grade_folder(folder: Path, releases: Mapping[int, Release], settings: Gradin
     """Grade every notebook under ``folder`` (or those ``discovery`` found there).
     ``progress(total)`` makes the progress display."""
     started = time.monotonic()
+    deadline = started + (settings.batch_budget_s if settings.batch_budget_s is not None
+                          else float("inf"))
     discovery = discover(folder) if discovery is None else discovery
     bar = progress(len(discovery.found)) if progress is not None else None
     names = Names()
@@ -401,8 +412,8 @@ def grade_folder(folder: Path, releases: Mapping[int, Release], settings: Gradin
     try:
         if discovery.found:  # the workers start while this process reads the files
             _launch_quietly(pool)
-        prepared, problems = _prepare_all(discovery, releases, names, settings, bar)
-        graded = list(_run(prepared, settings, pool, bar, failed))
+        prepared, problems = _prepare_all(discovery, releases, names, settings, bar, deadline)
+        graded = list(_run(prepared, settings, pool, bar, failed, deadline))
     finally:
         pool.close()
     if bar is not None:

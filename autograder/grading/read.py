@@ -136,6 +136,18 @@ def _notebook(tree: Any) -> Notebook:
     return notebook
 
 
+def slim(notebook: Notebook) -> Notebook:
+    """What the grader keeps of a notebook once it is matched and checked: the code cells'
+    sources (for the results' messages), not the text of the others nor any cell's
+    metadata, so that a batch's memory grows with its answers, not with what else its
+    files hold."""
+    return Notebook(notebook.metadata, tuple(
+        cell if cell.cell_type == "code" and not cell.metadata
+        else Cell(cell.index, cell.cell_type, cell.source if cell.cell_type == "code" else "",
+                  cell.cell_id)
+        for cell in notebook.cells))
+
+
 def _check_code_size(notebook: Notebook) -> None:
     total = 0
     for cell in notebook.cells:
