@@ -131,20 +131,24 @@ def _widget_texts(model_id: str, states: dict[str, dict[str, Any]], seen: set[st
 
 class Page(NamedTuple):
     """What an executed page shows: text outputs and visible widgets (as the raw HTML or
-    text), figure texts (titles, labels, legends, annotations) and figure tick labels."""
+    text), figure texts (titles, labels, legends, annotations), figure tick labels, and
+    the markdown cells (prose, captions and prompts, as read: see :func:`prose`)."""
 
     texts: list[str]
     figures: list[str]
     ticks: list[str]
     errors: list[str]  # a page that stopped early would hide what comes after
+    prose: list[str]
 
 
 def page_texts(nb: Any) -> Page:
-    """Everything an executed page shows, in three lists (see :class:`Page`)."""
+    """Everything an executed page shows (see :class:`Page`)."""
     states: dict[str, dict[str, Any]] = _widget_states(nb)
     seen: set[str] = set()
-    page = Page([], [], [], [])
+    page = Page([], [], [], [], [])
     for cell in nb.cells:
+        if cell.get("cell_type") == "markdown":  # the prose, captions and every prompt
+            page.prose.append(prose(str(cell.get("source", ""))))
         for output in cell.get("outputs", []):
             if output.get("output_type") == "error":
                 page.errors.append(f"{output.get('ename')}: {output.get('evalue')}")
@@ -156,6 +160,16 @@ def page_texts(nb: Any) -> Page:
                 else:
                     page.texts.append(text)
     return page
+
+
+_MATH_DOLLAR = re.compile(r"(?<!\\)\$+")
+
+
+def prose(markdown: str) -> str:
+    """A markdown cell as read: math delimiters ("$k = 64$") dropped, "\\$" read as a
+    dollar sign, thin spaces ("16{,}384") and LaTeX spacing joined."""
+    text = _MATH_DOLLAR.sub(" ", markdown).replace("\\$", "$").replace("{,}", ",")
+    return re.sub(r"\\[,;!]", " ", text)
 
 
 _TAG = re.compile(r"<(script|style)\b.*?</\1>|<[^>]*>", re.DOTALL | re.IGNORECASE)
@@ -238,21 +252,46 @@ def _family_after(text: str, end: int) -> str | None:
     return meanings[0].family if meanings else count_unit(match.group(1)).family
 
 
+_ASSIGNED = re.compile(r"[=:]\s*\$?\s*$")
+_POWER = re.compile(r"(?<![\w.])(?P<base>\d+(?:\.\d+)?)\s*(?:\\times|x|×|\*)?\s*"
+                    r"(?:(?P<ten>10)\s*)?(?:\^|\*\*)\s*\{?\s*(?P<exp>[-+−]?\d+)\s*\}?")
+
+
+def _powers(text: str) -> list[tuple[str, float]]:
+    """Numbers written with an exponent: "2^{-14}", "2**-14", "6.10 \\times 10^{-5}",
+    "6.10 x 10^-5", as (text, value)."""
+    found = []
+    for match in _POWER.finditer(text):
+        base, exponent = float(match["base"]), int(match["exp"].replace("−", "-"))
+        try:
+            value = base * 10.0**exponent if match["ten"] else base**exponent
+        except OverflowError:
+            continue
+        found.append((match.group().strip(), value))
+    return found
+
+
 def found_in(text: str, forms: list[float], family: str = "") -> list[str]:
     """The numbers in ``text`` that print one of ``forms``: not one written with a unit or
     a counting word of another family than the answer's ``family`` ("98 GB" is not the
     answer "98 s", "128 query heads" not a data-parallel degree of 128), and not a bare
-    two-digit whole number ("a TP group of 16"), which says too little on its own."""
+    two-digit whole number ("a TP group of 16"), which says too little on its own unless it
+    is assigned ("k = 64"). Powers ("2^{-14}", "6.10 x 10^-5") are read as their value."""
     found = []
     for match in NUMBER.finditer(text):
         token = match.group()
         written = _family_after(text, match.end())
         if written is not None and family and written != family:
             continue
-        if written is None and "." not in token and _significant(token) < 3:
+        assigned = (family in (RATIO, "") or family.startswith(COUNT_PREFIX)) and \
+            _ASSIGNED.search(text[max(0, match.start() - 4):match.start()]) is not None
+        if written is None and "." not in token and _significant(token) < 3 and not assigned:
             continue
         if any(shows(token, f) for f in forms):
             found.append(token)
+    for written, value in _powers(text):
+        if any(abs(value - f) <= 0.005 * abs(f) for f in forms):
+            found.append(written)
     return found
 
 
