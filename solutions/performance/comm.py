@@ -115,6 +115,16 @@ class Links:
         return total
 
 
+#: K/V collectives per layer and micro-batch under context parallelism. The forward
+#: all-gathers K and V (Dubey et al. 2024, §3.3.2); FlashAttention's backward for the local
+#: queries needs the full K and V again (Dao et al. 2022, §3.1: the backward recomputes the
+#: attention from Q, K, V and the log-sum-exp), and the memory model keeps only one layer's
+#: gathered K/V (:mod:`solutions.planner.buffers`), so they are gathered a second time
+#: (with full recomputation the recomputed forward's gather serves the backward); their
+#: gradients are reduce-scattered back: 3.
+CP_COLLECTIVES_PER_LAYER = 3
+
+
 def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
                  sequence_parallel: bool, dense_layers: int, moe_layers: int,
                  ep_node_dedup: bool = False) -> LayerComm:
@@ -122,8 +132,9 @@ def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
 
     TP: ``2 x forward passes + 2`` all-reduces per layer of the ``[b s/cp, h]`` activation
     (with sequence parallelism, reduce-scatter + all-gather pairs of the same volume).
-    CP: an all-gather of the local K and V per forward pass and a reduce-scatter of their
-    gradients, per layer. EP: dispatch + combine all-to-alls per forward and backward, each
+    CP: :data:`CP_COLLECTIVES_PER_LAYER` collectives of the full K and V per layer: the
+    forward's all-gather, the all-gather again for the backward and the reduce-scatter of
+    their gradients. EP: dispatch + combine all-to-alls per forward and backward, each
     sending ``(ep - 1)/ep`` of ``b s k h / (cp t)`` values, one latency per peer; with
     ``ep_node_dedup`` (DeepEP) a token crosses the network once per node it goes to
     (:func:`dedup_network_bytes`).
@@ -137,8 +148,8 @@ def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
     if cfg.cp > 1:
         kv_width = kv_heads_per_gpu(arch.n_kv_heads, cfg.tp) * arch.head_dim
         local_kv = 2 * cfg.micro_batch * cfg.seq_len / cfg.cp * kv_width * BYTES_16BIT
-        cp = (passes + 1) * layers * links.gather_s(local_kv * cfg.cp, cfg.cp,
-                                                    links.cp_crosses, links.cp_gb_per_s)
+        cp = CP_COLLECTIVES_PER_LAYER * layers * links.gather_s(
+            local_kv * cfg.cp, cfg.cp, links.cp_crosses, links.cp_gb_per_s)
     ep = 0.0
     if arch.moe is not None and cfg.ep > 1 and moe_layers:
         tokens = cfg.micro_batch * cfg.seq_len / cfg.cp / cfg.tp

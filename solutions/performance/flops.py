@@ -257,6 +257,30 @@ def layer_gemm_shape(arch: models.Architecture, cfg: ParallelConfig) -> tuple[fl
     return (tokens, float(arch.d_model), d_ffn / cfg.tp)
 
 
+def routed_params_per_token(arch: models.Architecture) -> float:
+    """Weights of the ``k`` routed experts one token multiplies in a MoE layer (0 when the
+    model is dense)."""
+    if arch.moe is None:
+        return 0.0
+    return arch.moe.experts_per_token * models.expert_params(arch)
+
+
+def expert_gemm_shape(arch: models.Architecture, cfg: ParallelConfig) -> tuple[float, ...]:
+    """The per-GPU shape of a routed expert's up-projection: each GPU holds ``E / ep`` of
+    the ``E`` experts and receives the tokens of its ``ep`` expert-parallel peers routed to
+    them, ``k`` copies per token (balanced routing), so an expert's GEMM has ``M = b s / cp
+    x ep x k / E`` rows, ``K = h``, ``N = d_expert / tp``. Expert parallelism thereby
+    makes the expert GEMMs ``ep`` times taller (DeepSeek-V3 report, §3.2: EP64 over 256
+    experts; Rajbhandari et al. 2022, DeepSpeed-MoE, §5.2: expert parallelism keeps each
+    expert's batch large); every expert replicated (ep = 1) leaves each one ``k / E`` of
+    the tokens."""
+    moe = arch.moe
+    if moe is None:
+        raise ValueError(f"{arch.name} has no experts")
+    tokens = cfg.micro_batch * cfg.seq_len / cfg.cp * cfg.ep * moe.experts_per_token
+    return (tokens / moe.n_routed_experts, float(arch.d_model), moe.expert_d_ffn / cfg.tp)
+
+
 def elementwise_bytes_per_layer(arch: models.Architecture, cfg: ParallelConfig,
                                 sequence_parallel: bool, fused_attention: bool) -> float:
     """Bytes element-wise kernels move in one layer's forward for one micro-batch.

@@ -150,9 +150,14 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     attn = pf.attention_flops_per_token(arch, cfg.seq_len, causal=stack.fused_attention)
     matmul = (dense_layers * 2 * pf.matmul_params_per_token(arch, False)
               + moe_layers * 2 * (pf.matmul_params_per_token(arch, True) if moe_layers else 0))
+    routed = moe_layers * 2 * pf.routed_params_per_token(arch)
     layers = dense_layers + moe_layers
     logits = pf.logits_flops_per_token(arch) if stage == cfg.pp - 1 else 0.0
     flops_s = tokens / (gpu.peak_flops * eff)
+    # routed experts run at the efficiency of their own, smaller GEMMs
+    expert_s = (tokens / (gpu.peak_flops * pf.matmul_efficiency(
+        gpu, *pf.expert_gemm_shape(arch, cfg))) if routed else 0.0)
+    gemm_s = (matmul - routed) * flops_s + routed * expert_s
     passes = pf.ELEMENTWISE_PASSES[stack.elementwise]
     elementwise = pf.hbm_seconds(gpu, passes * layers
                                  * pf.elementwise_bytes_per_layer(
@@ -161,7 +166,7 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
                                                                    cfg.seq_len)
                                          if stack.fused_attention
                                          else eff))
-    layer_fwd = matmul * flops_s + layers * attn * attn_s + elementwise / 3
+    layer_fwd = gemm_s + layers * attn * attn_s + elementwise / 3
     forward = layer_fwd + logits * flops_s
     if cfg.activation_recompute == "full":
         recompute = layer_fwd
@@ -177,7 +182,7 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
                         stack.ep_node_dedup)
     tp = comm.tp
     if stack.tp_comm_overlap:  # chunks of the TP collectives run under the GEMMs they feed
-        gemm = matmul * flops_s * (3 + (cfg.activation_recompute == "full"))
+        gemm = gemm_s * (3 + (cfg.activation_recompute == "full"))
         tp = max(0.0, tp - gemm) + OVERLAP_INTERFERENCE * min(tp, gemm)
     accumulate = _grad_accumulation_s(arch, cfg, gpu, stack, stage)
     return _Stage(compute=3 * forward + accumulate, recompute=recompute,

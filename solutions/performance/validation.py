@@ -7,7 +7,8 @@ own convention, the source's words and what had to be assumed. :func:`load_runs`
 into a :class:`PublishedRun`; :meth:`PublishedRun.predicted` converts the model's step time
 into the source's metric:
 
-* ``mfu`` / ``hfu``: :attr:`StepEstimate.mfu` / ``hfu`` (causal attention counted);
+* ``mfu`` / ``hfu``: :attr:`StepEstimate.mfu` / ``hfu``, the attention scores counted as
+  the row's ``attention_flops`` says (``"causal"``, the default, or ``"full"``);
 * ``tflops_per_gpu_narayanan``: Megatron-LM 2021's "achieved teraFLOP/s per GPU", ``F = 96 B
   s l h^2 (1 + s/6h + V/16lh)``, recomputed forward and full score matrix counted
   (:func:`narayanan_tflops_per_gpu`; Narayanan et al. 2021, §5.1);
@@ -33,7 +34,7 @@ from solutions.layout import ParallelConfig
 from solutions.performance import fit as fitting
 from solutions.performance import flops as pf
 from solutions.performance.model import StepEstimate, estimate
-from solutions.stack import Stack, stack_named
+from solutions.stack import STACKS, Stack, stack_named
 
 DATA_PATH = Path(__file__).parents[1] / "data" / "published_runs.json"
 METRICS = ("mfu", "hfu", "tflops_per_gpu_model", "tflops_per_gpu_narayanan",
@@ -56,11 +57,21 @@ class PublishedRun:
     reported: float
     fitted: bool  # True when the row may be used to fit a constant
     source_id: str = ""
+    attention_flops: str = "causal"  # how the source's MFU counts the attention scores
+    memory_gib: float | None = None  # the source's measured peak memory per GPU
+
+    @property
+    def family(self) -> str:
+        """The software family: the :mod:`solutions.stack` preset the run's software is."""
+        return next((k for k, v in STACKS.items() if v.name == self.stack.name),
+                    self.stack.name)
 
     def estimate(self) -> StepEstimate:
-        """The model's estimate of this run (memory not checked: the run really ran)."""
+        """The model's estimate of this run (memory not checked: the run really ran), MFU
+        counted as the source counts it."""
         return estimate(self.arch, self.config, self.cluster.gpu, self.cluster, self.stack,
-                        memory_budget_gb=None)
+                        memory_budget_gb=None,
+                        attention_flops="full" if self.attention_flops == "full" else "causal")
 
     def predicted(self) -> float:
         """The model's prediction in the source's convention."""
@@ -175,7 +186,9 @@ def run_from_record(record: dict[str, Any]) -> PublishedRun:
             label=record["id"], source=record["source"], arch=_architecture(record["model"]),
             config=_config(record["layout"]), cluster=_cluster(gpu, record["cluster"]),
             stack=stack, metric=record["metric"], reported=float(record["reported"]),
-            fitted=record["split"] == "fit", source_id=record.get("source_id", ""))
+            fitted=record["split"] == "fit", source_id=record.get("source_id", ""),
+            attention_flops=record.get("attention_flops", "causal"),
+            memory_gib=record["memory"]["reported_gib"] if "memory" in record else None)
     except (KeyError, TypeError, ValueError) as err:
         raise ValueError(f"published run {record.get('id', '?')!r}: {err!r}") from err
 
@@ -221,9 +234,15 @@ def error_summary(runs: Iterable[PublishedRun] = PUBLISHED_RUNS) -> tuple[float,
 
 
 def implied_mfu(run: PublishedRun, est: StepEstimate) -> float:
-    """The MFU the reported number means for this run (causal attention counted)."""
+    """The MFU the reported number means for this run, causal attention counted whatever
+    the source's convention (so that one constant baseline compares like with like)."""
     ratio = metric_value(run, est) / run.reported
-    return est.mfu * (ratio if run.metric == "step_time_s" else 1 / ratio)
+    mfu = est.mfu
+    if est.attention_flops == "full":
+        seq = run.config.seq_len
+        mfu *= (pf.model_flops_per_token(run.arch, seq, causal=True)
+                / pf.model_flops_per_token(run.arch, seq, causal=False))
+    return mfu * (ratio if run.metric == "step_time_s" else 1 / ratio)
 
 
 def _baseline_error(run: PublishedRun, implied: float, fraction: float) -> float:

@@ -1,7 +1,7 @@
 """5D-parallelism planner: search every layout and rank them by predicted step time.
 
-:func:`recommend` enumerates TP (within a node), CP, PP, DP, interleaving depth v,
-micro-batch size and recomputation mode (and, if asked, ZeRO stages) for a fixed cluster
+:func:`recommend` enumerates TP (within a node), CP, PP, DP, EP (for models with experts),
+interleaving depth v, micro-batch size and recomputation mode (and, if asked, ZeRO stages) for a fixed cluster
 and global batch, drops what cannot be built or does not fit in memory (the rules of
 :func:`solutions.planner.validity.validate`), predicts the step time of the rest with
 :func:`solutions.performance.breakdown_s`, and returns the fastest few with their
@@ -38,21 +38,33 @@ ZERO_CHOICES: tuple[int, ...] = (1, 3)  # Megatron's distributed optimizer, and 
 _RECOMPUTE_MEMORY_RANK = {"full": 0, "selective": 1, "none": 2}  # least memory first
 
 
+#: Relative step-time difference below which two layouts count as tied: the model's median
+#: error on published runs it was not fitted on (``docs/validation.md``, held-out rows,
+#: about 6 %). Two predictions closer than that are not known to be in that order.
+MODEL_ERROR = 0.06
+
+
 @dataclass(frozen=True)
 class Ranked:
-    """A layout and its predicted step; ``rank`` 1 is the fastest."""
+    """A layout and its predicted step; ``rank`` 1 is the fastest. ``group`` numbers the
+    ties: layouts of one group are predicted within :data:`MODEL_ERROR` of the group's
+    fastest, so the model cannot order them."""
 
     rank: int
     config: ParallelConfig
     estimate: StepEstimate
+    group: int = 1
 
     def label(self) -> str:
         c = self.config
-        return (f"TP{c.tp} CP{c.cp} PP{c.pp} DP{c.dp} v{c.virtual_stages} b{c.micro_batch} "
-                f"m{c.grad_accum} {c.activation_recompute} ZeRO-{c.zero_stage}")
+        ep = f" EP{c.ep}" if c.ep > 1 else ""
+        return (f"TP{c.tp} CP{c.cp} PP{c.pp} DP{c.dp}{ep} v{c.virtual_stages} "
+                f"b{c.micro_batch} m{c.grad_accum} {c.activation_recompute} "
+                f"ZeRO-{c.zero_stage}")
 
     def _repr_html_(self) -> str:
-        return f"<p>#{self.rank}: {self.label()}</p>{self.estimate._repr_html_()}"
+        return (f"<p>#{self.rank} (group {self.group}): {self.label()}</p>"
+                f"{self.estimate._repr_html_()}")
 
 
 @dataclass(frozen=True)
@@ -63,9 +75,42 @@ class Search:
     valid: int
     best: tuple[Ranked, ...]
 
+    def table(self) -> str:
+        """The best layouts as a text table: rank, tie group, layout, step time, MFU, the
+        largest cost besides compute; a note says what a group means."""
+        head = (f"{self.candidates:,} layouts judged, {self.valid:,} valid and fit memory.\n"
+                f"Layouts in one group are within {MODEL_ERROR:.0%} (the model's validated "
+                "error) of the group's fastest: their order is not known.\n")
+        rows = [("#", "group", "layout", "step (s)", "MFU", "largest other cost")]
+        for r in self.best:
+            e = r.estimate
+            rows.append((str(r.rank), str(r.group), r.label(), f"{e.step_time_s:,.2f}",
+                         f"{e.mfu:.1%}", f"{e.biggest_cost} {e.breakdown[e.biggest_cost]:,.2f} s"))
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+                 for row in rows]
+        return head + "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
     def _repr_html_(self) -> str:
         head = f"<p>{self.candidates:,} layouts judged, {self.valid:,} valid and fit memory.</p>"
         return head + "".join(r._repr_html_() for r in self.best)
+
+
+def tie_groups(times: list[float], tolerance: float = MODEL_ERROR) -> list[int]:
+    """Group numbers for ``times`` sorted fastest first: a new group starts at the first time
+    more than ``tolerance`` (relative) slower than its group's fastest."""
+    groups: list[int] = []
+    lead = None
+    for t in times:
+        if lead is None or t > lead * (1 + tolerance):
+            lead = t
+            groups.append((groups[-1] + 1) if groups else 1)
+        else:
+            groups.append(groups[-1])
+    return groups
 
 
 def _chunk_choices(arch: models.Architecture, pp: int) -> tuple[int, ...]:
@@ -78,6 +123,16 @@ def _chunk_choices(arch: models.Architecture, pp: int) -> tuple[int, ...]:
         return (1,)
     slots = stage_slots(arch.n_layers, pp)
     return tuple(v for v in VIRTUAL_CHOICES if v <= min(slots) and all(s % v == 0 for s in slots))
+
+
+def _expert_choices(arch: models.Architecture, dp: int) -> tuple[int, ...]:
+    """Expert-parallel degrees to search: 1 for a dense model; for a MoE model every power
+    of two that divides both DP (EP groups are carved out of it) and the routed experts."""
+    if arch.moe is None:
+        return (1,)
+    experts = arch.moe.n_routed_experts
+    return tuple(e for e in (2**i for i in range(12)) if e <= dp and dp % e == 0
+                 and experts % e == 0)
 
 
 def _grid(arch: models.Architecture, n_gpus: int, batch: int, seq_len: int,
@@ -95,14 +150,15 @@ def _grid(arch: models.Architecture, n_gpus: int, batch: int, seq_len: int,
             if n_gpus % (tp * cp * pp):
                 continue
             dp = n_gpus // (tp * cp * pp)
-            for micro, v, zero, recompute in itertools.product(
-                    MICRO_BATCH_CHOICES, _chunk_choices(arch, pp), zero_stages, modes):
+            for micro, v, zero, recompute, ep in itertools.product(
+                    MICRO_BATCH_CHOICES, _chunk_choices(arch, pp), zero_stages, modes,
+                    _expert_choices(arch, dp)):
                 if batch % (dp * micro):
                     continue
                 if v > 1 and batch // (dp * micro) < pp and not stack.interleave_m_below_p:
                     continue
                 mode: Recompute = recompute  # type: ignore[assignment]
-                yield ParallelConfig(tp=tp, cp=cp, pp=pp, dp=dp, zero_stage=zero,
+                yield ParallelConfig(tp=tp, cp=cp, pp=pp, dp=dp, ep=ep, zero_stage=zero,
                                      micro_batch=micro, grad_accum=batch // (dp * micro),
                                      seq_len=seq_len, activation_recompute=mode,
                                      virtual_stages=v)
@@ -128,7 +184,7 @@ class _TooBig:
 
     @staticmethod
     def _key(cfg: ParallelConfig) -> tuple[int, ...]:
-        return (cfg.tp, cfg.cp, cfg.pp, cfg.dp, cfg.virtual_stages, cfg.zero_stage)
+        return (cfg.tp, cfg.cp, cfg.pp, cfg.dp, cfg.ep, cfg.virtual_stages, cfg.zero_stage)
 
     def rules_out(self, cfg: ParallelConfig) -> bool:
         rank = _RECOMPUTE_MEMORY_RANK[cfg.activation_recompute]
@@ -179,8 +235,10 @@ def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, se
         seconds = breakdown_s(arch, cfg, gpu, cluster, stack)
         scored.append((sum(seconds.values()), cfg, seconds))
     scored.sort(key=lambda item: (item[0], item[1].tp * item[1].pp))
-    best = tuple(Ranked(i, cfg, summarise(arch, cfg, gpu, seconds))
-                 for i, (_, cfg, seconds) in enumerate(scored[:top], start=1))
+    groups = tie_groups([t for t, _, _ in scored[:top]])
+    best = tuple(Ranked(i, cfg, summarise(arch, cfg, gpu, seconds), group)
+                 for i, ((_, cfg, seconds), group) in enumerate(
+                     zip(scored[:top], groups, strict=True), start=1))
     return Search(candidates=judged, valid=len(scored), best=best)
 
 

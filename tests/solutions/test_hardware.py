@@ -114,3 +114,33 @@ def test_a100_40gb_is_an_a100_with_slower_smaller_hbm() -> None:
     assert small.hbm_bandwidth_tb_per_s == 1.555 < big.hbm_bandwidth_tb_per_s
     assert small.memory_bytes == 40 * 2**30
     assert hw.GPUS["A100-40GB"] is small
+
+
+def test_gpu_family_is_matched_or_refused_never_guessed() -> None:
+    from dataclasses import replace
+    assert hw.family_of(hw.GB200) == "GB200" and hw.family_of(hw.B200_SXM) == "B200"
+    homemade = replace(hw.H100_SXM, name="B200", family="")
+    assert hw.family_of(homemade) == "B200"  # by name, GB200 checked first
+    with pytest.raises(ValueError, match="does not guess"):
+        hw.family_of(replace(hw.H100_SXM, name="MI300X", family=""))
+    with pytest.raises(ValueError, match="family"):
+        hw.family_of(replace(hw.H100_SXM, family="TPU"))
+
+
+def test_power_cap_scales_the_clock_by_the_cube_root_of_power() -> None:
+    # dynamic power ~ f^3 along the DVFS curve: 500 W of 700 W -> (5/7)^(1/3) = 0.8939
+    capped = hw.H100_SXM.capped(power_watts=500)
+    assert capped.clock_fraction == pytest.approx((5 / 7) ** (1 / 3))
+    assert capped.peak_flops == hw.H100_SXM.peak_flops  # the MFU denominator stays
+    assert hw.H100_SXM.capped(power_watts=900).clock_fraction == 1.0
+    assert hw.H100_SXM.capped(clock_fraction=0.8).clock_fraction == 0.8
+    with pytest.raises(ValueError, match="exactly one"):
+        hw.H100_SXM.capped()
+
+
+def test_blackwell_presets_carry_their_datasheet_figures() -> None:
+    # B200 (HGX, 1,000 W): BF16 2,250 dense; GB200 (1,200 W): 2,500; H200: the H100's compute
+    assert hw.B200_SXM.bf16_sparse_tflops == 2 * hw.B200_SXM.bf16_dense_tflops == 4500
+    assert hw.GB200.bf16_dense_tflops == 2500 and hw.GB200.gpus_per_node == 72
+    assert hw.H200_SXM.bf16_dense_tflops == hw.H100_SXM.bf16_dense_tflops
+    assert hw.H200_SXM.memory_gib == 141 and hw.B200_SXM.memory_bytes == pytest.approx(180e9)

@@ -365,3 +365,57 @@ def test_dp_traffic_follows_the_sharding_the_memory_model_assumes() -> None:
         pytest.approx(f_psi * 4))
     assert comm_per_step(m.LLAMA3_405B, replace(PAPER, zero_stage=2)).dp_bytes == (
         pytest.approx(f_psi * (16 * 2 + 2)))
+
+
+def test_tie_groups_start_where_the_model_error_is_exceeded() -> None:
+    # 6 % tolerance: 100, 105 and 106 lie within 6 % of 100; 107 starts group 2, and
+    # 112 is within 6 % of 107 (113.42) but 114 is not
+    assert ps.tie_groups([100.0, 105.0, 106.0, 107.0, 112.0, 114.0]) == [1, 1, 1, 2, 2, 3]
+    assert ps.tie_groups([]) == []
+
+
+def test_recommend_prints_a_table_and_groups_its_ties() -> None:
+    found = pl.recommend(m.LLAMA3_70B, 64, 512, 8192, hw.H100_SXM, top=6)
+    times = [r.estimate.step_time_s for r in found.best]
+    for r in found.best:  # a layout shares group 1 exactly when within 6 % of the fastest
+        assert (r.group == 1) == (r.estimate.step_time_s <= times[0] * 1.06)
+    lines = str(found).splitlines()
+    assert lines[2].split()[:3] == ["#", "group", "layout"]
+    assert len(lines) == 3 + len(found.best)
+    assert found.best[0].label() in lines[3] and "Ranked(" not in str(found)
+
+
+def test_recommend_searches_expert_parallelism_for_moe() -> None:
+    found = pl.recommend(m.MODELS["deepseek-v3"], 2048, 3840, 4096, hw.H800_SXM, top=3,
+                         zero_stages=(1,))
+    assert found.best and all(r.config.ep > 1 for r in found.best)
+    assert {c.ep for c in ps._grid(m.LLAMA3_8B, 64, 64, 4096, 8, (1,))} == {1}
+
+
+def test_loss_buffers_and_gathered_kv_by_hand() -> None:
+    from solutions.planner import buffers
+    from solutions.stack import FSDP2
+    # a 32K-token micro-batch at Llama 3's 128,256 entries: 4.2e9 logits; FP32 is 16.8 GB,
+    # eager PyTorch's loss holds 12 bytes each (saved log-softmax, gradient in and out)
+    cfg = ParallelConfig(tp=1, pp=1, dp=8, seq_len=32768)
+    logits = 32768 * 128256
+    assert logits * 4 == pytest.approx(16.8e9, rel=1e-3)
+    assert buffers.loss_buffer_bytes(m.LLAMA3_8B, cfg, FSDP2) == logits * 12
+    # Megatron's vocabulary-parallel loss over TP 8: 6 bytes for an eighth of the vocabulary
+    tp8 = ParallelConfig(tp=8, pp=1, dp=1, seq_len=32768)
+    assert buffers.loss_buffer_bytes(m.LLAMA3_8B, tp8) == logits / 8 * 6
+    # Llama 3 405B at 128K, TP 8 (one K/V head per GPU), CP 16: 2 x 131,072 x 128 x 2 = 67 MB
+    long = ParallelConfig(tp=8, cp=16, pp=16, dp=8, seq_len=131072)
+    assert buffers.gathered_kv_bytes(m.LLAMA3_405B, long) == 2 * 131072 * 128 * 2
+    assert buffers.gathered_kv_bytes(m.LLAMA3_405B, replace(long, cp=1)) == 0
+    # only the last stage holds the loss
+    assert buffers.transient_bytes(m.LLAMA3_405B, long, 0) == 2 * 131072 * 128 * 2
+
+
+def test_torchtitan_alternate_matmul_checkpointing_keeps_half_the_matmuls() -> None:
+    # Llama 3 8B: g_kv = 8/32, f/h = 14336/4096 = 3.5; matmul outputs in order
+    # Q 2, K 0.5, V 0.5, O 2, gate 7, up 7, down 2: kept Q + V + gate + down = 11.5,
+    # plus the attention output 2 and its log-sum-exp 4 x 32 / 4096; the block input 2
+    outside, inside = pm.alternate_activation_units(m.LLAMA3_8B)
+    assert outside == 2.0
+    assert inside == pytest.approx(11.5 + 2 + 4 * 32 / 4096)

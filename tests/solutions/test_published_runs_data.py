@@ -23,7 +23,7 @@ RUNS: list[dict[str, Any]] = json.loads(
 
 TOP_KEYS = {"id", "source_id", "source", "url", "quote", "model", "gpu", "n_gpus", "cluster",
             "layout", "stack", "metric", "reported", "split", "assumptions"}
-OPTIONAL_TOP_KEYS = {"stack_options", "cross_check", "memory"}
+OPTIONAL_TOP_KEYS = {"stack_options", "cross_check", "memory", "attention_flops"}
 LAYOUT_KEYS = {"tp", "pp", "dp", "cp", "ep", "zero_stage", "micro_batch", "grad_accum",
                "seq_len", "recompute", "virtual_stages", "global_batch"}
 CLUSTER_KEYS = {"gpus_per_node", "nic_gbit_per_gpu", "nics_per_node", "notes"}
