@@ -1,9 +1,9 @@
 """5D-parallelism planner: search every layout and rank them by predicted step time.
 
 :func:`recommend` enumerates TP (within a node), CP, PP, DP, EP (for models with experts),
-interleaving depth v, micro-batch size and recomputation mode (and, if asked, ZeRO stages) for a fixed cluster
-and global batch, drops what cannot be built or does not fit in memory (the rules of
-:func:`solutions.planner.validity.validate`), predicts the step time of the rest with
+interleaving depth v, micro-batch size and recomputation mode (and, if asked, ZeRO stages)
+for a fixed cluster and global batch, drops what cannot be built or does not fit in memory
+(the rules of :func:`solutions.planner.validity.validate`), predicts the step time of the rest with
 :func:`solutions.performance.breakdown_s`, and returns the fastest few with their
 breakdowns. The global batch is fixed, so the fastest step is also the highest throughput.
 
