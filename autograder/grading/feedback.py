@@ -1,9 +1,10 @@
 """Per-student feedback pages: ``feedback/<student>/chNN.html``, one per graded chapter.
 
 Each exercise shows its result in words and a symbol (never colour alone), the learner's
-answer, and the feedback the notebook's own check would give. Never shown: the reference
-code (no verdict carries it), and hidden test inputs beyond the first failing case. Every
-piece of text is HTML-escaped, since much of it echoes what the learner wrote.
+answer, and feedback about their own answer. Never shown: the expected answer (a row's
+``expected`` stays in the instructor's gradebook), the reference code (no verdict carries
+it), and hidden test inputs beyond the first failing case. Every piece of text is
+HTML-escaped, since much of it echoes what the learner wrote.
 """
 
 from __future__ import annotations
@@ -63,8 +64,6 @@ def _exercise(result: ExerciseResult) -> str:
              f"{escape(words)}</strong> · {points}</p>", "<dl>"]
     if result.yours:
         parts.append(f"<dt>Your answer</dt><dd><code>{escape(result.yours)}</code></dd>")
-    if result.expected and result.status == "wrong":
-        parts.append(f"<dt>Expected</dt><dd><code>{escape(result.expected)}</code></dd>")
     parts.append(f"<dt>Feedback</dt><dd>{escape(result.message)}</dd>")
     if result.policy:
         parts.append(f"<dt>Adjusted</dt><dd>{escape(result.policy)}</dd>")

@@ -1,0 +1,251 @@
+"""A feedback page shows the student's own answer and what is wrong with it, never the
+expected answer, the right option, or the feedback of options the student did not pick.
+
+A class is released in its own numbers (every chapter), every student answers every
+exercise wrong (:mod:`wrong_answers`: a known misconception or a perturbed expected
+value of the right type), the class is graded with the course secret, and every page is
+searched, exercise by exercise, for that student's expected answer, worked out here from
+the record in the student's numbers:
+
+* a number in its unit, the neighbouring prefixes, as a fraction or a percentage, at the
+  precision the page prints it (the notations of the page-leak test's ``page_text``),
+  unless the prompt itself gives that number or the student wrote it;
+* a choice's right key in any "answer is C" phrasing, its text, and the feedback of
+  every option the student did not pick;
+* an order's items in the right order, a configuration's every expected field, a debug
+  exercise's buggy line, and any line of the reference program.
+
+``grades.json`` (the instructor's) may and does keep the expected values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import importlib.util
+import inspect
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autograder.exercise import Exercise, NoVariantError
+from autograder.kinds import Choice, Constraints, Debug, Numeric, Ordering, Trace
+from autograder.kinds.named_numbers import NamedNumbers
+from autograder.unit_table import target_unit
+from workbook import cli
+from workbook.records import printed
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")]
+
+
+def _load(name: str) -> Any:
+    """Helpers next to this file (tests are not a package)."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(
+            f"{name}.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+pt, wa = _load("page_text"), _load("wrong_answers")
+SECRET = b"fedcba9876543210fedcba9876543210"
+CLASS = ("ann", "bo", "cy")
+_SECTION = re.compile(r'<section[^>]*aria-labelledby="ex-([^"]+)">(.*?)</section>', re.DOTALL)
+_YOURS = re.compile(r"<dt>Your answer</dt><dd><code>(.*?)</code></dd>|"
+                    r"<summary>Your answer cell</summary><pre><code>(.*?)</code>", re.DOTALL)
+
+
+def params_of(exercise_id: str, student: str) -> dict[str, Any]:
+    """The student's numbers: the record's draw from HMAC-SHA256(secret, tagged id)."""
+    tag = b"distributed-training-workbook/student-numbers/v1\x00"
+    seed = hmac.new(SECRET, tag + student.encode(), hashlib.sha256).hexdigest()[:32]
+    try:
+        return printed(exercise_id).variant(seed)
+    except NoVariantError:
+        return dict(printed(exercise_id).params)
+
+
+def _cells(notebook: dict[str, Any]) -> dict[str, str]:
+    found = {}
+    for cell in notebook["cells"]:
+        meta = cell.get("metadata", {}).get("workbook", {})
+        if meta.get("role") == "answer":
+            text = cell["source"]
+            found[str(meta["exercise"])] = text if isinstance(text, str) else "".join(text)
+    return found
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("pages")
+    (root / "roster.csv").write_text("id,name\n" + "".join(f"{s},{s}\n" for s in CLASS))
+    key = root / "course.key"
+    key.write_bytes(SECRET + b"\n")
+    os.chmod(key, 0o600)
+    assert cli.main(["release", "--out", str(root / "handout"), "--chapters", "all",
+                     "--roster", str(root / "roster.csv"), "--secret-file", str(key)]) == 0
+    for path in sorted((root / "handout" / "students").glob("*/*.ipynb")):
+        notebook = json.loads(path.read_text())
+        student = path.parent.name
+        for cell in notebook["cells"]:
+            meta = cell.get("metadata", {}).get("workbook", {})
+            if meta.get("role") == "answer":
+                record = printed(str(meta["exercise"]))
+                starting = _cells({"cells": [cell]})[record.id]
+                cell["source"] = wa.wrong_source(record, params_of(record.id, student),
+                                                 starting)
+        target = root / "in" / student / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(notebook))
+    status = cli.main(["grade", str(root / "in"), "--out", str(root / "out"), "--secret-file",
+                       str(key), "--workers", "2", "--timeout", "10"])
+    assert status == 0
+    return root / "out"
+
+
+def rows(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    data = json.loads((out / "grades.json").read_text())
+    return {(nb["student"], ex["exercise_id"]): ex for nb in data["notebooks"]
+            for ex in nb["exercises"]}
+
+
+def test_every_answer_was_graded_wrong_in_the_students_numbers(graded: Path) -> None:
+    found = rows(graded)
+    assert len(found) == len(CLASS) * 67
+    assert {(k, r["status"]) for k, r in found.items() if r["status"] != "wrong"} == set()
+
+
+# -- the searches ------------------------------------------------------------------------
+
+def _numbers(text: str, value: float, unit: str, allowed: str) -> list[str]:
+    """Printed forms of ``value`` in ``text``; none when ``allowed`` (the prompt and the
+    student's own answer) prints it too."""
+    forms, family = pt.answer_forms(value, unit), target_unit(unit).family
+    if pt.found_in(allowed, forms, "") or not value:
+        return []
+    return list(pt.found_in(text, forms, family))
+
+
+def _reference_lines(program: Any) -> list[str]:
+    """The reference program's lines past its signature (which the answer cell gives)."""
+    body, signature = [], False
+    for line in (line.strip() for line in inspect.getsource(program).split("\n")):
+        signature = signature or line.startswith("def ")
+        if signature:
+            signature = not line.endswith(":")
+        elif len(line) >= 20 and not line.startswith(('"""', "#")):
+            body.append(line)
+    return body
+
+
+def _choice(kind: Choice, record: Exercise, params: Any, text: str, yours: str) -> list[str]:
+    options = {o.key: o for o in kind.options_for(params)}
+    right = options[record.expected(params)]
+    chosen = next(o for key, o in options.items() if yours.startswith(f"{key}:"))
+    leaks = [f"right key {right.key}" for pattern in (
+        rf"\b(?:right|correct|answer|expected)\b\W{{0,4}}(?:is\W+|was\W+|=\W*)?{right.key}\b",
+        rf"\boption {right.key}\b") if re.search(pattern, text, re.IGNORECASE)]
+    if len(right.text) >= 8 and right.text not in chosen.text and right.text in text:
+        leaks.append(f"right option's text {right.text[:40]!r}")
+    for option in options.values():
+        if option is not chosen and len(option.feedback) >= 20 \
+                and option.feedback not in chosen.feedback and option.feedback in text:
+            leaks.append(f"feedback of option {option.key}")
+    return leaks
+
+
+def leaks(record: Exercise, params: Any, section: str) -> list[str]:
+    """What of the expected answer ``section`` (one exercise's part of a page) shows."""
+    kind, expected = record.answer_kind, record.expected(params)
+    own = " ".join(pt.readable(a or b) for a, b in _YOURS.findall(section))
+    text = pt.readable(section)
+    allowed = f"{record.render_prompt(params)} {own}"
+    found: list[str] = []
+    if "Expected" in section:
+        found.append("an Expected field")
+    if isinstance(kind, Numeric):
+        found += _numbers(text, float(expected), kind.unit, allowed)
+    elif isinstance(kind, NamedNumbers):
+        for name, unit in kind.fields:
+            found += _numbers(text, float(expected[name]), unit, allowed)
+    elif isinstance(kind, Trace):
+        for row in expected:
+            for col, cell in enumerate(row if isinstance(row, tuple) else (row,)):
+                if isinstance(cell, (int, float)) and not isinstance(cell, bool):
+                    unit = kind.column_units[col] if kind.column_units else kind.unit
+                    found += _numbers(text, float(cell), unit, allowed)
+    elif isinstance(kind, Choice):
+        yours = re.search(r"<dt>Your answer</dt><dd><code>(.*?)</code>", section, re.DOTALL)
+        assert yours is not None, record.id
+        found += _choice(kind, record, params, text, pt.readable(yours.group(1)))
+    elif isinstance(kind, Ordering):
+        pattern = r"\W{1,6}".join(re.escape(kind.items[kind.resolve(expected)[i]])
+                                  for i in range(len(kind.items)))
+        found += re.findall(pattern, text)
+    elif isinstance(kind, Constraints):
+        shown = [f for f, v in expected.items() if re.search(rf"\b{f}\s*[=:]\s*{v}\b", text)]
+        if shown and len(shown) == len([v for v in expected.values() if v != 1]):
+            found.append(f"the reference configuration {dict(expected)}")
+    if isinstance(kind, Debug):
+        found += re.findall(rf"\bline\s+{expected[0]}\b", text, re.IGNORECASE)
+    program = expected[1] if isinstance(kind, Debug) else expected if callable(expected) \
+        else None
+    if program is not None:
+        found += [line for line in _reference_lines(program) if line in text]
+    return found
+
+
+def sections(page: str) -> dict[str, str]:
+    return {key.replace("-", "."): body for key, body in _SECTION.findall(page)}
+
+
+def test_no_page_shows_a_students_expected_answer(graded: Path) -> None:
+    pages = sorted((graded / "feedback").glob("*/*.html"))
+    assert len(pages) == len(CLASS) * 10
+    shown: dict[tuple[str, str], list[str]] = {}
+    searched = 0
+    for page in pages:
+        student = page.parent.name
+        for exercise_id, body in sections(page.read_text(encoding="utf-8")).items():
+            record = printed(exercise_id)
+            found = leaks(record, params_of(exercise_id, student), body)
+            searched += 1
+            if found:
+                shown[(student, exercise_id)] = found
+    assert searched == len(CLASS) * 67
+    assert not shown, shown
+
+
+def test_the_search_finds_each_kind_of_answer_when_a_page_shows_it() -> None:
+    """The searches themselves: an answer written into a section is found."""
+    params = dict(printed("0.1").params)
+    want = printed("0.1").expected(params) * 1000
+    assert leaks(printed("0.1"), params, f"<p>Not yet: it is {want:.0f} MB.</p>")
+    choice = printed("0.4")
+    kind = choice.answer_kind
+    assert isinstance(kind, Choice)
+    key = choice.expected(choice.params)
+    other = next(o for o in kind.options_for(choice.params) if o.key != key)
+    section = f"<dt>Your answer</dt><dd><code>{other.key}: {other.text}</code></dd>"
+    assert leaks(choice, choice.params, f"{section}<li>right = {key}</li>")
+    right = next(o for o in kind.options_for(choice.params) if o.key == key)
+    assert leaks(choice, choice.params, f"{section}<li>{right.feedback}</li>")
+    debug = printed("0.6")
+    line = debug.expected(debug.params)[0]
+    assert leaks(debug, debug.params, f"<p>The bug is on line {line}.</p>")
+    lab = printed("0.7")
+    reference = _reference_lines(lab.expected(lab.params))[0]
+    assert leaks(lab, lab.params, f"<pre>{reference}</pre>")
+    order = printed("9.8")
+    assert leaks(order, order.params, "<p>" + " -> ".join(order.expected(order.params))
+                 + "</p>")
+    assert not leaks(printed("0.1"), params, "<p>Not yet: your answer is too small.</p>")
