@@ -88,6 +88,13 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--lms-timezone", metavar="ZONE", default="UTC",
                        help="the time zone of the times in a Moodle worksheet (e.g. "
                             "Europe/Berlin; default UTC)")
+    grade.add_argument("--policies", metavar="POLICIES.ini",
+                       help="the term's policy file (late rules, extensions, overrides, "
+                            "partial credit), applied afresh on every regrade (default: "
+                            "OUT.policies.ini beside the gradebook, when it exists)")
+    grade.add_argument("--only", metavar="ID[,ID]",
+                       help="regrade only these students; everyone else's rows, totals and "
+                            "pages are kept from the gradebook in --out")
     grade.add_argument("--layout", choices=("auto", "folders", "nbgrader", "canvas", "moodle"),
                        default="auto", help="how SUBMISSIONS is organised (default: detect; "
                        "nbgrader's submitted/ is the folders layout)")
@@ -231,11 +238,20 @@ def _cmd_grade(args: argparse.Namespace) -> int:
         roster=args.roster, secret_file=args.secret_file,
         layout={"auto": None, "nbgrader": "folders"}.get(args.layout, args.layout),
         due=args.due, chapters=args.chapters, assignment=args.assignment,
-        release=args.release, worksheet=args.lms_worksheet, timezone=args.lms_timezone)
+        release=args.release, worksheet=args.lms_worksheet, timezone=args.lms_timezone,
+        policies=args.policies or _beside(args.out, ".policies.ini"), only=args.only)
     return grade_cli(args.submissions, args.out, workers=args.workers, timeout_s=args.timeout,
                      unsafe_no_sandbox=args.unsafe_no_sandbox,
                      nbgrader_course=args.nbgrader_course, batch_timeout_s=args.batch_timeout,
                      term_args=term)
+
+
+def _beside(out: str, suffix: str) -> str | None:
+    """``OUT<suffix>`` beside the gradebook folder, when that file exists."""
+    from pathlib import Path
+
+    path = Path(out.rstrip("/\\") + suffix)
+    return str(path) if out.strip() and path.is_file() else None
 
 
 def _cmd_release(args: argparse.Namespace) -> int:

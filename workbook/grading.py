@@ -39,6 +39,7 @@ from autograder.kinds import Lab
 from autograder.sandbox import bwrap
 from solutions.sim import process as simprocess
 from workbook.instructor.gradebook import write_gradebook
+from workbook.instructor.regrade import keep_pages, merge, read_previous, restrict
 from workbook.instructor.term import Term, TermArguments
 from workbook.outline import CHAPTERS, Chapter
 from workbook.paths import instructor_path, learner_path
@@ -232,9 +233,21 @@ def grade_cli(submissions: str | None, out: str, *, workers: int | None = None,
     out_path = Path(out)
     try:
         discovery = term.discover(folder)
+        previous = read_previous(out_path) if term.only else None
     except ValueError as error:
         _say(str(error))
         return 2
+    if previous is not None:
+        known = {nb.student for nb in previous.notebooks} | set(previous.integrity) | {
+            f.student for f in discovery.found}
+        unknown = [s for s in term.only if s not in known]
+        if unknown:
+            _say(f"--only names students who are neither in the gradebook nor in the "
+                 f"hand-in: {', '.join(unknown)}")
+            return 2
+        discovery = restrict(discovery, term.only)
+        term.kept_integrity = {s: text for s, text in previous.integrity.items()
+                               if s not in term.only and text}
     chosen = settings(count, timeout_s, folder, out_path, sandbox="none" if unsafe_no_sandbox
                       else "bubblewrap", batch_budget_s=batch_timeout_s, course=course,
                       personalise=term.personalise())
@@ -246,19 +259,24 @@ def grade_cli(submissions: str | None, out: str, *, workers: int | None = None,
     try:
         batch = term.finish(grade_folder(folder, chapters, chosen,
                                          lambda total: StatusBar(total, sys.stderr),
-                                         discovery=discovery))
+                                         discovery=discovery), discovery)
+        fresh = batch   # what this run graded: its messages and exit status
+        if previous is not None:
+            batch = merge(batch, previous, term.only)
         graded = {nb.chapter for nb in batch.notebooks if nb.chapter is not None}
         if term.assignment is not None:
             graded = set(term.assignment.chapters)
-        failed = write_gradebook(term, batch, discovery, out_path,
-                                 {n: chapters[n].max_points for n in sorted(graded)})
+        failed = write_gradebook(
+            term, batch, discovery, out_path,
+            {n: chapters[n].max_points for n in sorted(graded)},
+            keep_pages(previous, out_path, term.only) if previous is not None else None)
     except (OSError, RuntimeError) as error:  # the sandbox could not start, OUT not writable
         _say(str(error))
         return 1
-    for message in [*batch.problems, *(nb.problem for nb in batch.notebooks if nb.problem),
+    for message in [*fresh.problems, *(nb.problem for nb in fresh.notebooks if nb.problem),
                     *failed]:
         print(f"could not grade: {safe_text.visible(message)}", file=sys.stderr)
     for warning in term.warnings():
         _say(f"WARNING: {warning}")
-    print(_summary(batch, out_path))
-    return 0 if batch.all_graded and not failed else 1
+    print(_summary(fresh, out_path))
+    return 0 if fresh.all_graded and not failed else 1

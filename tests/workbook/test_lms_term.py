@@ -311,3 +311,42 @@ def test_honest_wrong_answers_of_a_large_class_flag_nobody() -> None:
     assert landed > 150          # the coincidences are there to be mistaken
     assert not [w for w in personaliser.weighed if w.strong]
     assert all(not personaliser.integrity(s) for s in students)
+
+
+def test_policies_survive_a_regrade_and_one_student_regrade_keeps_the_others(
+        term: Path) -> None:
+    """A policy file beside the gradebook (an override, 10 % a day late, counted from the
+    time Moodle's worksheet records) is applied on the first grading and again on a
+    whole-class regrade; then a regrade of s06 alone, after
+    s06 handed in again with their own answers, changes s06's row and nothing else."""
+    (term / "g-term.policies.ini").write_text(
+        "[late]\ndeadline = 2026-03-01T18:00\npenalty_per_day = 10 %\n\n"
+        "[overrides]\ns05, 0.4, 1, regraded by hand: the letter was written in words\n",
+        encoding="utf-8")
+    args = ["moodle41", "--out", "g-term", "--roster", "participants.csv", "--lms-worksheet",
+            "worksheet.csv", "--chapters", "0", "--secret-file", "course.key", "--due", DUE,
+            "--workers", "2"]
+    want = expected_points(term)
+    want["s05"] += lookup("0.4").points        # the override
+    want["s08"] = round(want["s08"] * 0.9, 2)  # 15 hours late: one day started, -10 %
+    for _ in range(2):                          # graded, then regraded whole
+        workbook("grade", *args, cwd=term, ok=(1,))
+        rows = totals(term / "g-term" / "totals.csv")
+        assert {s: float(r["points"]) for s, r in rows.items()} == want
+    before = (term / "g-term" / "grades.csv").read_text(encoding="utf-8").splitlines()
+    pages = {p.relative_to(term): p.read_bytes()
+             for p in (term / "g-term" / "feedback").rglob("*.html") if "s06" not in str(p)}
+    k = key(term)
+    upload = next((term / "moodle41").glob("Li Wei 2_*/*.ipynb"))
+    own = json.loads((term / "handout" / "students" / "s06" / CHAPTER_FILE).read_text())
+    upload.write_text(json.dumps(fill_answers(own, {e: source(e, k[("s06", e)])
+                                                    for e in VALUES})), encoding="utf-8")
+    workbook("grade", *args, "--only", "s06", cwd=term)
+    after = (term / "g-term" / "grades.csv").read_text(encoding="utf-8").splitlines()
+    assert sorted(r for r in before if not r.startswith("s06,")) == sorted(
+        r for r in after if not r.startswith("s06,"))
+    rows = totals(term / "g-term" / "totals.csv")
+    assert float(rows["s06"]["points"]) == 4 and float(rows["s05"]["points"]) == want["s05"]
+    assert rows["s10"]["integrity"] and rows["s09"]["integrity"]
+    for path, data in pages.items():
+        assert (term / path).read_bytes() == data, path

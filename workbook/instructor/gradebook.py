@@ -12,7 +12,7 @@ for it in one step (:mod:`autograder.grading.swap`).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,24 +23,13 @@ from autograder.grading.private_files import make_private_dir, write_private
 from autograder.grading.report import batch_json, write_csv
 from autograder.grading.safe_text import for_json
 from autograder.grading.swap import discard, new_folder, swap_in
-from autograder.grading.totals import Handed, Total, csv_text, totals
+from autograder.grading.totals import Total, csv_text, totals
 from autograder.personal import fingerprint
 from workbook.instructor import lms_canvas, lms_moodle
-from workbook.instructor.term import Term
+from workbook.instructor.term import Term, handed
 
 CANVAS_IMPORT = "canvas_import.csv"
 MOODLE_WORKSHEET = "moodle_grading_worksheet.csv"
-
-
-def _handed(discovery: Discovery) -> dict[str, Handed]:
-    """Per student: the latest time handed in, and late if any notebook was."""
-    out: dict[str, Handed] = {}
-    for found in discovery.found:
-        before = out.get(found.student, Handed())
-        lates = [v for v in (before.late, found.late) if v is not None]
-        out[found.student] = Handed(max(before.submitted_at, found.submitted_at),
-                                    any(lates) if lates else None)
-    return out
 
 
 def _totals(term: Term, batch: Batch, discovery: Discovery,
@@ -49,8 +38,9 @@ def _totals(term: Term, batch: Batch, discovery: Discovery,
     if term.personaliser is not None:
         students = {nb.student for nb in batch.notebooks}
         integrity = {s: term.personaliser.integrity(s) for s in students}
+    integrity = {**integrity, **term.kept_integrity}   # kept students: as before
     roster = list(term.roster.ids) if term.roster is not None else []
-    return totals(batch, chapter_points, roster, _handed(discovery), integrity)
+    return totals(batch, chapter_points, roster, handed(discovery), integrity)
 
 
 def _json_extra(term: Term, discovery: Discovery, rows: list[Total],
@@ -63,11 +53,13 @@ def _json_extra(term: Term, discovery: Discovery, rows: list[Total],
                 students=[dict(student=t.student, points=t.points, max_points=t.max_points,
                                late=t.late, submitted_at=t.submitted_at,
                                integrity=t.integrity,
+                               policy=list(term.policy_notes.get(t.student, ())),
                                feedback_folder=folders.get(t.student, "")) for t in rows])
 
 
 def write_gradebook(term: Term, batch: Batch, discovery: Discovery, out: Path,
-                    chapter_points: Mapping[int, int]) -> list[str]:
+                    chapter_points: Mapping[int, int],
+                    before_swap: Callable[[Path], None] | None = None) -> list[str]:
     """Write every output into a new folder and swap it in for ``out``; returns the
     feedback pages that could not be written."""
     rows = _totals(term, batch, discovery, chapter_points)
@@ -82,6 +74,8 @@ def write_gradebook(term: Term, batch: Batch, discovery: Discovery, out: Path,
         _lms_files(term, rows, folder)
         failed: list[str] = []
         write_feedback(batch.notebooks, folder / "feedback", failed)
+        if before_swap is not None:
+            before_swap(folder)
         swap_in(folder, out)
     except BaseException:
         discard(folder)

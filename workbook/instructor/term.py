@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -32,11 +33,14 @@ from autograder.grading.discover import (
     parse_time,
 )
 from autograder.grading.model import Batch
+from autograder.grading.totals import Handed
 from autograder.personal import read_secret
 from workbook.grading_personal import Personaliser, PrintedNumbers
 from workbook.instructor import lms_canvas, lms_moodle
+from workbook.instructor.adjust import apply_policies
 from workbook.instructor.assignment import Assignment, bind
 from workbook.instructor.assignment import from_arguments as assignment_from
+from workbook.instructor.policies import Policies, PolicyError, read_policies
 from workbook.instructor.roster import Roster
 from workbook.instructor.roster_files import read_roster
 
@@ -58,6 +62,8 @@ class TermArguments:
     release: str | None = None
     worksheet: str | None = None
     timezone: str = "UTC"
+    policies: str | None = None
+    only: str | None = None          # "s1,s2": regrade these students, keep the others
 
 
 @dataclass
@@ -71,6 +77,10 @@ class Term:
     assignment: Assignment | None = None
     worksheet: lms_moodle.Worksheet | None = None
     notes: list[str] = field(default_factory=list)
+    policies: Policies | None = None
+    only: tuple[str, ...] = ()
+    policy_notes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    kept_integrity: dict[str, str] = field(default_factory=dict)
     personaliser: Personaliser | None = field(default=None, repr=False)
     printed: PrintedNumbers = field(default_factory=PrintedNumbers, repr=False)
 
@@ -96,9 +106,19 @@ class Term:
                                                       args.timezone)
             except Exception as error:  # a bad time zone name too
                 raise ValueError(str(error)) from None
+        policies = None
+        if args.policies is not None:
+            try:
+                policies = read_policies(Path(args.policies), roster.ids if roster else None)
+            except PolicyError as error:
+                raise ValueError(str(error)) from None
+        only = tuple(s.strip() for s in (args.only or "").split(",") if s.strip())
+        if args.only is not None and not only:
+            raise ValueError("--only names the students to regrade, separated by commas")
         return cls(roster, read_secret(Path(args.secret_file)) if args.secret_file else None,
                    args.layout, moment,
-                   assignment_from(args.chapters, args.assignment, args.release), worksheet)
+                   assignment_from(args.chapters, args.assignment, args.release), worksheet,
+                   policies=policies, only=only)
 
     def _students(self, layout: str) -> dict[str, str]:
         """The chosen LMS's ids -> roster ids; ValueError when the roster cannot say."""
@@ -151,10 +171,17 @@ class Term:
         late = None if self.due is None or moment is None else moment > self.due
         return dataclasses.replace(found, submitted_at=when, late=late)
 
-    def finish(self, batch: Batch) -> Batch:
+    def finish(self, batch: Batch, discovery: Discovery) -> Batch:
+        """The graded batch as the term has it: copies flagged, bound to the assignment,
+        the policies applied (to the fresh batch, so a regrade applies them afresh)."""
         if self.personaliser is not None:
             batch = self.personaliser.flag(batch)
-        return bind(batch, self.assignment) if self.assignment is not None else batch
+        if self.assignment is not None:
+            batch = bind(batch, self.assignment)
+        if self.policies is not None:
+            adjusted = apply_policies(batch, self.policies, handed(discovery))
+            batch, self.policy_notes = adjusted.batch, adjusted.notes
+        return batch
 
     def personalise(self) -> Personaliser | PrintedNumbers:
         """The pipeline's personalise step: each student's numbers, or the printed ones."""
@@ -174,3 +201,14 @@ class Term:
                     "notebooks were released with? (every such notebook was graded in the "
                     "numbers of this secret)"]
         return []
+
+
+def handed(discovery: Discovery) -> dict[str, Handed]:
+    """Per student: the latest time handed in, and late if any notebook was."""
+    out: dict[str, Handed] = {}
+    for found in discovery.found:
+        before = out.get(found.student, Handed())
+        lates = [v for v in (before.late, found.late) if v is not None]
+        out[found.student] = Handed(max(before.submitted_at, found.submitted_at),
+                                    any(lates) if lates else None)
+    return out
