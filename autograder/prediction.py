@@ -30,7 +30,9 @@ class Prediction:
     with ``options`` the guess is one of them; otherwise it is a number in ``unit``.
     ``actual()`` computes the true value (from ``solutions``). ``feedback`` maps each
     option to what choosing it shows about the learner's model; ``reflection`` is the
-    question asked at the end of the chapter."""
+    question asked at the end of the chapter. ``measure()`` is the number behind a choice
+    ("about an hour" is 53.7 min), in ``measure_unit``: nothing before the lock may print
+    it either."""
 
     key: str
     question: str
@@ -40,6 +42,8 @@ class Prediction:
     explanation: str = ""
     feedback: Mapping[str, str] = field(default_factory=dict)
     reflection: str = ""
+    measure: Callable[[], float] | None = None
+    measure_unit: str = ""
 
     @property
     def is_choice(self) -> bool:

@@ -193,6 +193,8 @@ def test_before_the_lock_nothing_shows_an_answer(chapter: Any) -> None:
     answers = answers_of(chapter.number)
     if not prediction.is_choice:
         answers[f"prediction {key}"] = (float(prediction.actual()), prediction.unit)
+    elif prediction.measure is not None:  # the number behind the right option
+        answers[f"prediction {key}"] = (float(prediction.measure()), prediction.measure_unit)
     found = leaks(texts + figures, answers)
     assert not found, f"{chapter.stem} before the lock:\n" + json.dumps(found, indent=1)
     said = restated(texts, chapter.number)
@@ -221,6 +223,13 @@ def test_no_dollar_is_typeset_as_math(chapter: Any) -> None:
     exposed = [t[:160] for t in texts if unescaped_dollars(t) >= 2 and NO_MATH_CLASS not in t
                and not t.lstrip().startswith(("<pre", "[", "(", "'"))]
     assert not exposed, f"outputs whose '$' a front end would typeset: {exposed}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.stem)
+def test_a_choice_prediction_names_the_number_behind_it(chapter: Any) -> None:
+    prediction = prediction_for(f"ch{chapter.number:02d}")
+    if prediction.is_choice:
+        assert prediction.measure is not None, "the leak search needs the number behind it"
 
 
 def test_the_search_finds_printed_answers() -> None:

@@ -46,6 +46,7 @@ PREDICTION = Prediction(
               "all-reduces the same 2 GB gradient. Compared with the 8-GPU ring, how much "
               "data does each GPU send?"),
     actual=lambda: closest_volume_option(volume_ratio(8, 1000, 2.0)),
+    measure=lambda: volume_ratio(8, 1000, 2.0),
     options=VOLUME_OPTIONS,
     explanation=("Each GPU sends 2(N-1)/N x M: 2 x 7/8 x 2 GB = 3.5 GB on 8 GPUs and "
                  "2 x 999/1000 x 2 GB = 3.996 GB on 1,000, only 14% more. What grows with N "

@@ -32,6 +32,7 @@ PREDICTION = Prediction(
     question=("A learning rate was tuned at a batch of 256; the new batch is 2048. Under the "
               "square-root rule, by what factor does the learning rate grow?"),
     actual=lambda: nearest_option(lr.sqrt_scaled_lr(1.0, 256, 2048), _CHOICES, log_scale=True),
+    measure=lambda: lr.sqrt_scaled_lr(1.0, 256, 2048),
     options=tuple(_CHOICES),
     explanation=("k = 2048 / 256 = 8, and sqrt(8) = 2.83, so about 3x (the linear rule would "
                  "give the full 8x). The second question, over how many steps the cosine "

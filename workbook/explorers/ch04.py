@@ -41,6 +41,7 @@ PREDICTION = Prediction(
               "AllReduce takes 3 ms once that layer is done. How much of the total "
               "communication time shows up as extra step time?"),
     actual=lambda: nearest_option(_exposed_share(24, 240 / 24, 3.0), _CHOICES),
+    measure=lambda: _exposed_share(24, 240 / 24, 3.0),
     options=tuple(_CHOICES),
     explanation=("Each AllReduce (3 ms) ends before the next layer's backward (10 ms) does, so "
                  "only the very last one, for the first layer, sticks out: 3 ms of the 72 ms "

@@ -51,6 +51,7 @@ PREDICTION = Prediction(
     question=("Six pipeline stages process 10 microbatches with the 1F1B schedule. What share "
               "of the ideal compute time is lost to the bubble?"),
     actual=lambda: nearest_option(pl.bubble_over_compute(6, 10), _CHOICES),
+    measure=lambda: pl.bubble_over_compute(6, 10),
     options=tuple(_CHOICES),
     explanation=("The bubble is (p-1)/m = 5/10 = 50% of the ideal compute time (5/15 = 33% of "
                  "the whole step). GPipe has exactly the same bubble; what 1F1B changes is "

@@ -25,6 +25,8 @@ PREDICTION = Prediction(
               "every 12 hours. Balancing the time spent writing against the work lost at a "
               "failure, how often should the run checkpoint?"),
     actual=lambda: interval_bucket(ck.young_interval_s(120.0, 12 * 3600.0) / 60.0),
+    measure=lambda: ck.young_interval_s(120.0, 12 * 3600.0) / 60.0,
+    measure_unit="min",
     options=BUCKETS,
     explanation=("Young's interval is sqrt(2 x 120 s x 43,200 s) = 3,220 s, about 54 minutes: "
                  "roughly every hour. At that interval writing and lost work cost the same, "

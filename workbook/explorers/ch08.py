@@ -29,6 +29,7 @@ PREDICTION = Prediction(
               "step, what is the scale?"),
     actual=lambda: scale_ratio_option(
         ls.dynamic_loss_scale(PREDICTION_FLAGS, 65536.0, 2000) / 65536.0),
+    measure=lambda: ls.dynamic_loss_scale(PREDICTION_FLAGS, 65536.0, 2000),
     options=tuple(SCALE_OPTIONS.values()),
     explanation=("Each overflow halves the scale and skips its step: 65536 -> 32768 -> 16384, "
                  "a quarter. Growing it back needs 2000 clean steps in a row, which five "

@@ -47,6 +47,7 @@ PREDICTION = Prediction(
               "parameters does it hold?"),
     actual=lambda: nearest_option(
         l3.layer_params(l3.D_MODEL, l3.N_HEADS, l3.N_KV_HEADS, l3.D_FFN), _LAYER_CHOICES),
+    measure=lambda: l3.layer_params(l3.D_MODEL, l3.N_HEADS, l3.N_KV_HEADS, l3.D_FFN) / 1e9,
     options=tuple(_LAYER_CHOICES),
     explanation=("Q and O are 16,384 x 16,384 each (268.4M); K and V only 16,384 x 1,024 "
                  "each (16.8M), because 8 KV heads of 128 serve all 128 query heads: 570.4M "

@@ -195,7 +195,8 @@ def _draw_memory(ax: Any, s: PlannerSettings, memory: dict[str, float] | None) -
         return
     left = 0.0
     for part, colour in zip(MEMORY_PARTS, _PART_COLOURS, strict=True):
-        ax.barh([0], [memory[part]], left=left, color=colour, label=f"{part} {memory[part]:.1f}")
+        ax.barh([0], [memory[part]], left=left, color=colour,
+                label=f"{part} {memory[part]:.1f} GB")
         left += memory[part]
     ax.axvline(s.memory_budget_gb, color="black", linestyle="--", label="budget")
     fits = memory["total"] <= s.memory_budget_gb
