@@ -244,6 +244,10 @@ def test_published_layout_of_deepseek() -> None:
     c = s.layout
     assert (s.gpu, s.n_gpus, c.tp, c.pp, c.dp, c.ep, c.seq_len) == (
         "H800", 2048, 1, 16, 128, 64, 4096)
+    # only the degrees are published: none of Llama 3's chunks, stack or ZeRO-3 carries over
+    # (DeepSeek-V3 report §3.2: ZeRO-1 data parallelism, DualPipe rather than interleaving)
+    assert (c.virtual_stages, c.zero_stage, s.stack) == (1, 1, "megatron-core-2024")
+    assert not any("virtual_stages=" in m for m in planner_messages(s))
     assert published_settings(replace(PAPER, model="gpt3-175b")) is None
 
 
@@ -261,7 +265,34 @@ def test_explorer_builds_and_rerenders_on_a_slider() -> None:
     assert "Out of memory" in view.status.value
 
 
+def _answer(*exercise_ids: str) -> None:
+    """The learner has seen these exercises' solutions (so the planner may show them)."""
+    from workbook import progress_log
+
+    for exercise_id in exercise_ids:
+        progress_log.record_event("solution", exercise_id)
+
+
+def test_recommend_and_the_papers_layout_wait_for_the_exercises_they_answer() -> None:
+    view = PlannerExplorer(ch09.opening_settings())
+    before = view.settings()
+    assert view.recommend_button.disabled
+    assert "after 9.1, 9.10 and 9.13" in view.recommend_button.description
+    view.recommend()
+    assert "answer them first" in view.note.value and view.settings() == before
+    view.load_published()
+    assert "answer them first" in view.note.value and view.settings() == before
+    _answer("9.1", "9.3", "9.10")  # the published layout may show now; the search not yet
+    view.load_published()
+    assert view.settings().config() == PAPER.config()
+    view.recommend()
+    assert "exercise 9.13" in view.note.value
+    _answer("9.13")
+    assert not PlannerExplorer().recommend_button.disabled
+
+
 def test_recommend_button_loads_the_fastest_layout_and_compares() -> None:
+    _answer("9.1", "9.10", "9.13")
     view = PlannerExplorer()
     view.recommend()
     s = view.settings()
@@ -435,6 +466,7 @@ def test_the_planner_opens_on_a_layout_that_answers_no_exercise() -> None:
 
 
 def test_load_published_sets_the_paper_run_as_published() -> None:
+    _answer("9.1", "9.3", "9.10")
     view = PlannerExplorer(ch09.opening_settings())
     view.controls["virtual_stages"].value = 2
     view.controls["recompute"].value = "full"

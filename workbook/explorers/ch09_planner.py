@@ -27,6 +27,16 @@ from solutions.planner.search import Ranked
 from solutions.planner.traffic import comm_per_step, comm_time_s
 from solutions.stack import STACKS, Stack, stack_named
 from workbook.explorers.ch09_speed import speed_line, speed_numbers, versus_best
+from workbook.explorers.ch09_withheld import answered_ids, listed, placeholder, withheld
+
+#: what "Recommend a layout" answers: the fastest layout (9.13), which for the paper's
+#: settings is a layout of 9.10 with 9.1's data-parallel degree
+SEARCH_ANSWERS = ("9.1", "9.10", "9.13")
+#: what loading Llama 3's published layout answers: its data-parallel degree, its weights
+#: per GPU and the layout itself
+PUBLISHED_ANSWERS = ("9.1", "9.3", "9.10")
+#: the software a published layout of another model is judged on
+OTHER_MODELS_STACK = "megatron-core-2024"
 
 GPU_COUNTS: tuple[int, ...] = (8, 64, 256, 512, 1024, 2048, 4096, 6144, 8192, 16384)
 SEQ_LENS: tuple[int, ...] = (2048, 4096, 8192, 32768, 131072)
@@ -262,9 +272,14 @@ def published_settings(s: PlannerSettings) -> PlannerSettings | None:
                        stack="llama3", global_batch_seqs=PlannerSettings.global_batch_seqs,
                        layout=PAPER_LAYOUT)
     gpu = "H800" if run.accelerator.startswith("H800") else s.gpu
+    # Only the degrees are published: nothing of Llama 3's software carries over. No
+    # interleaving (v = 1), ZeRO-1 (DeepSeek-V3's own, §3.2; the distributed optimizer of
+    # a Megatron-style stack), on the generic Megatron-Core preset.
     return replace(with_layout(s, tp=run.tp, pp=run.pp, dp=run.dp, cp=run.cp or 1,
-                               ep=run.ep or 1, seq_len=run.seq_len),
-                   gpu=gpu, n_gpus=run.n_accelerators, tokens_t=run.tokens / 1e12)
+                               ep=run.ep or 1, seq_len=run.seq_len, virtual_stages=1,
+                               zero_stage=1),
+                   gpu=gpu, n_gpus=run.n_accelerators, tokens_t=run.tokens / 1e12,
+                   stack=OTHER_MODELS_STACK)
 
 
 #: token budgets (trillions) on the slider: every published run's, and round numbers between
@@ -362,6 +377,10 @@ class PlannerExplorer:
         self.view.watch(self.redraw, list(self.controls.values()))
         self.recommend_button.on_click(lambda _: self._guarded(self.recommend))
         self.published_button.on_click(lambda _: self._guarded(self.load_published))
+        waiting = withheld(SEARCH_ANSWERS, answered_ids())
+        if waiting:  # the search's fastest layout answers them: rerun the cell once answered
+            self.recommend_button.disabled = True
+            self.recommend_button.description = f"Recommend a layout ({placeholder(waiting)})"
 
     def _guarded(self, action: Any) -> None:
         try:
@@ -387,7 +406,14 @@ class PlannerExplorer:
         self.redraw()
 
     def recommend(self) -> None:
-        """Search every layout, load the fastest and keep it to compare against."""
+        """Search every layout, load the fastest and keep it to compare against (once the
+        exercises the search answers are answered)."""
+        waiting = withheld(SEARCH_ANSWERS, answered_ids())
+        if waiting:
+            self.note.value = (f"<p>The search's fastest layout is the answer of "
+                               f"{listed(waiting)}: answer them first, then rerun this cell."
+                               "</p>")
+            return
         s = self.settings()
         found = planner.recommend(s.arch, s.n_gpus, s.global_batch_seqs, s.layout.seq_len,
                                   s.gpu_spec, memory_budget_gb=s.memory_budget_gb, top=3,
@@ -415,6 +441,12 @@ class PlannerExplorer:
         s = published_settings(self.settings())
         if s is None:
             self.note.value = "<p>No published layout for this model.</p>"
+            return
+        waiting = withheld(PUBLISHED_ANSWERS, answered_ids())
+        if s.arch.name == models.LLAMA3_405B.name and waiting:
+            self.note.value = (f"<p>Llama 3's published layout is the answer of "
+                               f"{listed(waiting)}: answer them first, then rerun this cell."
+                               "</p>")
             return
         run = models.training_run(s.arch.name)
         note = "Loaded the published layout (see the table of real runs)."
