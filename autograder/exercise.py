@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from autograder.kinds.base import AnswerKind, CellNames, Misconception, Params, Verdict
+from autograder.kinds.base import (
+    AnswerKind,
+    CellNames,
+    Feedback,
+    Misconception,
+    Params,
+    Verdict,
+)
 from autograder.template import fill
 
 # What the learner does: derive a number, trace a process, build a function, debug one,
@@ -143,12 +150,13 @@ class Exercise:
         return dataclasses.replace(self, params=params, answer_kind=kind)
 
     def wrong_answers(self, params: Params | None = None) -> tuple[tuple[Any, str], ...]:
-        """The misconceptions evaluated for ``params``: (wrong answer, feedback) pairs."""
+        """The misconceptions evaluated for ``params``: (wrong answer, feedback) pairs, each
+        feedback a :class:`Feedback` naming its misconception."""
         p = self.params if params is None else params
         pairs = []
         for m in self.misconceptions:
             try:
-                pairs.append((m.answer(p), fill(m.feedback, p)))
+                pairs.append((m.answer(p), Feedback(fill(m.feedback, p), m.label)))
             except (ArithmeticError, ValueError):
                 continue  # a misconception that makes no sense for these params
         return tuple(pairs)

@@ -280,7 +280,8 @@ def grade_task(ctx: Context, task: Task) -> ExerciseResult:
     return replace(base, points=record.points if verdict.passed else 0,
                    status="correct" if verdict.passed else "wrong", message=verdict.message,
                    yours=verdict.yours, expected=verdict.expected, details=verdict.details,
-                   picture=verdict.picture, score=_score(record, verdict))
+                   picture=verdict.picture, score=_score(record, verdict),
+                   misconceptions=verdict.misconceptions)
 
 
 def _score(record: Exercise, verdict: Verdict) -> float:

@@ -145,6 +145,7 @@ class ExerciseResult:
     picture: str = ""        # a text drawing of the learner's work (a lab's trace)
     score: float = 0.0
     policy: str = ""
+    misconceptions: tuple[str, ...] = ()  # the named known mistakes a wrong answer matches
 
     @property
     def counted_max(self) -> int:

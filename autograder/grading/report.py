@@ -111,7 +111,7 @@ def _exercise_json(exercise: ExerciseResult) -> dict[str, Any]:
                 status=exercise.status, message=exercise.message, yours=exercise.yours,
                 expected=exercise.expected, details=list(shown_details(exercise.details)),
                 notes=list(exercise.notes), score=round(exercise.score, 4),
-                policy=exercise.policy)
+                policy=exercise.policy, misconceptions=list(exercise.misconceptions))
 
 
 def _notebook_json(notebook: NotebookResult) -> dict[str, Any]:

@@ -11,6 +11,7 @@ answer, the parameters, the misconceptions and the names its cells assign.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -36,7 +37,8 @@ class Verdict:
     an optional fixed-width text drawing of the learner's own work (a lab's trace).
     ``ungraded`` (with status ``"invalid"``): the grader itself could not judge the answer
     (a lab's simulated cluster did not start), no fault of the learner's; a batch grader
-    gives the row ``error``, never ``wrong``.
+    gives the row ``error``, never ``wrong``. ``misconceptions`` names each known
+    mistake of the exercise that explains a wrong answer (:func:`misconception_name`).
     """
 
     status: Status
@@ -47,6 +49,7 @@ class Verdict:
     details: tuple[str, ...] = field(default_factory=tuple)
     picture: str = ""
     ungraded: bool = False
+    misconceptions: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -68,6 +71,49 @@ class Misconception:
 
     answer: Callable[[Params], Any]
     feedback: str
+    name: str = ""
+
+    @property
+    def label(self) -> str:
+        """A short name that stays the same in every variant: ``name`` if given, else the
+        feedback's first clause (fields written as their names), at most ten words."""
+        return self.name or _first_clause(self.feedback)
+
+
+_CLAUSE_END = re.compile(r"[;:.?!](?:\s|$)|\s--\s|,\s")
+_LABEL_WORDS = 10
+
+
+def _first_clause(text: str) -> str:
+    plain = re.sub(r"\{(\w+)[^{}]*\}", r"\1", " ".join(text.split()))
+    words = _CLAUSE_END.split(plain, maxsplit=1)[0].split()
+    if len(words) <= _LABEL_WORDS:
+        return " ".join(words)
+    cut = " ".join(words[:_LABEL_WORDS])
+    if cut.count("(") > cut.count(")"):  # never end inside a parenthesis
+        cut = cut[:cut.rindex("(")].rstrip()
+    return cut + "…"
+
+
+class Feedback(str):
+    """A misconception's feedback for one variant, as :meth:`Exercise.wrong_answers` hands
+    it to a kind: the text, carrying the misconception's :attr:`Misconception.label`."""
+
+    name: str
+
+    def __new__(cls, text: str, name: str) -> Feedback:
+        made = super().__new__(cls, text)
+        made.name = name
+        return made
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Feedback, (str(self), self.name))
+
+
+def misconception_name(feedback: str) -> str:
+    """The name of the misconception whose ``feedback`` a kind matched: the record's label
+    for a :class:`Feedback`, else the text's own first clause."""
+    return feedback.name if isinstance(feedback, Feedback) else _first_clause(feedback)
 
 
 class HiddenInput(str):

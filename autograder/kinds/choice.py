@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from autograder.kinds._common import show
-from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict
+from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict, misconception_name
 from autograder.markup import escape_dollars
 from autograder.template import fill
 
@@ -66,10 +66,12 @@ class Choice(AnswerKind):
             details = (said,) if said else ()
             return Verdict("correct", f"Correct: {chosen.key}.", yours=yours, expected=yours,
                            score=1.0, details=details)
-        extra = tuple(feedback for key, feedback in misconceptions
-                      if self.find(key, params) == chosen and feedback != chosen.feedback)
+        matched = [feedback for key, feedback in misconceptions
+                   if self.find(key, params) == chosen]
+        extra = tuple(feedback for feedback in matched if feedback != chosen.feedback)
         message = chosen.feedback or f"Not {chosen.key}. Reread the options and try again."
-        return Verdict("wrong", message, yours=yours, details=extra)
+        return Verdict("wrong", message, yours=yours, details=extra,
+                       misconceptions=tuple(misconception_name(f) for f in matched))
 
     def options_for(self, params: Params | None = None) -> tuple[Option, ...]:
         """The options with their text and feedback filled from ``params`` (as written when

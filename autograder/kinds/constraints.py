@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from autograder.kinds._common import Unreadable, show, whole_number
-from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict
+from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict, misconception_name
 from autograder.template import fill_leniently
 
 
@@ -68,7 +68,8 @@ class Constraints(AnswerKind):
                    + "".join(" " + note for note in notes))
         held = len(rules) - len(broken)
         return Verdict("wrong", message, yours=yours, score=held / len(rules),
-                       details=(*broken, *advice))
+                       details=(*broken, *advice),
+                       misconceptions=tuple(misconception_name(n) for n in notes))
 
     def read(self, answer: Any) -> dict[str, int]:
         """The configuration as ints keyed by ``fields``; Unreadable (a ValueError) if not."""

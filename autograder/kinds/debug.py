@@ -25,7 +25,14 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from autograder.kinds._common import Unreadable, reference_import, show, whole_number
-from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict, is_blank
+from autograder.kinds.base import (
+    AnswerKind,
+    CellNames,
+    Params,
+    Verdict,
+    is_blank,
+    misconception_name,
+)
 from autograder.kinds.function import Function
 from autograder.kinds.trip import Ask, AskValue, Reason, Reply, Unread
 
@@ -192,4 +199,5 @@ class Debug(AnswerKind):
         details = [_HINT]
         if fixed is not None:
             details.append("Your fixed function was not checked yet: find the line first.")
-        return Verdict("wrong", message, yours=yours, details=tuple(details))
+        return Verdict("wrong", message, yours=yours, details=tuple(details),
+                       misconceptions=tuple(misconception_name(n) for n in notes))

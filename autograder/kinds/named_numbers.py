@@ -68,7 +68,9 @@ class NamedNumbers(AnswerKind):
         return Verdict("wrong", f"Not yet: {right} of {len(verdicts)} values are right "
                        f"(still wrong: {', '.join(wrong)}).", yours=yours,
                        score=right / len(verdicts),
-                       details=tuple(f"{name}: {verdicts[name].message}" for name in wrong))
+                       details=tuple(f"{name}: {verdicts[name].message}" for name in wrong),
+                       misconceptions=tuple(dict.fromkeys(
+                           m for name in wrong for m in verdicts[name].misconceptions)))
 
     def describe(self) -> str:
         return "a dict of numbers: " + ", ".join(

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.kinds._common import close, show
-from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict
+from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict, misconception_name
 from autograder.unit_table import BANDWIDTH, RATIO, SIZE, TIME, target_unit
 from autograder.units import Reading, UnitError, format_quantity, format_value, read_quantity
 
@@ -100,9 +100,11 @@ class Numeric(AnswerKind):
             return self._correct(reading, want, notes)
         if self._fraction_for_percent(reading, want):
             return self._correct_fraction(reading, want)
-        message = (self._misconception(reading.value, want, misconceptions)
-                   or self._slip(reading.value, want) or self._miss(reading.value, want))
-        return Verdict("wrong", message, yours=self._yours(reading), details=notes)
+        found = self._misconceptions(reading.value, want, misconceptions)
+        message = (self._misconception(found) or self._slip(reading.value, want)
+                   or self._miss(reading.value, want))
+        return Verdict("wrong", message, yours=self._yours(reading), details=notes,
+                       misconceptions=tuple(misconception_name(f) for f in found))
 
     def describe(self) -> str:
         return f"a number in {self.unit}" if self.unit else "a number"
@@ -138,8 +140,8 @@ class Numeric(AnswerKind):
                 and self._close(reading.value * 100, want))
 
     # -- explaining a wrong answer ----------------------------------------------------------
-    def _misconception(self, value: float, want: float,
-                       misconceptions: tuple[tuple[Any, str], ...]) -> str:
+    def _misconceptions(self, value: float, want: float,
+                        misconceptions: tuple[tuple[Any, str], ...]) -> list[str]:
         """The feedback of every misconception that gives ``value``, all of them.
 
         Two different mistakes can lead to the same number for some inputs; picking one
@@ -155,6 +157,11 @@ class Numeric(AnswerKind):
                 continue  # for these numbers the misconception gives the right answer
             if self._close(value, wrong_value) and feedback not in found:
                 found.append(feedback)
+        return found
+
+    @staticmethod
+    def _misconception(found: list[str]) -> str:
+        """One message for the misconceptions found: the feedback, or all of them numbered."""
         if len(found) < 2:
             return "".join(found)
         listed = " ".join(f"({n}) {text}" for n, text in enumerate(found, start=1))

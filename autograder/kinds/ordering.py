@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.kinds._common import Unreadable, show
-from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict
+from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict, misconception_name
 
 
 def _fold(text: str) -> str:
@@ -54,14 +54,16 @@ class Ordering(AnswerKind):
             return Verdict("correct", "Correct.", yours=yours, expected=yours, score=1.0)
         in_place = [i for i in range(len(order)) if order[i] == right[i]]
         first_wrong = next(i for i in range(len(order)) if order[i] != right[i])
-        message = self._misconception(order, misconceptions) or (
+        known = self._misconception(order, misconceptions)
+        message = known or (
             f"Not yet: {len(in_place)} of {len(order)} in the right place. The first wrong "
             f"position is {self._position(first_wrong)}: {self.items[order[first_wrong]]} "
             "does not belong there.")
         details = (f"In the right place: positions {', '.join(str(i + 1) for i in in_place)}."
                    if in_place else "No item is in its right place yet.",)
         return Verdict("wrong", message, yours=yours, score=len(in_place) / len(order),
-                       details=details)
+                       details=details,
+                       misconceptions=(misconception_name(known),) if known else ())
 
     def resolve(self, answer: Any) -> tuple[int, ...]:
         """The answer as 0-based indexes into ``items``; Unreadable (a ValueError) if it

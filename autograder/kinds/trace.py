@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from autograder.kinds._common import Unreadable, close, show
-from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict
+from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict, misconception_name
 from autograder.units import UnitError, read_quantity
 
 _YES = frozenset({"yes", "y", "true", "t", "1"})
@@ -65,11 +65,12 @@ class Trace(AnswerKind):
             return Verdict("correct", f"Correct: all {len(want)} {self.step_label}s.",
                            yours=yours, expected=yours, score=1.0)
         first = next(i for i, flags in enumerate(same) if not all(flags))
-        message = (self._misconception(rows[first], want[first], first, misconceptions)
-                   or self._explain(first, rows[first], same[first], params))
+        known = self._misconception(rows[first], want[first], first, misconceptions)
+        message = known or self._explain(first, rows[first], same[first], params)
         right = sum(all(flags) for flags in same)
         details = (f"{right} of {len(want)} {self.step_label}s match.",)
-        return Verdict("wrong", message, yours=yours, score=right / len(want), details=details)
+        return Verdict("wrong", message, yours=yours, score=right / len(want), details=details,
+                       misconceptions=(misconception_name(known),) if known else ())
 
     def describe(self) -> str:
         return f"a list with one entry per {self.step_label}: " + ", ".join(self.columns)

@@ -38,7 +38,8 @@ def _exercise(row: dict[str, Any]) -> ExerciseResult:
         message=str(row.get("message", "")), yours=str(row.get("yours", "")),
         expected=str(row.get("expected", "")), details=tuple(row.get("details", ())),
         notes=tuple(row.get("notes", ())), score=float(row.get("score", 0.0) or 0.0),
-        policy=str(row.get("policy", "")))
+        policy=str(row.get("policy", "")),
+        misconceptions=tuple(str(m) for m in row.get("misconceptions", ())))
 
 
 def read_previous(out: Path) -> Previous:
