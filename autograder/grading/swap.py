@@ -24,6 +24,7 @@ from autograder.grading.private_files import FOLDER_MODE, make_private_dir
 # What a gradebook folder holds (an older one: totals_canvas.csv), LMS imports included.
 OUTPUT_ENTRIES = frozenset({"grades.csv", "grades.json", "totals.csv", "totals_canvas.csv",
                             "canvas_import.csv", "moodle_grading_worksheet.csv",
+                            "canvas_feedback.zip", "moodle_feedback.zip",
                             "class_report.csv", "class_report.html", "feedback"})
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2

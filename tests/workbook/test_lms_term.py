@@ -350,3 +350,34 @@ def test_policies_survive_a_regrade_and_one_student_regrade_keeps_the_others(
     assert rows["s10"]["integrity"] and rows["s09"]["integrity"]
     for path, data in pages.items():
         assert (term / path).read_bytes() == data, path
+
+
+def test_feedback_goes_back_through_each_lms_to_its_student(term: Path) -> None:
+    """The zips are read the way the LMSs read them: Canvas takes the first two all-digit
+    parts of a name as user and attachment id; Moodle splits a name at ``_`` into full
+    name, participant id, plugin type, plugin name and file."""
+    import zipfile
+
+    people = {sid: (canvas, pid) for sid, _, _, canvas, pid, _ in CLASS}
+    graded = {sid for sid in people if sid not in ("s11", "s12")}
+    with zipfile.ZipFile(term / "g-canvas" / "canvas_feedback.zip") as archive:
+        placed = {}
+        for name in archive.namelist():
+            user, attachment = [p for p in name.split("_") if p.isdigit()][:2]
+            sid = next(s for s, (canvas, _) in people.items() if canvas == user)
+            assert attachment == people[sid][0] + "7"       # the student's own upload
+            page = term / "g-canvas" / "feedback" / sid / "ch00.html"
+            assert archive.read(name) == page.read_bytes()
+            placed[sid] = name
+    assert set(placed) == graded
+    for layout in ("moodle41", "moodle31", "moodleflat"):
+        with zipfile.ZipFile(term / f"g-{layout}" / "moodle_feedback.zip") as archive:
+            found = {}
+            for name in archive.namelist():
+                _, pid, plugin_type, plugin, file = name.split("_", 4)
+                assert (plugin_type, plugin, file) == ("assignsubmission", "file", "ch00.html")
+                sid = next(s for s, (_, p) in people.items() if p == pid)
+                page = term / f"g-{layout}" / "feedback" / sid / "ch00.html"
+                assert archive.read(name) == page.read_bytes()
+                found[sid] = name
+        assert set(found) == graded, layout

@@ -60,6 +60,18 @@ def lateness(policies: Policies, student: str, handed: Handed | None) -> Latenes
     return policies.late.assess(submitted, policies.extension(student))
 
 
+def judged_handed(policies: Policies, handed: Mapping[str, Handed]) -> dict[str, Handed]:
+    """``handed`` with each ``late`` as the policies judge it (grace and extensions
+    included), for ``totals.csv``'s late column; a student without a time handed in keeps
+    what the LMS said, and without a late policy nothing changes."""
+    judged: dict[str, Handed] = {}
+    for student, info in handed.items():
+        late = lateness(policies, student, info)
+        judged[student] = info if late is None else replace(
+            info, late=bool(late.days or late.after_cutoff))
+    return judged
+
+
 def _late_text(late: Lateness) -> str:
     if late.after_cutoff:
         return "handed in after the cut-off: 0 points"

@@ -5,8 +5,9 @@ is on, its import file: ``canvas_import.csv`` (Canvas's Grades > Import, one col
 after the assignment, filling the existing column of that title when the roster is
 Canvas's gradebook export, scaled to its points possible) and ``moodle_grading_worksheet.csv``
 (the assignment's own grading worksheet with ``Grade`` filled in, for Moodle's "Upload
-grading worksheet"). Everything is written into a new folder beside ``--out`` and swapped in
-for it in one step (:mod:`autograder.grading.swap`).
+grading worksheet"), and the feedback pages zipped for the LMS's bulk upload
+(:mod:`workbook.instructor.handback`). Everything is written into a new folder beside
+``--out`` and swapped in for it in one step (:mod:`autograder.grading.swap`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from autograder.grading.swap import discard, new_folder, swap_in
 from autograder.grading.totals import Total, csv_text, totals
 from autograder.personal import fingerprint
 from workbook.instructor import lms_canvas, lms_moodle
+from workbook.instructor.handback import write_lms_feedback
 from workbook.instructor.term import Term, handed
 
 CANVAS_IMPORT = "canvas_import.csv"
@@ -74,6 +76,7 @@ def write_gradebook(term: Term, batch: Batch, discovery: Discovery, out: Path,
         _lms_files(term, rows, folder)
         failed: list[str] = []
         write_feedback(batch.notebooks, folder / "feedback", failed)
+        write_lms_feedback(batch, discovery, term.lms_students, folder)
         if before_swap is not None:
             before_swap(folder)
         swap_in(folder, out)

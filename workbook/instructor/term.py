@@ -81,6 +81,7 @@ class Term:
     only: tuple[str, ...] = ()
     policy_notes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     kept_integrity: dict[str, str] = field(default_factory=dict)
+    lms_students: dict[str, str] = field(default_factory=dict)   # LMS id -> roster id
     personaliser: Personaliser | None = field(default=None, repr=False)
     printed: PrintedNumbers = field(default_factory=PrintedNumbers, repr=False)
 
@@ -152,7 +153,8 @@ class Term:
             raise ValueError(f"this is a {layout} download, which holds one assignment: say "
                              "which chapters it holds with --chapters (e.g. --chapters 0), "
                              "or --release FOLDER")
-        options = Options(layout, self._students(layout), self.due, LAYOUTS,
+        self.lms_students = self._students(layout)
+        options = Options(layout, self.lms_students, self.due, LAYOUTS,
                           roster_only=self.roster is not None and layout != FOLDERS)
         discovery = discover(folder, options)
         if self.worksheet is not None and layout == lms_moodle.NAME:
