@@ -11,7 +11,7 @@ import pytest
 from autograder.grading.model import Batch, ExerciseResult, NotebookResult
 from autograder.grading.report import csv_text
 from autograder.grading.totals import Handed, totals
-from workbook.instructor.adjust import Adjusted, apply_policies
+from workbook.instructor.adjust import Adjusted, apply_policies, judged_handed
 from workbook.instructor.policies import Policies, parse_policies
 
 POINTS = {"0.1": 3, "0.4": 1, "0.5": 4, "0.6": 2}   # what each exercise is worth here
@@ -200,3 +200,12 @@ def test_a_regrade_gives_the_same_gradebook_and_applying_twice_is_applying_once(
     twice = apply_policies(once.batch, policies(partial), HANDED)
     assert twice.batch == once.batch and twice.notes == once.notes
     assert csv_text(twice.batch) == csv_text(once.batch)
+
+
+def test_the_late_column_follows_grace_and_extensions() -> None:
+    judged = judged_handed(policies(), HANDED)
+    late = {student: info.late for student, info in judged.items()}
+    assert late == {"ann": False, "bob": True, "cat": True, "dan": False, "eve": True,
+                    "fay": False, "gus": False, "hal": True, "ivy": True}
+    assert judged["bob"].submitted_at == HANDED["bob"].submitted_at
+    assert judged_handed(Policies(), HANDED) == HANDED
