@@ -27,7 +27,9 @@ import inspect
 import json
 import os
 import re
+import string
 import sys
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +40,7 @@ from autograder.kinds import Choice, Constraints, Debug, Numeric, Ordering, Trac
 from autograder.kinds.named_numbers import NamedNumbers
 from autograder.unit_table import target_unit
 from workbook import cli
-from workbook.records import printed
+from workbook.records import all_challenges, all_exercises, printed
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")]
@@ -58,8 +60,9 @@ def _load(name: str) -> Any:
 
 pt, wa = _load("page_text"), _load("wrong_answers")
 SECRET = b"fedcba9876543210fedcba9876543210"
-CLASS = ("ann", "bo", "cy")
+CLASS = ("ann", "bo", "cy", "di", "ed", "flo")
 _SECTION = re.compile(r'<section[^>]*aria-labelledby="ex-([^"]+)">(.*?)</section>', re.DOTALL)
+MISS_WORDING = ("by less than 50%", "by a factor between 1.5 and 10")
 _YOURS = re.compile(r"<dt>Your answer</dt><dd><code>(.*?)</code></dd>|"
                     r"<summary>Your answer cell</summary><pre><code>(.*?)</code>", re.DOTALL)
 
@@ -102,7 +105,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 record = printed(str(meta["exercise"]))
                 starting = _cells({"cells": [cell]})[record.id]
                 cell["source"] = wa.wrong_source(record, params_of(record.id, student),
-                                                 starting)
+                                                 starting, CLASS.index(student))
         target = root / "in" / student / path.name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(notebook))
@@ -163,11 +166,22 @@ def _choice(kind: Choice, record: Exercise, params: Any, text: str, yours: str) 
     return leaks
 
 
+def fixed_text(record: Exercise) -> list[str]:
+    """Feedback that reads the same in every student's numbers, so that a number in it is
+    no answer: the wording of a miss's size, and the literal text of the record's
+    misconception feedback ("Adam's 12 bytes of FP32 state per parameter")."""
+    chunks = [literal for m in record.misconceptions
+              for literal, *_ in string.Formatter().parse(m.feedback) if len(literal) >= 12]
+    return sorted([*chunks, *MISS_WORDING], key=len, reverse=True)
+
+
 def leaks(record: Exercise, params: Any, section: str) -> list[str]:
     """What of the expected answer ``section`` (one exercise's part of a page) shows."""
     kind, expected = record.answer_kind, record.expected(params)
     own = " ".join(pt.readable(a or b) for a, b in _YOURS.findall(section))
     text = pt.readable(section)
+    for chunk in fixed_text(record):
+        text = text.replace(chunk, " ")
     allowed = f"{record.render_prompt(params)} {own}"
     found: list[str] = []
     if "Expected" in section:
@@ -249,3 +263,41 @@ def test_the_search_finds_each_kind_of_answer_when_a_page_shows_it() -> None:
     assert leaks(order, order.params, "<p>" + " -> ".join(order.expected(order.params))
                  + "</p>")
     assert not leaks(printed("0.1"), params, "<p>Not yet: your answer is too small.</p>")
+
+
+def _variants(record: Exercise, count: int = 12) -> list[dict[str, Any]]:
+    drawn = [dict(record.params)]
+    for seed in range(count):
+        try:
+            drawn.append(record.variant(f"sweep-{seed}"))
+        except NoVariantError:
+            break
+    return drawn
+
+
+@pytest.mark.parametrize("record", [r for r in (*all_exercises(), *all_challenges())
+                                    if isinstance(r.answer_kind, (Choice, Debug))],
+                         ids=lambda r: r.id)
+def test_every_wrong_option_and_line_gets_feedback_without_the_answer(
+        record: Exercise) -> None:
+    """Beyond the class above: every wrong option of a choice, and every wrong line of a
+    debug listing, in the printed numbers and a dozen variants, as a page would show its
+    verdict (the answer, the message, the details)."""
+    shown: dict[str, list[str]] = {}
+    for params in _variants(record):
+        kind = record.answer_kind
+        right = record.expected(params)
+        answers: list[Any] = (
+            [o.key for o in kind.options if o.key != right] if isinstance(kind, Choice)
+            else [n for n in range(1, len(kind.lines_for(params)) + 1) if n != right[0]]
+            if isinstance(kind, Debug) else [])
+        for answer in answers:
+            verdict = record.grade(answer, params)
+            assert verdict.status == "wrong", (record.id, answer)
+            section = (f"<dt>Your answer</dt><dd><code>{escape(verdict.yours)}</code></dd>"
+                       + "".join(f"<p>{escape(t)}</p>" for t in (verdict.message,
+                                                                 *verdict.details)))
+            found = leaks(record, params, section)
+            if found:
+                shown[f"{answer} in {params.get('program', '')}"] = found
+    assert not shown, shown

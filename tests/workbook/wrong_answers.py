@@ -1,12 +1,13 @@
 """A wrong answer of the right type for every exercise, as an answer cell's source.
 
-``wrong_source(record, params, starting)`` writes what a learner who made a mistake hands
+``wrong_source(record, params, starting, pick)`` writes what a learner who made a mistake hands
 in for ``record`` in the numbers ``params``: a known misconception where the record has
 one for these numbers, else a perturbed expected value (a number 37 % off, a flipped
 yes/no, another option, a reversed order, a configuration of ones, a debug listing left as
 shown with another line named, a function returning a constant, a lab program from the
 cheat corpus that runs but does not do the algorithm). ``starting`` is the answer cell as
-released (a debug exercise's listing is taken from it).
+released (a debug exercise's listing is taken from it); ``pick`` chooses among the wrong
+options or lines, so that a class covers many of them.
 
 Numbers are chosen to be none of the expected answer's printed forms (1.75 GB is also
 1750 MB), so that a page that shows them does not look like it shows the answer.
@@ -61,7 +62,7 @@ def wrong_number(expected: float, known: list[Any]) -> float:
     return expected * PERTURB if expected else 1.37
 
 
-def _value(record: Exercise, params: Any) -> Any:
+def _value(record: Exercise, params: Any, pick: int) -> Any:
     kind, expected = record.answer_kind, record.expected(params)
     known = [answer for answer, _ in record.wrong_answers(params)]
     if isinstance(kind, Numeric):
@@ -70,8 +71,9 @@ def _value(record: Exercise, params: Any) -> Any:
         return {name: wrong_number(float(expected[name]), []) for name, _ in kind.fields}
     if isinstance(kind, Choice):
         keys = [o.key for o in kind.options]
-        mistaken = [k for k in known if isinstance(k, str) and k in keys and k != expected]
-        return (mistaken or [k for k in keys if k != expected])[0]
+        wrong = [k for k in keys if k != expected]
+        mistaken = [k for k in known if isinstance(k, str) and k in wrong]
+        return [*mistaken, *(k for k in wrong if k not in mistaken)][pick % len(wrong)]
     if isinstance(kind, Ordering):
         order = list(expected)
         return order[::-1] if order[::-1] != order else order[1:] + order[:1]
@@ -95,25 +97,26 @@ def _wrong_rows(expected: Any, known: list[Any]) -> list[Any]:
     return [tuple(r) if len(r) > 1 else r[0] for r in rows]
 
 
-def _debug(record: Exercise, params: Any, starting: str) -> str:
+def _debug(record: Exercise, params: Any, starting: str, pick: int) -> str:
     kind = record.answer_kind
     assert isinstance(kind, Debug)
     bug = record.expected(params)[0]
     lines = len(kind.lines_for(params))
     named = [k for k, _ in record.wrong_answers(params) if isinstance(k, int) and k != bug]
-    line = (named or [n for n in range(lines, 0, -1) if n != bug])[0]
+    others = [n for n in range(lines, 0, -1) if n != bug and n not in named]
+    line = [*named, *others][pick % (len(named) + len(others))]
     assert re.search(r"= None\b", starting), starting
     return re.sub(r"= None\b", f"= {line}", starting, count=1)
 
 
-def wrong_source(record: Exercise, params: Any, starting: str) -> str:
+def wrong_source(record: Exercise, params: Any, starting: str, pick: int = 0) -> str:
     """The answer cell of a learner who got ``record`` wrong in the numbers ``params``."""
     kind = record.answer_kind
     if isinstance(kind, Debug):
-        return _debug(record, params, starting)
+        return _debug(record, params, starting, pick)
     if isinstance(kind, Lab):
         return str(_corpus().CHEATS[LAB_PROGRAMS[record.id]][1])
     if isinstance(kind, Function):
         head = kind.placeholder(record.names).split("\n")[0]
         return f"{head}\n    return 1.0"
-    return f"{record.names.answer} = {_value(record, params)!r}"
+    return f"{record.names.answer} = {_value(record, params, pick)!r}"
