@@ -1,18 +1,31 @@
 """Applying a term's policies to a graded batch. Every expected number is worked out by hand
-in the comments from the clock times, the percentages and the points below."""
+in the comments from the clock times, the percentages and the points below; the last test
+grades a real notebook in the sandbox and counts its passing cases here, never reading the
+expected fraction off the grader."""
 
 from __future__ import annotations
 
 import csv
 import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from autograder.grading import grade_folder
+from autograder.grading.fill import fill_answers
 from autograder.grading.model import Batch, ExerciseResult, NotebookResult
 from autograder.grading.report import csv_text
 from autograder.grading.totals import Handed, totals
+from autograder.kinds import Function
+from workbook import grading
 from workbook.instructor.adjust import Adjusted, apply_policies, judged_handed
 from workbook.instructor.policies import Policies, parse_policies
+from workbook.outline import CHAPTERS
+from workbook.paths import learner_path
+from workbook.records import printed
 
 POINTS = {"0.1": 3, "0.4": 1, "0.5": 4, "0.6": 2}   # what each exercise is worth here
 CHAPTER = {0: sum(POINTS.values())}                  # 10 points in all
@@ -209,3 +222,67 @@ def test_the_late_column_follows_grace_and_extensions() -> None:
                     "fay": False, "gus": False, "hal": True, "ivy": True}
     assert judged["bob"].submitted_at == HANDED["bob"].submitted_at
     assert judged_handed(Policies(), HANDED) == HANDED
+
+
+# --- from a real grading ------------------------------------------------------------------
+
+# Right for every input it accepts, but it never refuses an impossible one (0 GPUs, a
+# negative size): the reference raises ValueError there, so those cases fail.
+NO_CHECKS = '''
+def ring_allreduce_time_ms(message_gb, n_gpus, link_gb_per_s, latency_us):
+    n = int(n_gpus)
+    return 2 * (n - 1) * (1000.0 * message_gb / n / link_gb_per_s + latency_us / 1000.0)
+'''
+
+
+def _passed_fraction() -> float:
+    record = printed("0.5")
+    kind = record.answer_kind
+    assert isinstance(kind, Function)
+    namespace: dict[str, Any] = {}
+    exec(NO_CHECKS, namespace)  # noqa: S102 - the test's own learner function
+    mine, reference = namespace[kind.function_name], record.reference(record.params)
+    passed = 0
+    cases = kind.test_cases()
+    for args in cases:
+        try:
+            want = reference(*args)
+        except ValueError:
+            try:
+                mine(*args)
+            except ValueError:
+                passed += 1
+            except Exception:  # noqa: BLE001 - any other error fails the case
+                pass
+            continue
+        try:
+            got = mine(*args)
+        except Exception:  # noqa: BLE001
+            continue
+        passed += abs(got - want) <= 1e-6 * abs(want) + 1e-12
+    return passed / len(cases)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
+def test_a_function_right_on_some_cases_earns_that_fraction_with_partial_credit_on(
+        tmp_path: Path) -> None:
+    fraction = _passed_fraction()
+    assert 0 < fraction < 1, "the function must pass some cases and fail others"
+    # (today 24 of 28 cases: the four impossible inputs are not refused -> 0.86 of 1 point)
+    notebook = json.loads(learner_path(CHAPTERS[0]).read_text())
+    folder = tmp_path / "in" / "ann"
+    folder.mkdir(parents=True)
+    (folder / "ch00.ipynb").write_text(json.dumps(fill_answers(notebook, {"0.5": NO_CHECKS})))
+    settings = grading.settings(1, 5.0, tmp_path / "in", tmp_path / "out")
+    graded = grade_folder(tmp_path / "in", grading.releases(), settings)
+    row = next(e for e in graded.notebooks[0].exercises if e.exercise_id == "0.5")
+    assert (row.status, row.points) == ("wrong", 0)  # all or nothing, as nbgrader
+    assert row.score == pytest.approx(fraction)
+
+    on = parse_policies("[grading]\npartial_credit = yes\n")
+    adjusted = apply_policies(graded, on, {"ann": Handed()}).batch
+    row = next(e for e in adjusted.notebooks[0].exercises if e.exercise_id == "0.5")
+    assert row.points == round(printed("0.5").points * fraction, 2)
+    assert row.policy.startswith("partial credit: ")
+    off = apply_policies(graded, parse_policies(""), {"ann": Handed()})
+    assert off.batch is graded
