@@ -3,7 +3,9 @@
 CSV columns: student, chapter, exercise_id, points, max_points, status, message, policy
 (what a term's policies changed in the row: "late 2 days: -20 %", "override: ..."). Points
 are whole numbers unless a policy made them fractional, then written with at most two
-decimals and no trailing zeros ("2.7", never "2.70" or "3.0"). A file
+decimals and no trailing zeros ("2.7", never "2.70" or "3.0"). An ``excused`` row is 0 of
+0 in the CSV; the JSON keeps what the exercise is worth in its ``max_points`` (and its
+partial-credit ``score`` unrounded), so that a gradebook read back is the one written. A file
 that could not be graded still gets rows: one per exercise of its chapter when the
 chapter is known (from an assignment folder), otherwise one row with an empty exercise id,
 so that no student silently disappears from the gradebook.
@@ -107,10 +109,10 @@ def write_csv(batch: Batch, path: Path) -> None:
 
 def _exercise_json(exercise: ExerciseResult) -> dict[str, Any]:
     return dict(exercise_id=exercise.exercise_id, title=exercise.title, category=exercise.category,
-                points=points_value(exercise.points), max_points=exercise.counted_max,
+                points=points_value(exercise.points), max_points=exercise.max_points,
                 status=exercise.status, message=exercise.message, yours=exercise.yours,
                 expected=exercise.expected, details=list(shown_details(exercise.details)),
-                notes=list(exercise.notes), score=round(exercise.score, 4),
+                notes=list(exercise.notes), score=exercise.score,
                 policy=exercise.policy, misconceptions=list(exercise.misconceptions))
 
 

@@ -120,6 +120,9 @@ def test_gradebook_rows_carry_fractional_points_and_what_the_policies_did() -> N
     assert [e["points"] for e in notebook["exercises"]] == [2.7, 0.5, 0]
     assert notebook["exercises"][1]["score"] == 0.25
     assert notebook["exercises"][2]["policy"] == "override: excused - joined late"
+    # read back, an excused row still knows what the exercise is worth
+    assert (notebook["exercises"][2]["status"], notebook["exercises"][2]["max_points"]) == (
+        "excused", 4)
 
 
 def test_totals_add_fractional_points_and_leave_excused_exercises_out_of_the_maximum() -> None:
