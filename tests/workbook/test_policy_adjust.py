@@ -17,12 +17,13 @@ import pytest
 from autograder.grading import grade_folder
 from autograder.grading.fill import fill_answers
 from autograder.grading.model import Batch, ExerciseResult, NotebookResult
-from autograder.grading.report import csv_text
+from autograder.grading.report import batch_json, csv_text
 from autograder.grading.totals import Handed, totals
 from autograder.kinds import Function
 from workbook import grading
 from workbook.instructor.adjust import Adjusted, apply_policies, judged_handed
 from workbook.instructor.policies import Policies, parse_policies
+from workbook.instructor.regrade import read_previous
 from workbook.outline import CHAPTERS
 from workbook.paths import learner_path
 from workbook.records import printed
@@ -213,6 +214,22 @@ def test_a_regrade_gives_the_same_gradebook_and_applying_twice_is_applying_once(
     twice = apply_policies(once.batch, policies(partial), HANDED)
     assert twice.batch == once.batch and twice.notes == once.notes
     assert csv_text(twice.batch) == csv_text(once.batch)
+
+
+@pytest.mark.parametrize("partial", [True, False])
+def test_a_gradebook_read_back_and_adjusted_again_is_the_one_written(
+        tmp_path: Path, partial: bool) -> None:
+    # what a regrade of some students does with everyone else's rows
+    once = apply_policies(batch(), policies(partial), HANDED)
+    (tmp_path / "grades.json").write_text(json.dumps(batch_json(once.batch)))
+    kept = Batch(read_previous(tmp_path).notebooks)
+    again = apply_policies(kept, policies(partial), HANDED)
+    assert csv_text(again.batch) == csv_text(once.batch)
+    assert again.notes == once.notes
+    assert [(nb.points, nb.max_points) for nb in again.batch.notebooks] == [
+        (nb.points, nb.max_points) for nb in once.batch.notebooks]
+    assert totals(again.batch, CHAPTER, [], HANDED, {}) == totals(once.batch, CHAPTER, [],
+                                                                  HANDED, {})
 
 
 def test_the_late_column_follows_grace_and_extensions() -> None:
