@@ -25,6 +25,8 @@ _LAZY = {
     "progress": "workbook.progress_commands", "export_progress": "workbook.progress_commands",
     "import_progress": "workbook.progress_commands", "use_drive": "workbook.progress_commands",
     "predict": "workbook.progress_commands", "predictions": "workbook.progress_commands",
+    "progress_key": "workbook.progress_commands",
+    "use_progress_key": "workbook.progress_commands",
     "widget": "workbook.widgets",
     "prediction_lock": "workbook.prediction_page", "reveal": "workbook.prediction_page",
     "reflection": "workbook.prediction_page", "ledger": "workbook.prediction_page",

@@ -16,7 +16,8 @@ def progress() -> ProgressSummary:
 
 
 def export_progress() -> str:
-    """A short text code holding the whole progress log (paste it into import_progress)."""
+    """A short text code holding the whole progress log (paste it into import_progress),
+    signed with your progress key: it imports where that key is in use."""
     from autograder.progress.transfer import export_code
 
     return export_code(progress_log.events())
@@ -25,11 +26,30 @@ def export_progress() -> str:
 def import_progress(code: str) -> int:
     """Merge a code from export_progress(); returns how many new events were added.
 
-    Importing the same code twice adds nothing the second time.
+    Importing the same code twice adds nothing the second time. A code imports only where
+    the progress key that signed it is in use (see progress_key).
     """
     from autograder.progress.transfer import import_code
 
     return progress_log.store().merge(import_code(code))
+
+
+def progress_key() -> str:
+    """Your progress key, which signs your progress codes. To carry progress to another
+    machine (or a new Colab session), use it there once with use_progress_key."""
+    from autograder.progress.location import data_folder
+    from autograder.progress.signing import key_text, load_key
+
+    return key_text(load_key(data_folder()))
+
+
+def use_progress_key(key: str) -> str:
+    """Sign and import codes with ``key`` (from progress_key on your other machine) from
+    now on; returns where it is kept. The log itself is unchanged."""
+    from autograder.progress.location import data_folder
+    from autograder.progress.signing import use_key
+
+    return str(use_key(data_folder(), key))
 
 
 def use_drive(mount: str = "/content/drive") -> str:

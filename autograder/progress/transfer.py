@@ -6,16 +6,18 @@ copy anywhere (a note, an e-mail to themselves); :func:`import_code` reads it ba
 ``ProgressStore.merge`` adds only the events not already in the log, so importing the
 same code twice, or codes from two machines, never counts anything twice.
 
-Format, version 1::
+Format, version 2::
 
-    DTW1:<body>:<checksum>
+    DTW2:<body>:<checksum>:<tag>
 
 ``body`` is the compact JSON list of events (``Event.to_dict``), compressed with zlib
 and written in URL-safe base64 without padding (letters, digits, ``-`` and ``_``: it
 survives copying, e-mail and URLs). ``checksum`` is the CRC-32 of the body text as 8
 lower-case hex digits; it catches a code cut short or mistyped before anything is
-decoded. The checksum guards against accidents, not forgery: the log is the learner's
-own record and is not used for grading.
+decoded. ``tag`` is the HMAC of ``DTW2:<body>`` under the learner's progress key
+(:mod:`autograder.progress.signing`): a code imports only where that key is in use, so a
+code written by hand or made by someone else never imports. Version 1 codes carried no
+tag and are refused.
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
+from autograder.progress import signing
 from autograder.progress.events import Event
+from autograder.progress.location import data_folder
 
-PREFIX = "DTW1"
+PREFIX = "DTW2"
 #: A decoded code larger than this is refused (a guard against a zip bomb pasted in).
 MAX_DECODED_BYTES = 8 * 1024 * 1024  # ~30,000 events; a real log holds far fewer
 # A real event is a JSON object of a dozen fields (well over 100 bytes); a code packed with
@@ -44,20 +48,40 @@ class ProgressCodeError(ValueError):
     """A progress code cannot be read; the message says why and what to do."""
 
 
-def export_code(events: Iterable[Event]) -> str:
-    """The events as a ``DTW1:...`` progress code (order preserved)."""
+def _key(key: bytes | None) -> bytes:
+    """``key``, or the learner's own (from the data folder) when None."""
+    if key is not None:
+        return key
+    try:
+        return signing.load_key(data_folder())
+    except (signing.ProgressKeyError, OSError) as err:
+        raise ProgressCodeError(f"the progress key cannot be used: {err}") from None
+
+
+def export_code(events: Iterable[Event], key: bytes | None = None) -> str:
+    """The events as a signed ``DTW2:...`` progress code (order preserved); ``key``: the
+    learner's progress key (by default the one in their data folder)."""
     payload = json.dumps([event.to_dict() for event in events], separators=(",", ":"),
                          ensure_ascii=False).encode("utf-8")
     body = base64.urlsafe_b64encode(zlib.compress(payload, 9)).decode("ascii").rstrip("=")
-    return f"{PREFIX}:{body}:{_checksum(body)}"
+    return f"{PREFIX}:{body}:{_checksum(body)}:{signing.tag(_key(key), f'{PREFIX}:{body}')}"
 
 
-def import_code(code: str) -> list[Event]:
-    """The events in a progress code; :class:`ProgressCodeError` if it is damaged.
+def import_code(code: str, key: bytes | None = None) -> list[Event]:
+    """The events in a progress code signed with ``key`` (by default the learner's own);
+    :class:`ProgressCodeError` if it is damaged or was signed with another key.
 
     Spaces, line breaks and surrounding quotes (which copying can add) are ignored.
     """
-    body = _checked_body(code)
+    body, claimed = _checked_body(code)
+    if not signing.verify(_key(key), f"{PREFIX}:{body}", claimed):
+        raise ProgressCodeError(
+            "this code was not made with your progress key, so it cannot be imported here. "
+            "A code imports only where the progress key of the machine that made it is in "
+            "use: to move progress between your own machines, show the key there "
+            "(workbook.progress_key()) and use it here (workbook.use_progress_key(...)), "
+            "then import again. A code made by someone else, or written by hand, never "
+            "imports.")
     payload = _decompress(_decode_base64(body))
     containers = payload.count(b"{") + payload.count(b"[")
     if containers > len(payload) // MIN_BYTES_PER_CONTAINER + 2:
@@ -75,14 +99,20 @@ def _checksum(body: str) -> str:
     return f"{zlib.crc32(body.encode('ascii')) & 0xFFFFFFFF:08x}"
 
 
-def _checked_body(code: str) -> str:
-    """Check prefix, parts and checksum; return the body text."""
+def _checked_body(code: str) -> tuple[str, str]:
+    """Check prefix, parts and checksum; return the body text and the claimed tag."""
     if not isinstance(code, str):
         raise ProgressCodeError(f"a progress code is text, not {type(code).__name__}")
     text = "".join(code.split()).strip("'\"`")
     if not text:
         raise ProgressCodeError(f"the code is empty — {_COPY_AGAIN}")
-    newer = re.match(r"DTW(\d+):", text)
+    version = re.match(r"DTW(\d+):", text)
+    if version and version.group(1) == "1":
+        raise ProgressCodeError(
+            "this code was made by an older version of the workbook, which did not sign "
+            "its codes, so it cannot show that it is yours; export it again with this "
+            "version on the machine that made it")
+    newer = version
     if newer and newer.group(1) != PREFIX[3:]:
         raise ProgressCodeError(
             f"this code was made by a different version of the workbook (format "
@@ -93,13 +123,14 @@ def _checked_body(code: str) -> str:
             f"this is not a workbook progress code: a code starts with '{PREFIX}:'. "
             f"If it is one, {_COPY_AGAIN}.")
     parts = text.split(":")
-    if len(parts) != 3 or not re.fullmatch(r"[0-9a-fA-F]{8}", parts[2]):
-        raise ProgressCodeError(f"the code is damaged or cut short: its checksum is missing "
-                                f"— {_COPY_AGAIN}")
+    if len(parts) != 4 or not re.fullmatch(r"[0-9a-fA-F]{8}", parts[2]) \
+            or not re.fullmatch(f"[0-9a-fA-F]{{{signing.TAG_HEX}}}", parts[3]):
+        raise ProgressCodeError(f"the code is damaged or cut short: its checksum or "
+                                f"signature is missing — {_COPY_AGAIN}")
     body, checksum = parts[1], parts[2].lower()
     if _checksum(body) != checksum:
         raise ProgressCodeError(f"the code is damaged: checksum mismatch — {_COPY_AGAIN}")
-    return body
+    return body, parts[3]
 
 
 def _decode_base64(body: str) -> bytes:

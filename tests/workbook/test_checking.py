@@ -91,9 +91,12 @@ def test_progress_counts_a_proficient_answer_and_a_streak() -> None:
 def test_export_and_import_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     wb.check("0.1", 1.75)
     wb.hint("0.2")
-    code = wb.export_progress()
+    code, key = wb.export_progress(), wb.progress_key()
     monkeypatch.setenv("WORKBOOK_HOME", str(tmp_path / "elsewhere"))
     progress_log.reopen()
+    with pytest.raises(ValueError, match="not made with your progress key"):
+        wb.import_progress(code)  # another machine: its own key, until the learner's is used
+    wb.use_progress_key(key)
     assert wb.import_progress(code) == 2
     assert wb.import_progress(code) == 0
     assert wb.progress().levels["0.1"] == "proficient"

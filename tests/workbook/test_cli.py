@@ -50,10 +50,10 @@ def test_progress_json_and_transfer(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["total"] == 58 and data["streak_days"] == 1
     assert main(["export-progress"]) == 0
     code = capsys.readouterr().out.strip()
-    assert code.startswith("DTW1:")
+    assert code.startswith("DTW2:")
     assert main(["import-progress", code]) == 0
     assert "0 new" in capsys.readouterr().out
-    assert main(["import-progress", "DTW1:garbage:00000000"]) == 1
+    assert main(["import-progress", "DTW2:garbage:00000000:" + "0" * 32]) == 1
 
 
 RING_RS_ONLY = '''

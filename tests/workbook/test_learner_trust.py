@@ -3,6 +3,9 @@ never leak the reference, always stop on time, and progress problems are said in
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 import sqlite3
 import subprocess
 import sys
@@ -10,6 +13,7 @@ import threading
 import time
 import zlib
 from base64 import urlsafe_b64encode
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -155,20 +159,23 @@ def test_the_write_behind_queue_is_bounded(fresh_home: Path) -> None:
 
 
 def test_a_progress_code_of_tiny_objects_is_refused_cheaply() -> None:
+    """Signed with the learner's own key, so that it reaches the decoding."""
     payload = b"[" + b"{}," * 2_000_000 + b"{}]"
     body = urlsafe_b64encode(zlib.compress(payload, 9)).decode().rstrip("=")
-    code = f"DTW1:{body}:{zlib.crc32(body.encode()) & 0xFFFFFFFF:08x}"
+    key = bytes(range(32))
+    tag = hmac.new(key, f"DTW2:{body}".encode(), hashlib.sha256).hexdigest()[:32]
+    code = f"DTW2:{body}:{zlib.crc32(body.encode()) & 0xFFFFFFFF:08x}:{tag}"
     assert len(code) < 100_000
     started = time.monotonic()
     with pytest.raises(ProgressCodeError, match="does not hold workbook events"):
-        import_code(code)
+        import_code(code, key)
     assert time.monotonic() - started < 5
 
 
 def test_importing_a_hostile_code_fits_in_little_memory(tmp_path: Path) -> None:
     # In a child whose address space is capped 300 MB above what it starts with.
     child = (
-        "import resource, zlib\nfrom base64 import urlsafe_b64encode\n"
+        "import hashlib, hmac, resource, zlib\nfrom base64 import urlsafe_b64encode\n"
         "from autograder.progress.transfer import import_code, ProgressCodeError\n"
         "with open('/proc/self/statm') as f:\n"
         "    now = int(f.read().split()[0]) * resource.getpagesize()\n"
@@ -176,8 +183,10 @@ def test_importing_a_hostile_code_fits_in_little_memory(tmp_path: Path) -> None:
         "for payload in (b'[' + b'[],' * 2_500_000 + b'[]]', b'[' + b'\"a\",' * 2_000_000"
         " + b'\"a\"]'):\n"
         "    body = urlsafe_b64encode(zlib.compress(payload, 9)).decode().rstrip('=')\n"
-        "    code = f'DTW1:{body}:{zlib.crc32(body.encode()) & 0xFFFFFFFF:08x}'\n"
-        "    try:\n        import_code(code)\n    except ProgressCodeError:\n        pass\n"
+        "    key = bytes(32)\n"
+        "    tag = hmac.new(key, f'DTW2:{body}'.encode(), hashlib.sha256).hexdigest()[:32]\n"
+        "    code = f'DTW2:{body}:{zlib.crc32(body.encode()) & 0xFFFFFFFF:08x}:{tag}'\n"
+        "    try:\n        import_code(code, key)\n    except ProgressCodeError:\n        pass\n"
         "print('fine')")
     done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
                           timeout=120, cwd=Path(wb.__file__).parents[1])
@@ -229,3 +238,25 @@ def test_the_pool_itself_refuses_without_bubblewrap(monkeypatch: pytest.MonkeyPa
     finally:
         bwrap.unavailable_reason.cache_clear()
 
+
+
+def test_a_forged_progress_code_masters_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    """A code written by hand (the format is documented, the learner's key is not): every
+    exercise correct on canonical numbers and on fresh variants on five days."""
+    events = [Event(uid=f"{n:016x}{d:016x}", action="check", exercise_id=e.id,
+                    variant=None if d == 0 else {"seed": d}, answer="", status="correct",
+                    score=1.0, hints_used=0, solution_viewed=False,
+                    utc=datetime(2025, 3, 1 + d, 12, tzinfo=timezone.utc),
+                    local_date=f"2025-03-0{1 + d}", tz="UTC")
+              for n, e in enumerate(wb.exercises()) for d in range(5)]
+    payload = json.dumps([e.to_dict() for e in events], separators=(",", ":")).encode()
+    body = urlsafe_b64encode(zlib.compress(payload, 9)).decode().rstrip("=")
+    crc = f"{zlib.crc32(body.encode()) & 0xFFFFFFFF:08x}"
+    own_key = hmac.new(b"forger" * 6, f"DTW2:{body}".encode(), hashlib.sha256).hexdigest()
+    for tag in ("0" * 32, own_key[:32]):
+        assert main(["import-progress", f"DTW2:{body}:{crc}:{tag}"]) == 1
+        assert "not made with your progress key" in capsys.readouterr().err
+    assert main(["import-progress", f"DTW1:{body}:{crc}"]) == 1
+    summary = wb.progress()
+    assert summary.total == 58 and summary.levels.get("0.1") == "new"
+    assert summary.streak_days == 0
