@@ -5,7 +5,8 @@ Only the learner's own checks and solution views of that exercise count; hints d
 change the level. "Canonical numbers" are the ones printed in the notebook (an event
 with ``variant=None``); a "fresh variant" is the same exercise with other numbers (a
 check with a ``variant``). A "day" is the learner's local calendar date at the moment
-of the event, so travelling or checking late at night does not shift it.
+of the event, so checking late at night does not shift it, and a change of time zone
+never brings a later day sooner than real time does (:mod:`autograder.progress.calendar`).
 
 ``new``
     Nothing checked yet.
@@ -50,6 +51,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Literal
 
+from autograder.progress.calendar import days as calendar_days
 from autograder.progress.events import Event
 
 Level = Literal["new", "attempted", "familiar", "proficient", "mastered"]
@@ -80,30 +82,30 @@ class _Evidence:
     solution_day: date | None = None  # day the solution was (at the latest) first viewed
     mastered: bool = False
 
-    def see(self, event: Event) -> None:
+    def see(self, event: Event, day: date) -> None:
         if event.action == "solution":
-            self._saw_solution(event.day)
+            self._saw_solution(day)
         elif event.action == "check":
-            self._saw_check(event)
+            self._saw_check(event, day)
 
     def _saw_solution(self, day: date) -> None:
         if self.solution_day is None:
             self.solution_day = day
 
-    def _saw_check(self, event: Event) -> None:
+    def _saw_check(self, event: Event, day: date) -> None:
         self.checked = True
         if event.solution_viewed:
-            self._saw_solution(event.day)
+            self._saw_solution(day)
         if event.status != "correct":
             return
         self.correct = True
         if event.variant is None:
             if self.solution_day is None and self.proficient_day is None:
-                self.proficient_day = event.day
+                self.proficient_day = day
             return
         # A fresh variant: rule 1 (after proficiency) or rule 2 (after the solution).
-        later_than_proficient = self.proficient_day is not None and event.day > self.proficient_day
-        later_than_solution = self.solution_day is not None and event.day > self.solution_day
+        later_than_proficient = self.proficient_day is not None and day > self.proficient_day
+        later_than_solution = self.solution_day is not None and day > self.solution_day
         if later_than_proficient or later_than_solution:
             self.mastered = True
 
@@ -120,14 +122,14 @@ class _Evidence:
 
 def exercise_level(events: Iterable[Event], exercise_id: str) -> Level:
     """The mastery level of one exercise (see the module docstring for the rules)."""
-    return _level_of([e for e in events if e.exercise_id == exercise_id])
+    return _level_of([(e, day) for e, day in calendar_days(events) if e.exercise_id == exercise_id])
 
 
 def levels(events: Iterable[Event], exercise_ids: Iterable[str]) -> dict[str, Level]:
     """The mastery level of each exercise in ``exercise_ids``, in that order."""
-    by_exercise: dict[str, list[Event]] = defaultdict(list)
-    for event in events:
-        by_exercise[event.exercise_id].append(event)
+    by_exercise: dict[str, list[tuple[Event, date]]] = defaultdict(list)
+    for event, day in calendar_days(events):  # days from the whole log: one clock
+        by_exercise[event.exercise_id].append((event, day))
     return {eid: _level_of(by_exercise.get(eid, [])) for eid in exercise_ids}
 
 
@@ -137,9 +139,9 @@ def count_at_least(level_of: dict[str, Level], threshold: str) -> int:
     return sum(1 for level in level_of.values() if level_rank(level) >= rank)
 
 
-def _level_of(events: Sequence[Event]) -> Level:
+def _level_of(dated: Sequence[tuple[Event, date]]) -> Level:
+    """The level from one exercise's events with their days, already in time order."""
     evidence = _Evidence()
-    # sorted() is stable: events logged with the same UTC time keep their given order.
-    for event in sorted(events, key=lambda e: e.utc):
-        evidence.see(event)
+    for event, day in dated:
+        evidence.see(event, day)
     return evidence.level

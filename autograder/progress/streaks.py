@@ -2,10 +2,10 @@
 
 A day is the learner's local calendar date at the moment of the check
 (``Event.local_date``), not the UTC date: a check at 23:30 in California is that
-evening's work even though UTC has already moved to the next day. Each event carries
-the date the learner's own clock showed, so a streak follows the learner's calendar
-when they travel (flying east over the date line skips a date on that calendar, and
-the run restarts). Several correct checks on one day count once.
+evening's work even though UTC has already moved to the next day. A change of time zone
+never makes a day sooner than real time does (:mod:`autograder.progress.calendar`): a
+check at noon and another a minute later with the clock set a day ahead are one day's
+work. Several correct checks on one day count once.
 
 The current streak stays alive until the day ends: on a day with no correct check yet,
 the run that ended yesterday is still shown (the learner can extend it today). Only
@@ -26,19 +26,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import date, timedelta
 
+from autograder.progress.calendar import days as calendar_days
+from autograder.progress.calendar import today_on_calendar
 from autograder.progress.events import Event
 
 _ONE_DAY = timedelta(days=1)
 
 
 def practice_days(events: Iterable[Event]) -> set[date]:
-    """The local dates on which at least one check was correct."""
-    return {event.day for event in events if event.is_correct_check}
+    """The days (on the learner's calendar) on which at least one check was correct."""
+    return {day for event, day in calendar_days(events) if event.is_correct_check}
 
 
 def current_streak(events: Iterable[Event], today: date) -> int:
     """Length in days of the streak still alive on ``today`` (0 if it has lapsed)."""
-    days = practice_days(events)
+    dated = calendar_days(events)
+    days = {day for event, day in dated if event.is_correct_check}
+    today = today_on_calendar(dated, today)
     for anchor in (today, today - _ONE_DAY):
         if anchor in days:
             # The run through ``anchor``: days back to its start plus days on to its end,

@@ -178,3 +178,24 @@ def test_levels_for_many_exercises() -> None:
     # Cumulative counts: 1 mastered; 2 at proficient or above; 4 attempted or above.
     assert [count_at_least(result, x) for x in ("mastered", "proficient", "attempted")] \
         == [1, 2, 4]
+
+
+def test_a_time_zone_hop_is_not_a_later_day() -> None:
+    """Proficient at noon in Honolulu; a fresh variant a minute later with the clock set to
+    Kiritimati, where it is already the next day: still the same day's work."""
+    from zoneinfo import ZoneInfo
+
+    noon = datetime(2025, 3, 1, 22, tzinfo=timezone.utc)
+    first = Event.now("check", "0.1", status="correct", score=1.0, clock=lambda: noon,
+                      tz=ZoneInfo("Pacific/Honolulu"))
+    later = noon + timedelta(minutes=1)
+    hop = Event.now("check", "0.1", status="correct", score=1.0, variant=FRESH,
+                    clock=lambda: later, tz=ZoneInfo("Pacific/Kiritimati"))
+    assert (first.local_date, hop.local_date) == ("2025-03-01", "2025-03-02")
+    assert level(first, hop) == "proficient"
+    assert levels([first, hop], ["0.1"]) == {"0.1": "proficient"}
+    # A day later for real, in Kiritimati: now it is a later day.
+    next_day = noon + timedelta(days=1, minutes=2)
+    again = Event.now("check", "0.1", status="correct", score=1.0, variant=FRESH,
+                      clock=lambda: next_day, tz=ZoneInfo("Pacific/Kiritimati"))
+    assert level(first, hop, again) == "mastered"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 from autograder.progress.events import Event
@@ -122,12 +122,87 @@ def test_a_logged_day_later_than_today_after_flying_west() -> None:
     assert current_streak([first, second], march(1)) == 2
 
 
-def test_flying_east_over_the_date_line_can_skip_a_day() -> None:
+def test_flying_east_over_the_date_line_counts_the_days_that_passed() -> None:
     # 10:00 on 1 March in Los Angeles (18:00 UTC); the flight lands in Tokyo on the 3rd
-    # at 09:00 local (00:00 UTC on the 3rd): the learner's calendar never showed a
-    # 2 March with a check, so the run restarts.
+    # at 09:00 local (00:00 UTC on the 3rd). Thirty hours passed: on the clock the learner
+    # left, 1 March and 2 March, two days; the Tokyo calendar's jump over 2 March gives
+    # neither a day more nor a day less.
     la = correct_at(datetime(2025, 3, 1, 18, tzinfo=timezone.utc), LOS_ANGELES)
     tokyo = correct_at(datetime(2025, 3, 3, 0, tzinfo=timezone.utc), TOKYO)
     assert (la.local_date, tokyo.local_date) == ("2025-03-01", "2025-03-03")
-    assert current_streak([la, tokyo], march(3)) == 1
-    assert best_streak([la, tokyo]) == 1
+    assert current_streak([la, tokyo], march(3)) == 2
+    assert best_streak([la, tokyo]) == 2
+
+
+HONOLULU, KIRITIMATI = ZoneInfo("Pacific/Honolulu"), ZoneInfo("Pacific/Kiritimati")
+
+
+def test_a_time_zone_hop_does_not_make_a_second_day_in_a_minute() -> None:
+    # Noon on 1 March in Honolulu (UTC-10); a minute later the clock is set to Kiritimati
+    # (UTC+14), where it is already 12:01 on 2 March.
+    noon = datetime(2025, 3, 1, 22, tzinfo=timezone.utc)
+    first = correct_at(noon, HONOLULU)
+    hop = correct_at(noon.replace(minute=1), KIRITIMATI)
+    assert (first.local_date, hop.local_date) == ("2025-03-01", "2025-03-02")
+    assert current_streak([first, hop], march(2)) == 1
+    assert best_streak([first, hop]) == 1
+    assert practice_days([first, hop]) == {march(1)}
+
+
+def test_hopping_back_and_forth_gains_nothing() -> None:
+    start = datetime(2025, 3, 1, 22, tzinfo=timezone.utc)
+    events = [correct_at(start.replace(minute=m), (HONOLULU, KIRITIMATI)[m % 2])
+              for m in range(30)]
+    assert best_streak(events) == 1 and current_streak(events, march(2)) == 1
+
+
+def test_after_the_hop_a_day_a_day_keeps_the_streak() -> None:
+    # Then the learner stays in Kiritimati and checks at 09:00 local each morning.
+    noon = datetime(2025, 3, 1, 22, tzinfo=timezone.utc)
+    events = [correct_at(noon, HONOLULU)]
+    events += [correct_at(datetime(2025, 3, day, 19, tzinfo=timezone.utc), KIRITIMATI)
+               for day in range(2, 7)]  # 09:00 on the 3rd ... 7th in Kiritimati
+    assert events[-1].local_date == "2025-03-07"
+    assert best_streak(events) == 6
+    assert current_streak(events, march(7)) == 6  # today, on the clock the days follow
+
+
+def test_offsets_written_as_text_are_read_too() -> None:
+    def at(minute: int, offset: str, local_date: str) -> Event:
+        return Event(uid=f"{next(_uids):032x}", action="check", exercise_id="1.1",
+                     variant=None, answer="", status="correct", score=1.0, hints_used=0,
+                     solution_viewed=False,
+                     utc=datetime(2025, 3, 1, 22, minute, tzinfo=timezone.utc),
+                     local_date=local_date, tz=offset)
+    assert best_streak([at(0, "-10:00", "2025-03-01"), at(1, "+14:00", "2025-03-02")]) == 1
+
+
+def test_no_more_days_than_real_time_allows_whatever_the_zones() -> None:
+    """Random checks in random zones: the practice days never outnumber the calendar days
+    that one fixed clock can show over the same real time (the span in days, rounded up,
+    plus one)."""
+    import random
+
+    zones = [ZoneInfo(z) for z in ("Pacific/Honolulu", "Pacific/Kiritimati", "Asia/Tokyo",
+                                   "America/Los_Angeles", "Europe/Berlin", "UTC",
+                                   "Asia/Kolkata", "Pacific/Chatham")]
+    rng = random.Random(7)
+    for _ in range(300):
+        start = datetime(2025, 3, 1, tzinfo=timezone.utc)
+        moments = sorted(start + timedelta(minutes=rng.randrange(0, 4 * 24 * 60))
+                         for _ in range(rng.randrange(1, 12)))
+        events = [correct_at(moment, rng.choice(zones)) for moment in moments]
+        span = moments[-1] - moments[0]
+        assert len(practice_days(events)) <= -(-span // timedelta(days=1)) + 1
+
+
+def test_in_one_zone_the_days_are_the_local_dates() -> None:
+    import random
+
+    rng = random.Random(3)
+    start = datetime(2025, 3, 1, tzinfo=timezone.utc)
+    for zone in (LOS_ANGELES, TOKYO, ZoneInfo("Europe/Berlin")):  # Berlin: summer time
+        moments = sorted(start + timedelta(minutes=rng.randrange(0, 60 * 24 * 60))
+                         for _ in range(200))
+        events = [correct_at(moment, zone) for moment in moments]
+        assert practice_days(events) == {e.day for e in events}
