@@ -92,6 +92,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="the term's policy file (late rules, extensions, overrides, "
                             "partial credit), applied afresh on every regrade (default: "
                             "OUT.policies.ini beside the gradebook, when it exists)")
+    grade.add_argument("--handed-in", metavar="TIMES.csv",
+                       help="student,submitted_at rows from your collection step: the times "
+                            "that decide lateness, in place of any the hand-in carries")
     grade.add_argument("--only", metavar="ID[,ID]",
                        help="regrade only these students; everyone else's rows, totals and "
                             "pages are kept from the gradebook in --out")
@@ -239,7 +242,8 @@ def _cmd_grade(args: argparse.Namespace) -> int:
         layout={"auto": None, "nbgrader": "folders"}.get(args.layout, args.layout),
         due=args.due, chapters=args.chapters, assignment=args.assignment,
         release=args.release, worksheet=args.lms_worksheet, timezone=args.lms_timezone,
-        policies=args.policies or _beside(args.out, ".policies.ini"), only=args.only)
+        policies=args.policies or _beside(args.out, ".policies.ini"), only=args.only,
+        handed_in=args.handed_in)
     return grade_cli(args.submissions, args.out, workers=args.workers, timeout_s=args.timeout,
                      unsafe_no_sandbox=args.unsafe_no_sandbox,
                      nbgrader_course=args.nbgrader_course, batch_timeout_s=args.batch_timeout,

@@ -381,3 +381,24 @@ def test_feedback_goes_back_through_each_lms_to_its_student(term: Path) -> None:
                 assert archive.read(name) == page.read_bytes()
                 found[sid] = name
         assert set(found) == graded, layout
+
+
+def test_times_from_the_collection_step_decide_lateness(term: Path) -> None:
+    """nbgrader's timestamp.txt is written on the student's side; a student who writes an
+    early one into their folder is still late by the times the instructor recorded."""
+    root = term / "nbgrader-style"
+    for sid, when in (("s01", "2026-03-01 17:00:00 UTC"), ("s02", "2026-03-01 17:10:00 UTC")):
+        folder = root / sid / "ch00"
+        folder.mkdir(parents=True)
+        source = next((term / "moodle41").glob(f"*_{dict((s, p) for s, *_, p, _ in CLASS)[sid]}"
+                                               "_assignsubmission_file/*.ipynb"))
+        (folder / CHAPTER_FILE).write_bytes(source.read_bytes())
+        (folder / "timestamp.txt").write_text(when, encoding="utf-8")
+    (term / "times.csv").write_text("student,submitted_at\ns01,2026-03-03T08:00:00Z\n",
+                                    encoding="utf-8")
+    workbook("grade", "nbgrader-style", "--out", "g-times", "--chapters", "0", "--secret-file",
+             "course.key", "--due", DUE, "--handed-in", "times.csv", "--workers", "2", cwd=term)
+    rows = totals(term / "g-times" / "totals.csv")
+    assert (rows["s01"]["late"], rows["s01"]["submitted_at"]) == (
+        "yes", "2026-03-03T08:00:00+00:00")
+    assert rows["s02"]["late"] == "no"   # no recorded time: nbgrader's stands

@@ -16,7 +16,9 @@
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -64,6 +66,7 @@ class TermArguments:
     timezone: str = "UTC"
     policies: str | None = None
     only: str | None = None          # "s1,s2": regrade these students, keep the others
+    handed_in: str | None = None     # CSV student,submitted_at from the collection step
 
 
 @dataclass
@@ -82,6 +85,7 @@ class Term:
     policy_notes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     kept_integrity: dict[str, str] = field(default_factory=dict)
     lms_students: dict[str, str] = field(default_factory=dict)   # LMS id -> roster id
+    times: dict[str, str] = field(default_factory=dict)   # student -> ISO time handed in
     personaliser: Personaliser | None = field(default=None, repr=False)
     printed: PrintedNumbers = field(default_factory=PrintedNumbers, repr=False)
 
@@ -119,7 +123,8 @@ class Term:
         return cls(roster, read_secret(Path(args.secret_file)) if args.secret_file else None,
                    args.layout, moment,
                    assignment_from(args.chapters, args.assignment, args.release), worksheet,
-                   policies=policies, only=only)
+                   policies=policies, only=only,
+                   times=read_times(Path(args.handed_in)) if args.handed_in else {})
 
     def _students(self, layout: str) -> dict[str, str]:
         """The chosen LMS's ids -> roster ids; ValueError when the roster cannot say."""
@@ -158,15 +163,19 @@ class Term:
                           roster_only=self.roster is not None and layout != FOLDERS)
         discovery = discover(folder, options)
         if self.worksheet is not None and layout == lms_moodle.NAME:
-            discovery.found[:] = [self._moodle_time(f) for f in discovery.found]
+            discovery.found[:] = [self._timed(f, self.worksheet.submitted)
+                                  for f in discovery.found]
+        if self.times:
+            discovery.found[:] = [self._timed(f, self.times) for f in discovery.found]
         if self.secret is not None:
             ids = [f.student for f in discovery.found] + list(self.roster.ids if self.roster
                                                               else ())
             self.personaliser = Personaliser.for_class(self.secret, ids)
         return discovery
 
-    def _moodle_time(self, found: Found) -> Found:
-        when = self.worksheet.submitted.get(found.student, "") if self.worksheet else ""
+    def _timed(self, found: Found, times: Mapping[str, str]) -> Found:
+        """``found`` with the time the instructor's side recorded for its student."""
+        when = times.get(found.student, "")
         if not when:
             return found
         moment = parse_time(when)
@@ -213,4 +222,23 @@ def handed(discovery: Discovery) -> dict[str, Handed]:
         lates = [v for v in (before.late, found.late) if v is not None]
         out[found.student] = Handed(max(before.submitted_at, found.submitted_at),
                                     any(lates) if lates else None)
+    return out
+
+
+def read_times(path: Path) -> dict[str, str]:
+    """``student,submitted_at`` rows (ISO 8601, UTC unless an offset is given) -> student
+    -> ISO time; ValueError naming the line for a time that cannot be read."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(f"cannot read --handed-in {path}: {error}") from None
+    out: dict[str, str] = {}
+    for line, row in enumerate(csv.reader(io.StringIO(text)), start=1):
+        if not row or not row[0].strip() or (line == 1 and row[0].strip() == "student"):
+            continue
+        moment = parse_time(row[1]) if len(row) > 1 else None
+        if moment is None:
+            raise ValueError(f"--handed-in {path}, line {line}: expected student,time with an "
+                             f"ISO 8601 time (2026-03-01T17:59:12Z), got {','.join(row)!r}")
+        out[row[0].strip()] = moment.isoformat(timespec="seconds")
     return out
