@@ -19,6 +19,11 @@ Fields (booleans say whether the software does it):
 * ``reshard_after_forward``: ZeRO-3/FSDP frees the gathered weights after each layer's
   forward and gathers them again for the backward (Zhao et al. 2023, §3.2.1 FULL_SHARD);
   False keeps them gathered until the backward is done (FSDP SHARD_GRAD_OP; Llama 3).
+* ``keep_gathered_with_pp``: with a pipeline (PP > 1) the stack keeps the gathered weights
+  from forward to backward whatever ``reshard_after_forward`` says, so that the many
+  micro-batches of a stage do not gather each layer twice each (torchtitan,
+  ``parallelize_llama.py`` ``apply_fsdp``: with pipeline parallelism "do not reshard
+  after forward to avoid per-microbatch all-gathers"); :func:`for_layout` applies it.
 * ``grad_accum_bytes``: bytes per gradient element accumulated across micro-batches.
 * ``uneven_chunks``: the pipeline accepts chunks with unequal layer counts.
 * ``interleave_m_below_p``: the interleaved schedule accepts fewer micro-batches than stages.
@@ -119,6 +124,7 @@ class Stack:
     overlap_dp: bool = True
     grad_reduce_bytes: float = 2.0
     reshard_after_forward: bool = True
+    keep_gathered_with_pp: bool = False
     grad_accum_bytes: float = 4.0
     uneven_chunks: bool = False
     interleave_m_below_p: bool = False
@@ -214,7 +220,7 @@ FSDP = Stack(
 FSDP2 = Stack(
     "FSDP2 / torchtitan", sequence_parallel=True, fused_attention=True, overlap_dp=True,
     elementwise="eager", uneven_chunks=True, fused_grad_accumulation=False,
-    loss_bytes_per_logit=12.0,
+    loss_bytes_per_logit=12.0, keep_gathered_with_pp=True,
     source="torchtitan (Liang et al. 2024, arXiv:2410.06511) §2.1: per-parameter DTensor "
            "FSDP2 with implicit prefetch, reshard_after_forward=True by default, SP with "
            "TP (async TP optional); eager mode unless torch.compile is turned on; pipeline "
@@ -239,6 +245,14 @@ STACKS: dict[str, Stack] = {
     "deepspeed-pipeline": DEEPSPEED_PIPELINE, "deepspeed-pipeline-2020": DEEPSPEED_PIPELINE_2020,
     "fsdp": FSDP, "fsdp2": FSDP2, "llama3": LLAMA3,
 }
+
+
+def for_layout(stack: Stack, pp: int) -> Stack:
+    """``stack`` as it runs a layout of ``pp`` pipeline stages: a stack that keeps gathered
+    weights under a pipeline (``keep_gathered_with_pp``) does not reshard after forward."""
+    if stack.keep_gathered_with_pp and pp > 1 and stack.reshard_after_forward:
+        return replace(stack, reshard_after_forward=False)
+    return stack
 
 
 def stack_named(name: str) -> Stack:

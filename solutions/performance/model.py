@@ -72,7 +72,7 @@ from solutions.stack import DEEPSPEED_PIPELINE as DEEPSPEED_PIPELINE_STACK
 from solutions.stack import DEEPSPEED_ZERO3 as DEEPSPEED_ZERO3_STACK
 from solutions.stack import FSDP as FSDP_STACK
 from solutions.stack import FSDP2 as FSDP2_STACK
-from solutions.stack import LLAMA3, MEGATRON_2021, MODERN, Stack
+from solutions.stack import LLAMA3, MEGATRON_2021, MODERN, Stack, for_layout
 
 __all__ = ["BREAKDOWN_KEYS", "DEEPSPEED_PIPELINE_STACK", "DEEPSPEED_ZERO3_STACK", "FSDP2_STACK",
            "FSDP_STACK", "LLAMA3", "MEGATRON_2021", "MODERN", "Links", "Stack", "StepEstimate",
@@ -339,6 +339,7 @@ def step_time_from_costs(work_s: float, send_s: float, pp: int, m: int, v: int,
 def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
                 cluster: hardware.Cluster, stack: Stack = MODERN) -> dict[str, float]:
     """Seconds per step per named cost (see the module docstring); no validation."""
+    stack = for_layout(stack, cfg.pp)
     links = Links(cluster, cfg, stack.pp_outermost, stack.flat_dp_collectives)
     stage, st = _busiest_stage(arch, cfg, gpu, stack, links)
     m, p, v = cfg.grad_accum, cfg.pp, cfg.virtual_stages

@@ -112,7 +112,7 @@ from solutions.layout import StageParams as StageParams  # re-exported
 from solutions.layout import chunk_layers, layers_per_stage, stage_params_of
 from solutions.layout import stage_layer_kinds as stage_layer_kinds  # re-exported
 from solutions.planner.buffers import transient_bytes
-from solutions.stack import MODERN, Stack
+from solutions.stack import MODERN, Stack, for_layout
 
 BYTES_16BIT = 2
 #: Gathered ZeRO-3 units a resharding implementation holds at once: the layer being computed
@@ -356,6 +356,7 @@ def end_tables_params(arch: models.Architecture, cfg: ParallelConfig, stage: int
 def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int,
                  stack: Stack = MODERN) -> MemoryBreakdown:
     """Weights, gradients, optimizer state and activations of one GPU of ``stage``."""
+    stack = for_layout(stack, cfg.pp)
     params = stage_params(arch, cfg, stage)
     n_dense = cfg.dp * cfg.cp
     dense = state_bytes_per_param(cfg.zero_stage, n_dense, stack)
