@@ -7,7 +7,7 @@ LAB_STAMP := $(VENV)/.installed-lab
 LEARNER_DIR ?= my-notebooks
 ARGS ?=
 
-.PHONY: lab test lint build-notebooks system-deps clean
+.PHONY: lab instructor test lint build-notebooks system-deps clean
 
 # The learner's set-up: the package and JupyterLab, nothing else (no test tools).
 $(LAB_STAMP): pyproject.toml
@@ -35,6 +35,13 @@ lab: $(LAB_STAMP)
 	$(BIN)/jupyter lab --config=scripts/jupyter_lab_config.py \
 	  --ServerApp.root_dir=$(LEARNER_DIR) \
 	  --LabApp.default_url=/lab/tree/ch00_ring_allreduce.ipynb $(ARGS)
+
+# The instructor's set-up: the learner's, plus bubblewrap (the grading sandbox) through
+# the system packages script. `workbook release` and `workbook grade` then run from .venv/bin.
+instructor: $(LAB_STAMP)
+	@sh scripts/install-system-deps.sh sandbox
+	@$(BIN)/workbook --help >/dev/null
+	@echo "Ready: $(BIN)/workbook release ... and $(BIN)/workbook grade ... (docs/instructors.md)"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -3,6 +3,7 @@
 # `workbook grade` refuses to run unless given --unsafe-no-sandbox), espeak-ng and sox
 # (narration audio) and Chromium (the browser test). Without one, its tests skip and say why.
 # Needs apt-get and root (or password-less sudo); otherwise it only reports what is missing.
+# `install-system-deps.sh sandbox` installs only what grading needs (bubblewrap).
 set -u
 here=$(dirname "$0")
 
@@ -24,9 +25,11 @@ allow_bwrap_userns
 
 missing=""
 command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
-command -v espeak-ng >/dev/null 2>&1 || missing="$missing espeak-ng"
-command -v sox >/dev/null 2>&1 || missing="$missing sox libsox-fmt-all"
-command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+if [ "${1:-}" != sandbox ]; then
+    command -v espeak-ng >/dev/null 2>&1 || missing="$missing espeak-ng"
+    command -v sox >/dev/null 2>&1 || missing="$missing sox libsox-fmt-all"
+    command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+fi
 [ -z "$missing" ] && exit 0
 
 if ! command -v apt-get >/dev/null 2>&1; then

@@ -64,3 +64,15 @@ def test_readme_terminal_commands_say_where_workbook_lives() -> None:
     using = readme.split("## Using it", 1)[1].split("\n## ", 1)[0]
     first_terminal = using.index("`workbook check")
     assert "activate" in using[:first_terminal] or ".venv/bin/" in using[:first_terminal]
+
+
+@pytest.mark.skipif(subprocess.run(["which", "make"], capture_output=True).returncode != 0,
+                    reason="make is not installed")
+def test_make_instructor_installs_the_package_and_the_sandbox() -> None:
+    """The instructors' guide's one set-up command: the package (its `workbook` command),
+    and bubblewrap through the system packages script; no test tool."""
+    commands = _make_dry_run("instructor")
+    assert re.findall(r'pip install[^\n]*"\.\[([^\]]*)\]"', commands) == ["lab"]
+    assert "install-system-deps.sh" in commands and "workbook --help" in commands
+    guide = (ROOT / "docs" / "instructors.md").read_text()
+    assert "make instructor" in guide and "pip install distributed-training-workbook" not in guide
