@@ -67,12 +67,17 @@ def test_the_whole_file_reads_as_written() -> None:
     assert quoted.reason == "half: right method, arithmetic slip"
     assert policies.source == "policies.ini"
 
+    assert policies.describe() == (
+        "due 2026-03-01T17:00+00:00 (+15 min grace), -10 % per day late (at most 30 %), "
+        "nothing after 2026-03-08T17:00+00:00; partial credit on; 1 extension; 3 overrides")
+
 
 def test_an_empty_file_changes_nothing_and_partial_credit_is_off_by_default() -> None:
     policies = parse_policies("# nothing yet\n\n")
     assert policies.late is None and not policies.partial_credit
     assert not policies.overrides and not policies.extensions
     assert parse_policies("[grading]\npartial_credit = no\n").partial_credit is False
+    assert policies.describe() == "partial credit off"
 
 
 def test_without_a_roster_any_student_id_is_taken() -> None:

@@ -139,9 +139,7 @@ def _student_notes(student: str, notebooks: list[NotebookResult], policies: Poli
     for row in rows.values():
         if row.policy.startswith("partial credit"):
             notes.append(f"{row.exercise_id}: {row.policy.split(';')[0]}")
-    for (who, exercise), override in sorted(policies.overrides.items()):
-        if who != student:
-            continue
+    for exercise, override in sorted(policies.overrides_of(student).items()):
         if exercise not in rows:
             notes.append(f"override {exercise} not applied: no graded notebook of this "
                          f"student holds exercise {exercise}")
@@ -170,10 +168,12 @@ def apply_policies(batch: Batch, policies: Policies,
     lates = {s: lateness(policies, s, handed.get(s)) for s in students}
     for notebook in batch.notebooks:
         notebooks.append(_notebook(notebook, policies, lates.get(notebook.student)))
+    by_student: dict[str, list[NotebookResult]] = {}
+    for notebook in notebooks:
+        by_student.setdefault(notebook.student, []).append(notebook)
     for student in students:
-        mine = [nb for nb in notebooks if nb.student == student]
-        said = _student_notes(student, mine, policies, handed.get(student),
-                              lates.get(student))
+        said = _student_notes(student, by_student.get(student, []), policies,
+                              handed.get(student), lates.get(student))
         if said:
             notes[student] = tuple(said)
     if all(new is old for new, old in zip(notebooks, batch.notebooks, strict=True)):

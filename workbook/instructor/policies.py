@@ -138,9 +138,34 @@ class Policies:
     def override(self, student: str, exercise: str) -> Override | None:
         return self.overrides.get((student, exercise))
 
+    def overrides_of(self, student: str) -> dict[str, Override]:
+        """One student's overrides, keyed by exercise id."""
+        return {exercise: o for (who, exercise), o in self.overrides.items() if who == student}
+
     def extension(self, student: str) -> datetime | None:
         found = self.extensions.get(student)
         return found.deadline if found is not None else None
+
+    def describe(self) -> str:
+        """The policies in one line, for the instructor's run summary."""
+        parts = []
+        if self.late is not None:
+            late = self.late
+            minutes = late.grace.total_seconds() / 60
+            parts.append(f"due {late.deadline.isoformat(timespec='minutes')}"
+                         + (f" (+{minutes:g} min grace)" if minutes else "")
+                         + (f", -{late.penalty_per_day:g} % per day late" if late.penalty_per_day
+                            else "")
+                         + (f" (at most {late.penalty_cap:g} %)" if late.penalty_per_day
+                            and late.penalty_cap < 100 else "")
+                         + (f", nothing after {late.cutoff.isoformat(timespec='minutes')}"
+                            if late.cutoff else ""))
+        parts.append(f"partial credit {'on' if self.partial_credit else 'off'}")
+        for count, word in ((len(self.extensions), "extension"),
+                            (len(self.overrides), "override")):
+            if count:
+                parts.append(f"{count} {word}{'s' if count != 1 else ''}")
+        return "; ".join(parts)
 
 
 def _exercise_points(exercise: str) -> int:
