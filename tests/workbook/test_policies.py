@@ -80,6 +80,13 @@ def test_an_empty_file_changes_nothing_and_partial_credit_is_off_by_default() ->
     assert policies.describe() == "partial credit off"
 
 
+def test_lines_are_numbered_as_an_editor_numbers_them() -> None:
+    # Windows line ends, and a form feed (a line break to str.splitlines, not to an editor)
+    text = "[overrides]\r\ns1234, 0.4, 1, page\x0cbreak\r\n\r\ns1234, 0.4, 0, again\r\n"
+    with pytest.raises(PolicyError, match=r"^p, line 4: .* already overridden on line 2"):
+        parse_policies(text, "p")
+
+
 def test_without_a_roster_any_student_id_is_taken() -> None:
     policies = parse_policies("[overrides]\nanyone, 0.4, 0, copied\n")
     assert policies.override("anyone", "0.4") is not None

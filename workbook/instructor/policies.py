@@ -191,7 +191,8 @@ class _Reader:
 
     def read(self, text: str) -> Policies:
         section = ""
-        for number, raw in enumerate(text.lstrip("\ufeff").splitlines(), start=1):
+        lines = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        for number, raw in enumerate(lines, start=1):  # numbered as an editor numbers them
             line = raw.strip()
             if not line or line[0] in "#;":
                 continue
