@@ -42,6 +42,7 @@ from autograder.personal import (
     student_seed,
 )
 from autograder.template import fill
+from workbook.instructor.evidence import Weighed, explained, weigh
 from workbook.records import printed
 from workbook.release import NUMBERS_ROLE, numbers_cell_id, numbers_source, personal_source
 
@@ -63,6 +64,8 @@ class _Watched(Exercise):
         if verdict.status != "wrong" or params is not None or self.watcher is None \
                 or self.base is None:
             return verdict  # right, or unreadable (then it is nobody's right answer)
+        if explained(self, answer, verdict.message):
+            return verdict   # one of the student's own known mistakes: no evidence
         who = self.watcher.classmates.whose_answer(self.base, self.student, answer)
         if not who:
             return verdict
@@ -103,6 +106,7 @@ class Personaliser:
     carried: dict[tuple[str, int], str] = field(default_factory=dict)   # -> whose numbers
     copied: dict[tuple[str, str], str] = field(default_factory=dict)    # (student, ex) -> who
     seen: dict[str, int] = field(default_factory=dict)  # notebooks carrying "own"/"foreign"
+    weighed: list[Weighed] = field(default_factory=list)  # matches to classmates, weighed
     _releases: dict[tuple[str, int], Release] = field(default_factory=dict)
 
     @classmethod
@@ -165,7 +169,13 @@ class Personaliser:
                 f"against {student}'s own numbers.",)
 
     def flag(self, batch: Batch) -> Batch:
-        """The batch with every copied answer's row given status ``integrity``."""
+        """The batch with every copied answer's row given status ``integrity`` where the
+        evidence is strong (:mod:`workbook.instructor.evidence`); a weak coincidence stays
+        an ordinary wrong answer, and its feedback does not mention a classmate."""
+        self.weighed = weigh(self.copied, self.classmates.seeds)
+        strong = {(w.student, exercise) for w in self.weighed if w.strong
+                  for exercise in w.exercises}
+        self.copied = {key: who for key, who in self.copied.items() if key in strong}
         notebooks = tuple(self._flag_notebook(nb) for nb in batch.notebooks)
         return dataclasses.replace(batch, notebooks=notebooks)
 
@@ -175,7 +185,12 @@ class Personaliser:
 
     def _flag_row(self, student: str, row: ExerciseResult) -> ExerciseResult:
         who = self.copied.get((student, row.exercise_id))
-        if who is None or row.status not in ("wrong", "integrity"):
+        if who is None:
+            if COPIED_NOTE in row.message:
+                return dataclasses.replace(row, message=row.message.replace(
+                    COPIED_NOTE, "").strip())
+            return row
+        if row.status not in ("wrong", "integrity"):
             return row
         return dataclasses.replace(row, status="integrity", points=0)
 
@@ -183,12 +198,7 @@ class Personaliser:
         """For the instructor: whose numbers this student handed in, in words ("" if none)."""
         parts = [f"notebook of chapter {chapter} carries the numbers of {who}"
                  for (s, chapter), who in sorted(self.carried.items()) if s == student]
-        copied: dict[str, list[str]] = {}
-        for (s, exercise), who in sorted(self.copied.items()):
-            if s == student:
-                copied.setdefault(who, []).append(exercise)
-        parts += [f"{', '.join(ex)} right for the numbers of {who}"
-                  for who, ex in copied.items()]
+        parts += [w.words() for w in self.weighed if w.student == student and w.strong]
         return "; ".join(parts)
 
 
