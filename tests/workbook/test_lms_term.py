@@ -402,3 +402,23 @@ def test_times_from_the_collection_step_decide_lateness(term: Path) -> None:
     assert (rows["s01"]["late"], rows["s01"]["submitted_at"]) == (
         "yes", "2026-03-03T08:00:00+00:00")
     assert rows["s02"]["late"] == "no"   # no recorded time: nbgrader's stands
+
+
+def test_the_class_report_counts_the_class(term: Path) -> None:
+    """The report's lines, counted by hand from what the class handed in: 12 on the
+    roster; s11's other chapter and s12's nothing are no attempts; the right answers are
+    the key's."""
+    with open(term / "g-canvas" / "class_report.csv", encoding="utf-8") as f:
+        lines = {row["exercise_id"]: row for row in csv.DictReader(f)}
+    assert list(lines)[:4] == list(VALUES) and "0.7" in lines
+    k = key(term)
+    for exercise in VALUES:
+        right = sum(1 for sid, *_ in CLASS if sid not in ("s11", "s12") and (
+            answers_for(k, sid) if sid != "s09" else {
+                e: source(e, k[("s01", e)]) for e in VALUES})[exercise] ==
+            source(exercise, k[(sid, exercise)]))
+        assert int(lines[exercise]["students"]) == 12
+        assert int(lines[exercise]["attempted"]) == 10, lines[exercise]
+        assert int(lines[exercise]["correct"]) == right, (exercise, lines[exercise])
+    page = (term / "g-canvas" / "class_report.html").read_text(encoding="utf-8")
+    assert page.count("<svg") >= 2   # the score distribution and the difficulty

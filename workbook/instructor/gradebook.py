@@ -5,7 +5,8 @@ is on, its import file: ``canvas_import.csv`` (Canvas's Grades > Import, one col
 after the assignment, filling the existing column of that title when the roster is
 Canvas's gradebook export, scaled to its points possible) and ``moodle_grading_worksheet.csv``
 (the assignment's own grading worksheet with ``Grade`` filled in, for Moodle's "Upload
-grading worksheet"), and the feedback pages zipped for the LMS's bulk upload
+grading worksheet"), the class report (``class_report.csv`` and ``.html``, from
+:mod:`workbook.instructor.class_report`), and the feedback pages zipped for the LMS's bulk upload
 (:mod:`workbook.instructor.handback`). Everything is written into a new folder beside
 ``--out`` and swapped in for it in one step (:mod:`autograder.grading.swap`).
 """
@@ -27,8 +28,11 @@ from autograder.grading.swap import discard, new_folder, swap_in
 from autograder.grading.totals import Total, csv_text, totals
 from autograder.personal import fingerprint
 from workbook.instructor import lms_canvas, lms_moodle
+from workbook.instructor.class_report import class_report, write_class_report
 from workbook.instructor.handback import write_lms_feedback
 from workbook.instructor.term import Term, handed
+from workbook.outline import CHAPTERS
+from workbook.release import chapter_records
 
 CANVAS_IMPORT = "canvas_import.csv"
 MOODLE_WORKSHEET = "moodle_grading_worksheet.csv"
@@ -77,6 +81,7 @@ def write_gradebook(term: Term, batch: Batch, discovery: Discovery, out: Path,
         failed: list[str] = []
         write_feedback(batch.notebooks, folder / "feedback", failed)
         write_lms_feedback(batch, discovery, term.lms_students, folder)
+        _class_report(term, batch, folder, failed)
         if before_swap is not None:
             before_swap(folder)
         swap_in(folder, out)
@@ -84,6 +89,18 @@ def write_gradebook(term: Term, batch: Batch, discovery: Discovery, out: Path,
         discard(folder)
         raise
     return failed
+
+
+def _class_report(term: Term, batch: Batch, folder: Path, failed: list[str]) -> None:
+    """The class at a glance; a report that cannot be written costs only itself."""
+    chapters = term.assignment.chapters if term.assignment is not None else ()
+    ids = [r.id for n in chapters for r in chapter_records(CHAPTERS[n])]
+    try:
+        write_class_report(class_report(batch, term.roster.ids if term.roster else (), ids),
+                           folder)
+    except Exception as error:  # noqa: BLE001 - never lose the gradebook for the report
+        failed.append(f"the class report could not be written ({type(error).__name__}: "
+                      f"{error})")
 
 
 def canvas_column(term: Term) -> tuple[str, float | None]:
