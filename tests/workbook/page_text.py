@@ -30,6 +30,7 @@ from autograder.unit_table import (
     MONEY,
     RATIO,
     TIME,
+    Unit,
     count_unit,
     lookup,
     target_unit,
@@ -242,14 +243,14 @@ def shows(token: str, form: float) -> bool:
 _WORD_AFTER = re.compile(r"[ \t]*([A-Za-zµμ$%][\w/$%-]*)")
 
 
-def _family_after(text: str, end: int) -> str | None:
-    """The family of what is written right after position ``end``: a unit's ("98 GB" ->
-    size), a counting word's ("128 query heads" -> count:query), or None (nothing)."""
+def _unit_after(text: str, end: int) -> Unit | None:
+    """What is written right after position ``end``: a unit ("98 GB" -> GB), a counting
+    word ("128 query heads" -> count:query), or None (nothing)."""
     match = _WORD_AFTER.match(text, end)
     if not match:
         return None
     meanings, _ = lookup(match.group(1))
-    return meanings[0].family if meanings else count_unit(match.group(1)).family
+    return meanings[0] if meanings else count_unit(match.group(1))
 
 
 _ASSIGNED = re.compile(r"[=:]\s*\$?\s*$")
@@ -271,23 +272,31 @@ def _powers(text: str) -> list[tuple[str, float]]:
     return found
 
 
-def found_in(text: str, forms: list[float], family: str = "") -> list[str]:
+def found_in(text: str, forms: list[float], family: str = "",
+             answer: tuple[float, str] | None = None) -> list[str]:
     """The numbers in ``text`` that print one of ``forms``: not one written with a unit or
     a counting word of another family than the answer's ``family`` ("98 GB" is not the
     answer "98 s", "128 query heads" not a data-parallel degree of 128), and not a bare
     two-digit whole number ("a TP group of 16"), which says too little on its own unless it
-    is assigned ("k = 64"). Powers ("2^{-14}", "6.10 x 10^-5") are read as their value."""
+    is assigned ("k = 64"). Powers ("2^{-14}", "6.10 x 10^-5") are read as their value.
+    Given the ``answer`` (value, unit), a number written with a unit of its family is
+    compared in that unit only ("98 min" is not the answer "98 s")."""
     found = []
     for match in NUMBER.finditer(text):
         token = match.group()
-        written = _family_after(text, match.end())
+        unit = _unit_after(text, match.end())
+        written = None if unit is None else unit.family
         if written is not None and family and written != family:
             continue
+        candidates = forms
+        if answer is not None and unit is not None and written == family \
+                and not family.startswith(COUNT_PREFIX):
+            candidates = [answer[0] * target_unit(answer[1]).factor / unit.factor]
         assigned = (family in (RATIO, "") or family.startswith(COUNT_PREFIX)) and \
             _ASSIGNED.search(text[max(0, match.start() - 4):match.start()]) is not None
         if written is None and "." not in token and _significant(token) < 3 and not assigned:
             continue
-        if any(shows(token, f) for f in forms):
+        if any(shows(token, f) for f in candidates):
             found.append(token)
     for written, value in _powers(text):
         if any(abs(value - f) <= 0.005 * abs(f) for f in forms):

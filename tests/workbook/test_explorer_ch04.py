@@ -118,9 +118,10 @@ def test_explorer_reports_and_redraws(monkeypatch: pytest.MonkeyPatch) -> None:
 
     widgets["Link"].value = "Between servers (InfiniBand)"
     assert widgets["GB/s per direction"].value == pytest.approx(50.0)
-    # per-bucket AllReduce at 50 GB/s: 2 x 7/8 x 20 GB / 50 GB/s = 700 ms over 32 buckets
-    assert drawn[-1][2] == pytest.approx(21.875)
-    assert "✘ Each bucket's AllReduce (21.9 ms)" in status_of(box).replace("&#x27;", "'")
+    # a 7B model's FP16 gradient, 14 GB, at 50 GB/s: 2 x 7/8 x 14 GB / 50 GB/s = 490 ms over
+    # 32 buckets
+    assert drawn[-1][2] == pytest.approx(15.3125)
+    assert "✘ Each bucket's AllReduce (15.3 ms)" in status_of(box).replace("&#x27;", "'")
 
     widgets["Link"].value = "Inside a server (NVLink)"
     widgets["GPUs"].value = 64

@@ -89,6 +89,7 @@ def test_explorer_reports_and_redraws_when_a_slider_moves() -> None:
     assert "✔ A sound layout" in box.status.value
     box.controls["tp_degree"].value = 16
     assert "✘ TP = 16 spans 2 8-GPU servers" in box.status.value
+    box.controls["d_model"].value = 8192
     box.controls["tp_degree"].value = 6
     assert "not divisible by TP = 6" in box.status.value
     box.controls["heads"].value = "40 query / 40 K/V heads (Llama 2 13B, no GQA)"

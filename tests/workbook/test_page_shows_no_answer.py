@@ -175,7 +175,7 @@ def leaks(texts: list[str], answers: dict[str, tuple[float, str]]) -> dict[str, 
         other = COINCIDENCES.get(exercise_id)
         for text in texts:
             for line in readable(text).splitlines():
-                hits = found_in(line, forms, family)
+                hits = found_in(line, forms, family, (value, unit))
                 if hits and other is not None and len(other.findall(line)) >= len(hits):
                     continue
                 if hits:
@@ -246,6 +246,9 @@ def test_the_search_finds_printed_answers() -> None:
     assert not found_in("16 GB", answer_forms(15.5, "GB"))  # rounded too far to tell
     assert found_in("C = 98 s", answer_forms(98.0, "s"), "time") == ["98"]
     assert not found_in("98 GB", answer_forms(98.0, "s"), "time")
+    assert not found_in("interval: 98 min", answer_forms(98.0, "s"), "time", (98.0, "s"))
+    assert found_in("1750 MB", answer_forms(1.75, "GB"), "size", (1.75, "GB")) == ["1750"]
+    assert found_in("comm 0.6 %", answer_forms(0.0061, ""), "ratio", (0.0061, "")) == ["0.6"]
     assert not found_in("a TP group of 16", answer_forms(16.1, "GB"), "size")
     assert not found_in("128 query heads", answer_forms(128.0, ""), "ratio")
     assert found_in("TP 8 x PP 16 x DP 128: each cell", answer_forms(128.0, ""), "ratio")

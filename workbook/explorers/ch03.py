@@ -208,8 +208,9 @@ BASE_LRS = (1e-5, 3e-5, 6e-5, 1e-4, 1.5e-4, 3e-4, 6e-4, 1e-3, 3e-3, 1e-2)
 def explorer() -> Any:
     """Sliders for both batches, the base rate, warmup and run length; a live schedule plot.
 
-    It starts from a batch of 4096 (k = 16), not the exercises' 2048, so its peaks and
-    warmup never answer 3.1 to 3.3 before the learner does."""
+    It starts from a batch of 4096 (k = 16) and a base rate of 1e-4, not the exercises' 2048
+    and 3e-4, so its peaks and warmup never answer 3.1 to 3.3 before the learner does, not
+    even once one slider is moved to an exercise's number."""
     import ipywidgets as w
 
     from workbook.explorers.view import STYLE, View, options_slider
@@ -218,7 +219,7 @@ def explorer() -> Any:
                              style=STYLE)
     new_batch = w.IntSlider(value=4096, min=32, max=32768, step=32, description="New batch",
                             style=STYLE)
-    base_lr = options_slider(BASE_LRS, 3e-4, "Base learning rate", label=lambda v: f"{v:.1e}")
+    base_lr = options_slider(BASE_LRS, 1e-4, "Base learning rate", label=lambda v: f"{v:.1e}")
     warmup = w.IntSlider(value=16_000, min=0, max=40_000, step=500, description="Warmup steps",
                          style=STYLE)
     total = w.IntSlider(value=100_000, min=5000, max=500_000, step=5000, style=STYLE,

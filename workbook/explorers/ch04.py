@@ -208,7 +208,7 @@ def explorer() -> Any:
     layers = w.IntSlider(value=32, min=4, max=96, description="Layers (= buckets)", style=STYLE)
     layer_ms = w.FloatSlider(value=6.0, min=0.5, max=20.0, step=0.5, style=STYLE,
                              description="Backward per layer (ms)")
-    params = options_slider(PARAM_SIZES_B, 10.0, "Model", label=lambda v: f"{v:g}B params")
+    params = options_slider(PARAM_SIZES_B, 7.0, "Model", label=lambda v: f"{v:g}B params")
     gpus = w.Dropdown(options=list(GPU_COUNTS), value=8, description="GPUs", style=STYLE)
     link = w.ToggleButtons(options=list(LINKS), value="Inside a server (NVLink)",
                            description="Link", style=STYLE)

@@ -80,11 +80,23 @@ def stage_spans(schedule: str, pp: int, m: int, v: int = 1) -> list[list[Span]]:
     return schedule_spans(schedule, pp, m, v, *TIMES.get(schedule, (1, 1, 0)))
 
 
+def split_w_formula_applies(pp: int, m: int) -> bool:
+    """Whether ZB-H1's (p-1)(t_F+t_B-t_W)/(m(t_F+t_B+t_W)) holds: it is derived for the
+    steady 1F1B pattern, whose deferred W passes fill the drain only with m >= p (Qi et al.
+    2024, §2.1); with fewer microbatches each stage has at most m W's and idles longer."""
+    return m >= pp
+
+
 def bubble_fraction(schedule: str, pp: int, m: int, v: int = 1) -> Fraction:
-    """Idle time over ideal compute time: (p-1)/(m v), or (p-1)/(3m) for ZB-H1 (and the
-    lazy-W 1F1B) with t_f = t_b = t_w (bubble (p-1)(t_f + t_b - t_w) over m (t_f + t_b + t_w))."""
+    """Idle time over ideal compute time: (p-1)/(m v); for ZB-H1 (and the lazy-W 1F1B) with
+    t_f = t_b = t_w, (p-1)/(3m) where that formula holds (m >= p), else the simulated
+    schedule's own idle over busy time."""
     if schedule in SPLIT_W:
-        return Fraction(pp - 1, 3 * m)
+        if split_w_formula_applies(pp, m):
+            return Fraction(pp - 1, 3 * m)
+        spans = stage_spans(schedule, pp, m)
+        busy = m * sum(TIMES[schedule])
+        return Fraction(str(makespan(spans) - busy)) / Fraction(str(busy))
     return Fraction(pp - 1, m * (v if schedule == "interleaved" else 1))
 
 
@@ -154,7 +166,10 @@ def summary_lines(schedule: str, pp: int, m: int, v: int) -> list[str]:
     idle = makespan(spans) - busy
     held = ", ".join(format_value(round(peak_activations(ops), 6)) for ops in spans)
     bubble = bubble_fraction(schedule, pp, m, v)
-    formula = "(p-1)(t_F+t_B-t_W)/(m(t_F+t_B+t_W))" if schedule in SPLIT_W else "(p-1)/(m·v)"
+    formula = "(p-1)/(m·v)"
+    if schedule in SPLIT_W:
+        formula = ("(p-1)(t_F+t_B-t_W)/(m(t_F+t_B+t_W))" if split_w_formula_applies(pp, m)
+                   else "simulated (the zero-bubble formula needs m ≥ p)")
     return [
         f"Step: {format_value(makespan(spans))} slots; each stage computes "
         f"{format_value(busy)} and idles {format_value(idle)}.",
@@ -331,7 +346,7 @@ def explorer() -> Any:
 
     schedule = w.Dropdown(options=list(SCHEDULES), value="1F1B", description="Schedule",
                           style=STYLE)
-    pp = w.IntSlider(value=4, min=1, max=16, description="PP (stages)", style=STYLE)
+    pp = w.IntSlider(value=5, min=1, max=16, description="PP (stages)", style=STYLE)
     m = w.IntSlider(value=4, min=1, max=64, description="Microbatches (m)", style=STYLE)
     v = w.IntSlider(value=2, min=1, max=4, description="Chunks per GPU (v)", style=STYLE)
     target = w.FloatSlider(value=10.0, min=1.0, max=50.0, step=0.5, style=STYLE,

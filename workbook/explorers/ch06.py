@@ -233,7 +233,7 @@ def explorer() -> Any:
     from workbook.explorers.view import STYLE, View
 
     controls = dict(
-        d_model=w.IntSlider(value=8192, min=1024, max=16384, step=1024,
+        d_model=w.IntSlider(value=6144, min=1024, max=16384, step=1024,
                             description="hidden size d", style=STYLE),
         seq_len=w.IntSlider(value=2048, min=1024, max=32768, step=1024,
                             description="sequence length s", style=STYLE),
