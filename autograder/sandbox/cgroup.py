@@ -120,7 +120,41 @@ def _v1_base(mounts: list[tuple[str, str, str]], own: dict[str, str]) -> _Base |
 @cache
 def _base() -> _Base | None:
     mounts, own = _mounts(), _own_paths()
-    return _v2_base(mounts, own) or _v1_base(mounts, own)
+    base = _v2_base(mounts, own) or _v1_base(mounts, own)
+    if base is not None:
+        sweep(base.path)
+    return base
+
+
+def sweep(folder: str) -> list[str]:
+    """Remove the empty groups that a grader no longer running left in ``folder`` (one
+    killed outright never removed its own); returns their names. A group still holding a
+    process, or made by a grader still running, is left alone."""
+    removed = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        owner = name[len(PREFIX):].split("-", 1)[0] if name.startswith(PREFIX) else ""
+        if not owner.isdigit() or _running(int(owner)):
+            continue
+        try:
+            os.rmdir(os.path.join(folder, name))
+            removed.append(name)
+        except OSError:
+            pass
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def available() -> str:

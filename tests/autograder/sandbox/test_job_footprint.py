@@ -128,3 +128,27 @@ def test_first_to_go_raises_the_score_of_this_process_only() -> None:
                           timeout=60, check=True, cwd=os.path.dirname(pool.PROJECT_ROOT + "/x"))
     assert done.stdout.strip() == "700"
     assert world is not None
+
+
+@needs_group
+def test_groups_left_by_a_grader_that_was_killed_are_swept() -> None:
+    """A grader killed outright leaves its empty groups; the next one removes them, and
+    leaves those of a grader still running."""
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    gone = int(done.stdout)  # a process that has ended
+    probe = cgroup.MemoryGroup.create("probe", 64 * MB)
+    assert probe is not None
+    base = os.path.dirname(probe.path)
+    assert probe.remove()
+    stale = os.path.join(base, f"{cgroup.PREFIX}{gone}-0-worker")
+    alive = os.path.join(base, f"{cgroup.PREFIX}{os.getpid()}-999-worker")
+    os.mkdir(stale)
+    os.mkdir(alive)
+    try:
+        assert os.path.basename(stale) in cgroup.sweep(base)
+        assert not os.path.exists(stale) and os.path.exists(alive)
+    finally:
+        for path in (stale, alive):
+            if os.path.exists(path):
+                os.rmdir(path)
