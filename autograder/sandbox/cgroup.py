@@ -130,7 +130,7 @@ def sweep(folder: str) -> list[str]:
     """Remove the empty groups that a grader no longer running left in ``folder`` (one
     killed outright never removed its own); returns their names. A group still holding a
     process, or made by a grader still running, is left alone."""
-    removed = []
+    removed: list[str] = []
     try:
         names = os.listdir(folder)
     except OSError:
