@@ -66,7 +66,7 @@ print(_DTW_MARK + _dtw_json.dumps([_dtw_found, _dtw_ticks]))
 
 def execute(path: Path, workdir: Path) -> nbformat.NotebookNode:
     """The notebook at ``path`` run top to bottom, with the figure hook around it."""
-    nb = nbformat.read(path, as_version=4)
+    nb: nbformat.NotebookNode = nbformat.read(path, as_version=4)
     nb.cells.insert(0, nbformat.v4.new_code_cell(HOOK))
     nb.cells.append(nbformat.v4.new_code_cell(COLLECT))
     client = NotebookClient(nb, timeout=120, kernel_name="python3", store_widget_state=True,

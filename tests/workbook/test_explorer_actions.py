@@ -72,7 +72,7 @@ class Figures:
             original(fig, *args, **kwargs)
             made.append(fig)
 
-        mf.Figure.__init__ = hooked  # type: ignore[method-assign]
+        mf.Figure.__init__ = hooked  # type: ignore[method-assign,assignment]
         return self
 
     def __exit__(self, *exc: object) -> None:
