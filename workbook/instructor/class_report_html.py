@@ -39,11 +39,14 @@ svg { display: block; width: 100%; height: auto; color: var(--fg); }
 svg .bar { fill: var(--bar); } svg .mistake { fill: var(--mistake); }
 svg .axis { stroke: var(--muted); } svg .grid { stroke: var(--rule); }
 svg .muted { fill: var(--muted); }
-table { border-collapse: collapse; margin: 0.8rem 0; width: 100%; }
+table { border-collapse: collapse; margin: 0.8rem 0; width: 100%; font-size: 0.92rem; }
 caption { text-align: left; font-weight: 600; padding-bottom: 0.3rem; }
-th, td { border-bottom: 1px solid var(--rule); padding: 0.25rem 0.5rem; text-align: left;
-         vertical-align: top; overflow-wrap: anywhere; }
-td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+th, td { border-bottom: 1px solid var(--rule); padding: 0.25rem 0.35rem; text-align: left;
+         vertical-align: top; overflow-wrap: break-word; }
+td:first-child { min-width: 8rem; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
+td.n { white-space: nowrap; }
+p.note { overflow-wrap: anywhere; }
 tbody tr:nth-child(even) { background: var(--band); }
 .note { color: var(--muted); }
 """
@@ -104,17 +107,23 @@ def histogram(report: ClassReport) -> str:
 
 
 def _horizontal(name: str, title: str, desc: str, rows: list[tuple[str, float, str]],
-                cls: str, label_above: bool) -> str:
-    """Bars of length ``share`` (0 to 1) with a label and a value text per row."""
+                cls: str, label_above: bool, ticks: tuple[tuple[float, str], ...] = ()) -> str:
+    """Bars of length ``share`` (0 to 1) with a label and a value text per row, and grid
+    lines labelled below the bars at each tick's share."""
     left = 12 if label_above else 268
-    value_room = 64
+    value_room = 72
     span = WIDTH - left - value_room
     step = 44 if label_above else 26
+    bottom = 10 + len(rows) * step
     body: list[str] = []
+    for share, text in ticks:
+        x = left + span * share
+        body += [f'<line class="grid" x1="{x:.1f}" y1="4" x2="{x:.1f}" y2="{bottom}"/>',
+                 _text(x, bottom + 16, text, "middle", "muted")]
     for index, (label, share, value) in enumerate(rows):
         y = 10 + index * step
         if label_above:
-            body.append(_text(left, y + 12, label))
+            body.append(_text(left + 4, y + 12, label))
             y += 18
         else:
             body.append(_text(left - 8, y + 14, label, "end"))
@@ -122,9 +131,8 @@ def _horizontal(name: str, title: str, desc: str, rows: list[tuple[str, float, s
         body.append(f'<rect class="{cls}" x="{left}" y="{y:.1f}" width="{width:.1f}" '
                     f'height="18"/>')
         body.append(_text(left + width + 6, y + 14, value))
-    body.append(f'<line class="axis" x1="{left}" y1="4" x2="{left}" '
-                f'y2="{10 + len(rows) * step:.0f}"/>')
-    return _svg(name, 16 + len(rows) * step, title, desc, body)
+    body.append(f'<line class="axis" x1="{left}" y1="4" x2="{left}" y2="{bottom}"/>')
+    return _svg(name, bottom + (26 if ticks else 6), title, desc, body)
 
 
 def difficulty(report: ClassReport) -> str:
@@ -134,24 +142,29 @@ def difficulty(report: ClassReport) -> str:
     desc = "Share of the class correct per exercise: " + ", ".join(
         f"{e.exercise_id}: {_percent(e.share_correct)}" for e in report.exercises) + "."
     return _horizontal("difficulty", "Per-exercise difficulty: share correct", desc, rows,
-                       "bar", label_above=False)
+                       "bar", label_above=False,
+                       ticks=((0.0, "0 %"), (0.5, "50 %"), (1.0, "100 %")))
 
 
 def mistakes_made(report: ClassReport) -> list[tuple[ExerciseStats, str, int]]:
-    """Every known mistake someone made: (exercise, label, students), most often first."""
+    """Every known mistake someone made: (exercise, label, students), the largest share of
+    its exercise's students first."""
     made = [(e, label, count) for e in report.exercises
             for label, count in e.misconceptions if count]
-    return sorted(made, key=lambda item: -item[2])
+    return sorted(made, key=lambda item: (-item[2] / max(item[0].students, 1), -item[2]))
 
 
 def misconception_bars(report: ClassReport) -> str:
-    """The known mistakes made most often, with how many students made each."""
+    """The known mistakes made by the largest shares of the class; the longest bar is the
+    largest share, and each says how many students of how many made it."""
     made = mistakes_made(report)[:MOST_MISTAKES]
-    most = max((count for _, _, count in made), default=1)
-    rows = [(_short(f"{e.exercise_id} · {label}", MISTAKE_CHARS), count / most,
-             f"{count} of {e.students}") for e, label, count in made]
+    shares = [count / max(e.students, 1) for e, _, count in made]
+    most = max(shares, default=1.0) or 1.0
+    rows = [(_short(f"{e.exercise_id} · {label}", MISTAKE_CHARS), share / most,
+             f"{count} of {e.students}") for (e, label, count), share in zip(
+                 made, shares, strict=True)]
     desc = "Known mistakes by the number of students who made them: " + "; ".join(
-        f"{e.exercise_id} {label}: {count}" for e, label, count in made) + "."
+        f"{e.exercise_id} {label}: {count} of {e.students}" for e, label, count in made) + "."
     return _horizontal("mistakes", "Known mistakes made", desc, rows, "mistake",
                        label_above=True)
 
@@ -173,11 +186,11 @@ def _table(caption: str, head: list[tuple[str, bool]], rows: list[list[str]]) ->
 
 
 def _exercise_table(report: ClassReport) -> str:
-    head = [("Exercise", False), ("Points", True), ("Students", True), ("Attempted", True),
-            ("Correct", True), ("Wrong", True), ("Median", True), ("Mean", True),
-            ("Share correct", True)]
-    rows = [[f"{e.exercise_id} {e.title} ({e.category})", str(e.max_points), str(e.students),
-             str(e.attempted), str(e.correct), str(e.wrong), str(number(e.median_points)),
+    head = [("Exercise", False), ("Students", True), ("Attempted", True), ("Correct", True),
+            ("Wrong", True), ("Median", True), ("Mean", True), ("Share correct", True)]
+    rows = [[f"{e.exercise_id} {e.title} ({e.category}, {e.max_points} "
+             f"point{'s' if e.max_points != 1 else ''})", str(e.students), str(e.attempted),
+             str(e.correct), str(e.wrong), str(number(e.median_points)),
              str(number(e.mean_points)), _percent(e.share_correct)]
             for e in report.exercises]
     return _table("Each exercise across the class", head, rows)
@@ -224,8 +237,9 @@ def render(report: ClassReport) -> str:
     parts.append(_exercise_table(report))
     parts.append("<h2>Known mistakes</h2>")
     if mistakes_made(report):
-        parts.append(_figure(misconception_bars(report), "The known mistakes made most often "
-                             f"(at most {MOST_MISTAKES}), as students out of the class."))
+        parts.append(_figure(misconception_bars(report), "The known mistakes made by the "
+                             f"largest shares of the class (at most {MOST_MISTAKES}), as "
+                             "students out of those the exercise counts."))
     else:
         parts.append("<p>No wrong answer matched a known mistake of its exercise.</p>")
     parts += [_mistake_table(report), "</main></body></html>\n"]
