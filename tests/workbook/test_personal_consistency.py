@@ -58,9 +58,11 @@ def params_of(exercise_id: str, student: str) -> dict[str, Any]:
 
 
 def shown_texts(record: Exercise, params: Any) -> list[str]:
-    """What the notebook shows of an exercise for ``params``: the question, and the
-    options or the numbered program (as the prompt shows them)."""
-    return [escape_dollars(record.render_prompt(params)), *record.render_extras(params)]
+    """What the notebook shows of an exercise for ``params``: the question, its notes,
+    and the options or the numbered program (as the prompt shows them)."""
+    notes = [escape_dollars(record.render_notes(params))] if record.notes else []
+    return [escape_dollars(record.render_prompt(params)), *notes,
+            *record.render_extras(params)]
 
 
 def listing(record: Exercise, params: Any) -> list[str]:
