@@ -74,7 +74,7 @@ def test_json_shape(out: Path) -> None:
     exercise = notebook["exercises"][4]
     assert set(exercise) == {"exercise_id", "title", "category", "points", "max_points", "status",
                              "message", "yours", "expected", "details", "notes", "score",
-                             "policy"}
+                             "policy", "misconceptions"}
     assert exercise["yours"] == "ring_allreduce_time_ms: 0 of 28 cases"
     assert (exercise["score"], exercise["policy"]) == (0.0, "")  # no case passed, no policy
     assert SECOND_CASE not in json.dumps(data)
