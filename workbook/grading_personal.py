@@ -75,16 +75,22 @@ class _Watched(Exercise):
 
     def _with_numbers(self, verdict: Verdict, params: Params | None) -> Verdict:
         """The verdict with the numbers it was graded in, for the student's feedback page:
-        only those the prompt gives (a param that the prompt does not show, such as the
-        right option's key or an option's feedback, is part of the answer)."""
+        only numbers the prompt gives (a param that the prompt does not show, such as the
+        right option's key or an option's feedback, is part of the answer; a text the
+        prompt shows is no number to grade in)."""
         if params is not None or not self.params or not carries_numbers(self):
             return verdict
         shown = ", ".join(f"{name} = {fill('{' + name + '}', self.params)}"
-                          for name in prompt_fields(self.prompt) if name in self.params)
+                          for name in prompt_fields(self.prompt) if _number(self.params, name))
         if not shown:
             return verdict
         return dataclasses.replace(verdict, details=(*verdict.details,
                                                      f"Graded in your numbers: {shown}."))
+
+
+def _number(params: Params, name: str) -> bool:
+    value = params.get(name)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def prompt_fields(template: str) -> tuple[str, ...]:
