@@ -191,9 +191,9 @@ def class_report(batch: Batch, roster: Sequence[str] = (),
 def _about(exercise_id: str, best: dict[str, dict[str, ExerciseResult]],
            ) -> tuple[int, str, str]:
     """The exercise's points, title and category: from a graded row, else its record."""
-    row = next(iter(best[exercise_id].values()), None)
-    if row is not None:
-        return row.max_points, row.title, row.category
+    rows = sorted(best[exercise_id].values(), key=lambda r: r.status == "excused")
+    if rows:
+        return max(r.max_points for r in rows), rows[0].title, rows[0].category
     try:
         record = lookup(exercise_id)
     except (KeyError, ValueError, IndexError):
