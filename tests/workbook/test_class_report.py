@@ -156,3 +156,13 @@ def test_a_real_grading_names_the_mistakes(tmp_path: Path) -> None:
     (only,) = report.exercises
     assert (only.students, only.attempted, only.correct, only.wrong) == (6, 4, 1, 3)
     assert dict(only.misconceptions) == {ONE_PHASE: 2, LIMIT: 1, BOTH_WAYS: 0, NAIVE: 0}
+
+
+def test_an_excused_row_read_back_at_zero_points_leaves_the_worth() -> None:
+    excused = ExerciseResult(exercise_id="0.1", title="t", category="derive", points=0,
+                             max_points=0, status="excused", message="")
+    report = class_report(Batch(notebooks=(notebook("s1", excused),
+                                           notebook("s2", row("0.1", "wrong", 0)))))
+    assert (report.exercises[0].max_points, report.exercises[0].students) == (1, 1)
+    assert [(t.points, t.max_points) for t in report.totals] == [(0, 0), (0, 1)]
+    assert report.score_bins()[0] == 1   # s1 has nothing to score and is left out
