@@ -34,6 +34,7 @@ from autograder.grading.discover import course_submissions
 from autograder.grading.model import Batch, Role
 from autograder.grading.pipeline import Personalise
 from autograder.grading.read import Cell, read_notebook
+from autograder.grading.report import points_text
 from autograder.grading.swap import replace_problem
 from autograder.kinds import Lab
 from autograder.sandbox import bwrap
@@ -176,7 +177,7 @@ def _summary(batch: Batch, out: Path) -> str:
     most = sum(nb.max_points for nb in graded)
     failed = sum(1 for nb in batch.notebooks if nb.problem)
     lines = [f"Graded {len(graded)} notebook(s) of {students} student(s) in "
-             f"{batch.seconds:.1f} s: {points} of {most} points."]
+             f"{batch.seconds:.1f} s: {points_text(points)} of {points_text(most)} points."]
     if failed:
         lines.append(f"{failed} file(s) or folder(s) could not be graded (status 'error').")
     lines.append(f"Learner code ran in: {batch.isolation}.")

@@ -321,18 +321,27 @@ def test_policies_survive_a_regrade_and_one_student_regrade_keeps_the_others(
     s06 handed in again with their own answers, changes s06's row and nothing else."""
     (term / "g-term.policies.ini").write_text(
         "[late]\ndeadline = 2026-03-01T18:00\npenalty_per_day = 10 %\n\n"
-        "[overrides]\ns05, 0.4, 1, regraded by hand: the letter was written in words\n",
+        "[overrides]\ns05, 0.4, 1, regraded by hand: the letter was written in words\n"
+        "s04, 0.4, excused, joined the course late\n",
         encoding="utf-8")
     args = ["moodle41", "--out", "g-term", "--roster", "participants.csv", "--lms-worksheet",
             "worksheet.csv", "--chapters", "0", "--secret-file", "course.key", "--due", DUE,
             "--workers", "2"]
     want = expected_points(term)
     want["s05"] += lookup("0.4").points        # the override
+    want["s04"] -= lookup("0.4").points        # excused: 0 of 0 points
     want["s08"] = round(want["s08"] * 0.9, 2)  # 15 hours late: one day started, -10 %
     for _ in range(2):                          # graded, then regraded whole
         workbook("grade", *args, cwd=term, ok=(1,))
         rows = totals(term / "g-term" / "totals.csv")
         assert {s: float(r["points"]) for s, r in rows.items()} == want
+        most = sum(r.points for r in chapter_records(CHAPTERS[0]))
+        assert float(rows["s04"]["max_points"]) == most - lookup("0.4").points
+    with open(term / "g-term" / "moodle_grading_worksheet.csv", encoding="utf-8") as f:
+        sheet = {row["Identifier"]: row for row in csv.DictReader(f)}
+    # the LMS takes each student's share of their own maximum, in its maximum grade
+    assert float(sheet["Participant 731"]["Grade"]) == pytest.approx(
+        want["s04"] / (most - lookup("0.4").points) * 100, abs=0.01)
     before = (term / "g-term" / "grades.csv").read_text(encoding="utf-8").splitlines()
     pages = {p.relative_to(term): p.read_bytes()
              for p in (term / "g-term" / "feedback").rglob("*.html") if "s06" not in str(p)}

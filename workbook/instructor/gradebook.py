@@ -28,6 +28,7 @@ from autograder.grading.swap import discard, new_folder, swap_in
 from autograder.grading.totals import Total, csv_text, totals
 from autograder.personal import fingerprint
 from workbook.instructor import lms_canvas, lms_moodle
+from workbook.instructor.adjust import judged_handed
 from workbook.instructor.class_report import class_report, write_class_report
 from workbook.instructor.handback import write_lms_feedback
 from workbook.instructor.term import Term, handed
@@ -46,7 +47,10 @@ def _totals(term: Term, batch: Batch, discovery: Discovery,
         integrity = {s: term.personaliser.integrity(s) for s in students}
     integrity = {**integrity, **term.kept_integrity}   # kept students: as before
     roster = list(term.roster.ids) if term.roster is not None else []
-    return totals(batch, chapter_points, roster, handed(discovery), integrity)
+    times = handed(discovery)
+    if term.policies is not None:
+        times = judged_handed(term.policies, times)   # grace and extensions counted
+    return totals(batch, chapter_points, roster, times, integrity)
 
 
 def _json_extra(term: Term, discovery: Discovery, rows: list[Total],
@@ -117,14 +121,16 @@ def canvas_column(term: Term) -> tuple[str, float | None]:
 def _lms_files(term: Term, rows: list[Total], folder: Path) -> None:
     if term.roster is None or not rows:
         return
-    most = rows[0].max_points
+    most = max(t.max_points for t in rows)
+    # each student's share of their own maximum (an excused exercise lowers it), in the
+    # LMS's points: the assignment's full points possible
+    share = {t.student: t.points / t.max_points if t.max_points else 0.0 for t in rows}
     canvas_ids = {student: canvas for canvas, student in term.roster.by_lms("canvas_id").items()}
     if canvas_ids:
         column, possible = canvas_column(term)
-        scale = possible / most if possible and most else 1.0
         write_private(folder / CANVAS_IMPORT, lms_canvas.import_text(
-            [(t.student, t.points * scale) for t in rows], canvas_ids, term.roster.names(),
-            column, possible or most))
+            [(t.student, share[t.student] * (possible or most)) for t in rows], canvas_ids,
+            term.roster.names(), column, possible or most))
     if term.worksheet is not None:
         write_private(folder / MOODLE_WORKSHEET, lms_moodle.filled_worksheet(
-            term.worksheet, {t.student: t.points for t in rows}, most))
+            term.worksheet, {s: value * most for s, value in share.items()}, most))
