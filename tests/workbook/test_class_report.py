@@ -20,6 +20,7 @@ from workbook.instructor.class_report_html import render
 from workbook.instructor.regrade import read_previous
 from workbook.outline import CHAPTERS
 from workbook.paths import learner_path
+from workbook.records import by_id
 
 ONE_PHASE = "That is one phase only"
 LIMIT = "2M is the limit for very many GPUs"
@@ -166,3 +167,13 @@ def test_an_excused_row_read_back_at_zero_points_leaves_the_worth() -> None:
     assert (report.exercises[0].max_points, report.exercises[0].students) == (1, 1)
     assert [(t.points, t.max_points) for t in report.totals] == [(0, 0), (0, 1)]
     assert report.score_bins()[0] == 1   # s1 has nothing to score and is left out
+
+
+def test_every_records_mistakes_have_distinct_short_names() -> None:
+    """Two known mistakes of one exercise under one name would be counted as one."""
+    for record in by_id().values():
+        labels = [m.label for m in record.misconceptions]
+        assert len(set(labels)) == len(labels), (record.id, labels)
+        for label in labels:
+            assert label and len(label.rstrip("…").split()) <= 10, (record.id, label)
+            assert "{" not in label and "; " not in label, (record.id, label)
