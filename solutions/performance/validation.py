@@ -23,6 +23,7 @@ errors of the two parts are reported separately (:func:`summary`), beside the be
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -62,9 +63,12 @@ class PublishedRun:
 
     @property
     def family(self) -> str:
-        """The software family: the :mod:`solutions.stack` preset the run's software is."""
-        return next((k for k, v in STACKS.items() if v.name == self.stack.name),
-                    self.stack.name)
+        """The software family: the library of the :mod:`solutions.stack` preset the run's
+        software is, its releases together (``deepspeed-pipeline-2020`` and
+        ``deepspeed-pipeline`` are one family, ``megatron-lm-2021`` is ``megatron-lm``)."""
+        key = next((k for k, v in STACKS.items() if v.name == self.stack.name),
+                   self.stack.name)
+        return re.sub(r"-\d{4}$", "", key)
 
     def estimate(self) -> StepEstimate:
         """The model's estimate of this run (memory not checked: the run really ran), MFU
