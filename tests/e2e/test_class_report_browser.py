@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from autograder.grading.model import Batch, ExerciseResult, NotebookResult, Status
-from workbook.instructor.class_report import class_report, write_class_report
+from workbook.instructor.class_report import class_report
+from workbook.instructor.class_report_html import write_class_report
 from workbook.records import lookup
 
 SCHEMES = ("light", "dark")

@@ -15,8 +15,8 @@ import pytest
 from autograder.grading.fill import fill_answers
 from autograder.grading.model import Batch, ExerciseResult, NotebookResult, Status
 from workbook import grading
-from workbook.instructor.class_report import class_report, csv_text, write_class_report
-from workbook.instructor.class_report_html import render
+from workbook.instructor.class_report import class_report, csv_text
+from workbook.instructor.class_report_html import render, write_class_report
 from workbook.instructor.regrade import read_previous
 from workbook.outline import CHAPTERS
 from workbook.paths import learner_path
@@ -129,7 +129,8 @@ def test_html_is_escaped_self_contained_and_holds_the_numbers(tmp_path: Path) ->
     assert page.count("<desc id=") == 3
     assert "prefers-color-scheme: dark" in page
     assert "<td>90–100 %</td><td class=\"n\">1</td>" in page
-    assert f"<td>{ONE_PHASE}</td><td class=\"n\">2</td>" in page
+    assert f"<td>{ONE_PHASE}</td><td class=\"n\">2 of 7</td>" in page
+    assert "<td>wrong, and no known mistake explains it</td><td class=\"n\">1 of 6</td>" in page
     assert "0.1: 14 %" in page and "0.2: 67 %" in page    # the difficulty figure's text
 
 

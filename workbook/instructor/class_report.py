@@ -242,13 +242,3 @@ def csv_text(report: ClassReport) -> str:
 
 def write_csv(report: ClassReport, path: Path) -> None:
     write_private(path, csv_text(report))
-
-
-def write_class_report(report: ClassReport, out: Path) -> tuple[Path, Path]:
-    """``class_report.csv`` and ``class_report.html`` in the gradebook folder ``out``."""
-    from workbook.instructor.class_report_html import write_html
-
-    csv_path, html_path = out / CSV_NAME, out / HTML_NAME
-    write_csv(report, csv_path)
-    write_html(report, html_path)
-    return csv_path, html_path

@@ -16,7 +16,15 @@ from pathlib import Path
 
 from autograder.grading.feedback import escape
 from autograder.grading.private_files import write_private
-from workbook.instructor.class_report import BINS, ClassReport, ExerciseStats, number
+from workbook.instructor.class_report import (
+    BINS,
+    CSV_NAME,
+    HTML_NAME,
+    ClassReport,
+    ExerciseStats,
+    number,
+    write_csv,
+)
 
 WIDTH = 720          # every figure's viewBox width; it scales down with the page
 LABEL_CHARS = 34     # an exercise's label beside its bar (the table has the whole title)
@@ -197,10 +205,10 @@ def _exercise_table(report: ClassReport) -> str:
 
 
 def _mistake_table(report: ClassReport) -> str:
-    rows = [[f"{e.exercise_id} {e.title}", label, str(count)]
+    rows = [[f"{e.exercise_id} {e.title}", label, f"{count} of {e.students}"]
             for e, label, count in mistakes_made(report)]
     rows += [[f"{e.exercise_id} {e.title}", "wrong, and no known mistake explains it",
-              str(e.unexplained)] for e in report.exercises if e.unexplained]
+              f"{e.unexplained} of {e.students}"] for e in report.exercises if e.unexplained]
     return _table("Known mistakes and unexplained wrong answers",
                   [("Exercise", False), ("Mistake", False), ("Students", True)], rows)
 
@@ -248,3 +256,11 @@ def render(report: ClassReport) -> str:
 
 def write_html(report: ClassReport, path: Path) -> None:
     write_private(path, render(report))
+
+
+def write_class_report(report: ClassReport, out: Path) -> tuple[Path, Path]:
+    """``class_report.csv`` and ``class_report.html`` in the gradebook folder ``out``."""
+    csv_path, html_path = out / CSV_NAME, out / HTML_NAME
+    write_csv(report, csv_path)
+    write_html(report, html_path)
+    return csv_path, html_path

@@ -29,7 +29,8 @@ from autograder.grading.totals import Total, csv_text, totals
 from autograder.personal import fingerprint
 from workbook.instructor import lms_canvas, lms_moodle
 from workbook.instructor.adjust import judged_handed
-from workbook.instructor.class_report import class_report, write_class_report
+from workbook.instructor.class_report import class_report
+from workbook.instructor.class_report_html import write_class_report
 from workbook.instructor.handback import write_lms_feedback
 from workbook.instructor.term import Term, handed
 from workbook.outline import CHAPTERS
