@@ -431,3 +431,30 @@ def test_the_class_report_counts_the_class(term: Path) -> None:
         assert int(lines[exercise]["correct"]) == right, (exercise, lines[exercise])
     page = (term / "g-canvas" / "class_report.html").read_text(encoding="utf-8")
     assert page.count("<svg") >= 2   # the score distribution and the difficulty
+
+
+def test_uploads_no_roster_entry_vouches_for_are_error_rows(tmp_path: Path) -> None:
+    """Names that claim participants the roster does not know, or a classmate inside the
+    file's own name, make error rows for the upload, never students."""
+    from autograder.grading.discover import Options, discover
+    from workbook.instructor.term import LAYOUTS
+
+    made_up = [f"Someone {i}_{9000 + i}_assignsubmission_file_ch00.ipynb" for i in range(12)]
+    for name in [*made_up, "Ada Lovelace_877_assignsubmission_file_Alan Turing_912_"
+                 "assignsubmission_file_ch00.ipynb"]:
+        (tmp_path / name).write_text("{}")
+    found = discover(tmp_path, Options(None, {"877": "s01", "912": "s02"}, None, LAYOUTS,
+                                       roster_only=True))
+    assert found.layout == "moodle"
+    assert [f.student for f in found.found] == ["s01"]
+    assert len(found.missing) == 12 and all(m.student == "" and "not on the roster" in
+                                            m.message for m in found.missing)
+    canvas = tmp_path / "canvas"
+    canvas.mkdir()
+    for name in ("lovelaceada_50101_1_ch00.ipynb", "studenttest_50199_2_ch00.ipynb",
+                 "lovelaceada_LATE_anon_x7Yq2_3_ch00.ipynb"):
+        (canvas / name).write_text("{}")
+    found = discover(canvas, Options(None, {"50101": "s01"}, None, LAYOUTS, roster_only=True))
+    assert [f.student for f in found.found] == ["s01"]
+    assert sorted(m.message.split(": ", 1)[1][:30] for m in found.missing) == [
+        "an anonymous Canvas submission", "canvas user 50199 is not on th"]
