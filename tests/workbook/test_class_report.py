@@ -158,6 +158,12 @@ def test_a_real_grading_names_the_mistakes(tmp_path: Path) -> None:
     (only,) = report.exercises
     assert (only.students, only.attempted, only.correct, only.wrong) == (6, 4, 1, 3)
     assert dict(only.misconceptions) == {ONE_PHASE: 2, LIMIT: 1, BOTH_WAYS: 0, NAIVE: 0}
+    # and workbook grade wrote its own report beside the gradebook (the class = the hand-in)
+    written = {r["exercise_id"]: r for r in csv.DictReader(
+        io.StringIO((out / "class_report.csv").read_text(encoding="utf-8")))}
+    assert (written["0.1"]["students"], written["0.1"]["attempted"]) == ("5", "4")
+    assert written["0.1"]["misconceptions"] == f"{ONE_PHASE}: 2; {LIMIT}: 1"
+    assert "<svg" in (out / "class_report.html").read_text(encoding="utf-8")
 
 
 def test_an_excused_row_read_back_at_zero_points_leaves_the_worth() -> None:
