@@ -257,7 +257,6 @@ def confine_job(limits: Limits, scratch: str, stdout_fd: int, result_fd: int,
     ``fresh_world``: the job gets its own IPC namespace and a fresh tmpfs scratch, the
     worker's /tmp read-only (:mod:`autograder.sandbox.world`)."""
     os.setsid()
-    world.first_to_go()
     private = redirect_fds(stdout_fd, result_fd)
     if fresh_world:
         owner = NOBODY if os.geteuid() == 0 else os.getuid()
@@ -269,6 +268,7 @@ def confine_job(limits: Limits, scratch: str, stdout_fd: int, result_fd: int,
     # Readable by the worker (which adds up the job's memory from /proc), as any process
     # of the same user is; the worker itself stays closed to the job.
     world.set_dumpable(True)
+    world.first_to_go()  # once its /proc files are its own (they are root's until now)
     seccomp.forbid_namespaces()  # where it cannot, the worker's hello said so
     set_rlimits(limits)
     # Python ignores SIGXFSZ, so writing past RLIMIT_FSIZE raises OSError (EFBIG) in the

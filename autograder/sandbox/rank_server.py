@@ -14,10 +14,12 @@ runs the caller's entry function:
   to /dev/null, every other descriptor closed (the server's socket too);
 * its own session, killed with the server, an address-space and a CPU-time limit, and not
   dumpable (no other process of the same user may read its memory or its /proc entries);
-* the seccomp wall of :func:`autograder.sandbox.seccomp.confine_ranks`: no process or
-  thread, no signal to anyone, no ptrace, no socket, no System V or POSIX IPC, no namespace.
-  Nothing is writable. So a child can neither leave anything for the next learner's child
-  nor reach a sibling that runs beside it; it runs only its own learner's code.
+* the seccomp wall of :func:`autograder.sandbox.seccomp.confine_ranks`: no signal to
+  anyone, no ptrace, no socket, no System V or POSIX IPC, no namespace. Nothing is
+  writable. The child may fork (the ranks' process forks one process per rank); it is
+  handed the full wall, no process or thread either, to install in each process it forks
+  before that runs the learner's code. So a child can neither leave anything for the
+  next learner's child nor reach a sibling that runs beside it.
 
 The protocol is one datagram each way on a ``SOCK_SEQPACKET`` socket: ``{"op": "spawn",
 "memory_bytes": M, "cpu_s": S}`` with two descriptors -> ``{"pid": P}``; ``{"op": "kill",
@@ -57,6 +59,7 @@ def become_ranks(into: int, out: int, memory_bytes: int, cpu_s: int, server: int
         os.dup2(null, 2)
         os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
         limits.die_with_parent()
+        world.set_dumpable(True)  # its /proc files its own, to raise its score; off below
         world.first_to_go()
         if os.getppid() != server:  # the server ended between fork and here
             os._exit(EXIT_UNCONFINED)
@@ -65,14 +68,14 @@ def become_ranks(into: int, out: int, memory_bytes: int, cpu_s: int, server: int
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
         world.set_dumpable(False)
-        if seccomp.confine_ranks() is not None and seccomp.supported():
+        if seccomp.confine_ranks(may_fork=True) is not None and seccomp.supported():
             os._exit(EXIT_UNCONFINED)
     except BaseException:  # noqa: B036 - a child that is not walled in runs nothing
         os._exit(EXIT_UNCONFINED)
 
 
 def _spawn(request: dict[str, Any], fds: list[int], live: set[int],
-           entry: Callable[[], object]) -> dict[str, Any]:
+           entry: Callable[..., object]) -> dict[str, Any]:
     if len(fds) != 2:
         return {"error": f"spawn needs two descriptors, got {len(fds)}"}
     memory = int(request.get("memory_bytes", 4 << 30))
@@ -83,7 +86,7 @@ def _spawn(request: dict[str, Any], fds: list[int], live: set[int],
     if pid == 0:
         become_ranks(fds[0], fds[1], limit, cpu_s, server)
         try:
-            entry()
+            entry(seccomp.confine_ranks)
         except BaseException:  # noqa: B036 - whatever happened, leave without a trace
             os._exit(EXIT_CRASHED)
         os._exit(0)
@@ -112,8 +115,9 @@ def reap(live: set[int]) -> None:
         live.discard(pid)
 
 
-def serve(channel: socket.socket, entry: Callable[[], object]) -> None:
-    """Answer requests until the socket closes; each child runs ``entry()``."""
+def serve(channel: socket.socket, entry: Callable[..., object]) -> None:
+    """Answer requests until the socket closes; each child runs ``entry(confine)``, where
+    ``confine`` walls in a process the child forks (the ranks' process forks one per rank)."""
     live: set[int] = set()
     while True:
         try:

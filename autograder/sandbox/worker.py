@@ -331,8 +331,8 @@ def serve_one(line: bytes, scratch_root: str, keep: frozenset[str] | None = None
 def main() -> None:
     """Isolate, warm up, say hello, then serve jobs until stdin closes."""
     contained = "--contained" in sys.argv[2:]
+    world.first_to_go(WORKER_OOM_SCORE)  # while its /proc files are still its own
     isolation = oslimits.contained_worker() if contained else oslimits.isolate_worker()
-    world.first_to_go(WORKER_OOM_SCORE)
     for name in WARM_MODULES:
         __import__(name)
     warm_caches()

@@ -152,3 +152,29 @@ def test_groups_left_by_a_grader_that_was_killed_are_swept() -> None:
         for path in (stale, alive):
             if os.path.exists(path):
                 os.rmdir(path)
+
+
+def test_the_worker_goes_before_the_grader() -> None:
+    with WorkerPool(1, Limits(cpu_s=4, wall_s=8, memory_mb=128)) as started:
+        process = started._workers[0].process
+        scores = []
+        for pid in [process.pid, *_descendants(process.pid)]:
+            with open(f"/proc/{pid}/oom_score_adj") as file:
+                scores.append(int(file.read()))
+    assert scores[-1] == 500  # the worker's interpreter, innermost
+    with open("/proc/self/oom_score_adj") as file:
+        assert int(file.read()) < 500  # the grader itself
+
+
+def _descendants(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as file:
+                    parent = int(file.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if parent == pid:
+                found.append(int(entry))
+    return [d for child in found for d in (child, *_descendants(child))]

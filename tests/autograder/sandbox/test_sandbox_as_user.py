@@ -23,7 +23,9 @@ FILES = ["tests/autograder/sandbox/test_sandbox_world.py",
          "tests/autograder/sandbox/test_sandbox_diagnose.py",
          "tests/autograder/sandbox/test_sandbox_hostile.py",
          "tests/autograder/sandbox/test_sandbox_pool.py",
-         "tests/autograder/sandbox/test_rank_host_walls.py"]
+         "tests/autograder/sandbox/test_rank_host_walls.py",
+         "tests/autograder/sandbox/test_kernel_objects.py",
+         "tests/autograder/sandbox/test_job_footprint.py"]
 NOBODY = 65534
 
 pytestmark = [
