@@ -123,9 +123,15 @@ def forbid_namespaces() -> str | None:
         return f"no seccomp filter for {platform.machine()}"
 
 
-def confine_ranks() -> str | None:
-    """Install the ranks' process's filter in this process; None on success, else why not."""
+PROCESS_CALLS = ("clone", "fork", "vfork")
+
+
+def confine_ranks(may_fork: bool = False) -> str | None:
+    """Install the ranks' process's filter in this process; None on success, else why not.
+    ``may_fork`` leaves out the calls that start a process (a clone asking for a namespace
+    is still refused): for a process that forks the ranks and walls each in itself."""
+    refused = tuple(c for c in RANKS_CALLS if not may_fork or c not in PROCESS_CALLS)
     try:
-        return _install(program(platform.machine(), RANKS_CALLS, clone_namespaces=False))
+        return _install(program(platform.machine(), refused, clone_namespaces=may_fork))
     except KeyError:
         return f"no seccomp filter for {platform.machine()}"

@@ -1,20 +1,23 @@
 """The trusted simulator: it runs the cluster and writes the log; the ranks run elsewhere.
 
-The learner's rank functions run in another process (:mod:`solutions.sim.host`, inside
-bubblewrap where the caller provides it). This side keeps everything the grade depends
-on: the step counter, every rank's inbox, the message log (with the step each message was
-received and freed), each rank's returned value and its memory. The two talk in frames
-(:mod:`solutions.sim.wire`) over a pair of pipes. A case goes over as one frame; the
-ranks' process then runs the steps and streams one answer per step, which this side reads
-and applies in order (no round trip per step)::
+The learner's rank functions run in other processes, one per rank, forked by the ranks'
+process (:mod:`solutions.sim.host`, inside bubblewrap where the caller provides it). This
+side keeps everything the grade depends on: the step counter, every rank's inbox, the
+message log (with the step each message was received and freed), each rank's returned
+value and its memory. It talks to the ranks' process in frames (:mod:`solutions.sim.wire`)
+over a pair of pipes. A case goes over as its header (the ranks' process forks the ranks
+and says ``forked``), then one frame of data per rank; the ranks' process then runs the
+steps and streams one answer per step, which this side reads and applies in order (no
+round trip per step)::
 
     trusted                                    ranks' process
-    case: cluster size, every rank's data,  -->
-      the run's bounds
+    case: cluster size, the run's bounds    -->  forks one process per rank
+                                           <--  forked
+    data, one frame per rank                -->  each to its rank's process
                                            <--  step t, per rank in order: send dst +
                                                 payload, recv src -> message id, free id;
                                                 then yielded | returned value | raised
-                                                text, and the memory the step measured;
+                                                text, and the memory it was measured at;
                                                 whether this step is the last
 
 Every request is checked here (the destination; the dtype, shape and size of a payload
@@ -22,17 +25,14 @@ within the run's budget; that a receive takes the oldest arrived message from th
 source; that a freed buffer was received and not yet freed) and applied in rank order, so
 the log is what the simulator's rules make of the requests, written only here; a broken
 rule ends the run with a :class:`RunFailure` naming the rank and the step. The other side
-keeps the arrived messages as this side does, only so that the ids it claims match (a
+keeps the arrived messages as this side does, only so that the ids it hands out match (a
 claim of any other message breaks the channel); it stops where this side's rules end the
-run, and a process that does not (its last frame not where the run ended) is not used
-again. Memory: the ranks' process measures each step with a tracked allocator; the figure
-is accepted only if its peak is at least what this side knows the rank received in that
-step, otherwise the run fails as tampered. Time: a deadline per run; a process that
-misses it is killed.
-
-All ranks share the one ranks' process, so one rank's code can reach another's data
-there; that is why the labs' verifiers check content (provenance of every number, real
-shards, no empty sums), never trusting that a rank kept to its own data.
+run, and a process that does not (its last frame not where the run ended), or that says
+one of its ranks broke its channel (``spent``), is not used again. Memory: what the kernel
+counts for each rank's process at the end of each step (measured by the ranks' process,
+where no learner code runs), plus the messages the rank sent that are not yet received:
+a message in flight is its sender's. Time: a deadline per run; a process that misses it is
+killed.
 """
 
 from __future__ import annotations
@@ -63,10 +63,12 @@ class _Run:
         self.inbox: list[dict[int, deque[int]]] = [{} for _ in data]
         self.results: list[Any] = [None] * self.n
         self.memory: list[list[int]] = [[] for _ in data]
-        self.received_now = [0] * self.n
+        self.unreceived = [0] * self.n   # bytes each rank sent that are not yet received
+        self.held: dict[int, int] = {}   # this step's kernel figure per rank
         self.sent_bytes = [0] * self.n
         self.budget = budget_bytes
         self.failure: RunFailure | None = None
+        self.spent = False   # the other side says a rank's process broke its channel
 
     def fail(self, cause: Cause, problem: str, rank: int) -> None:
         if self.failure is None:
@@ -87,6 +89,7 @@ class _Run:
                       f"this lab never needs more than {self.budget} from one rank", rank)
             return
         payload.flags.writeable = False
+        self.unreceived[rank] += payload.nbytes
         self.log.append([self.step, rank, dst, -1, -1, payload])
         self.pending.append(len(self.log) - 1)
 
@@ -103,7 +106,7 @@ class _Run:
         queue.popleft()
         entry = self.log[index]
         entry[3] = self.step
-        self.received_now[rank] += entry[5].nbytes
+        self.unreceived[entry[1]] -= entry[5].nbytes
 
     def on_free(self, rank: int, index: Any) -> None:
         ok = isinstance(index, int) and not isinstance(index, bool) and \
@@ -124,11 +127,13 @@ class _Run:
         if answer["op"] != "stepped" or not isinstance(values, dict) or \
                 not isinstance(raised, dict) or not isinstance(last, bool):
             raise simwire.WireError("an answer that is not the step asked for")
+        if answer.get("spent"):
+            self.spent = True
         records = simwire.step_answer(got, live)
         payloads = got[1:]
         still = []
+        self.held = {}
         for rank, (outcome, held, peak, ops) in zip(live, records, strict=True):
-            self.received_now[rank] = 0
             self.apply(rank, ops, payloads)
             if self.failure:
                 return [], last
@@ -137,6 +142,8 @@ class _Run:
                 return [], last
             if outcome == simwire.YIELDED:
                 still.append(rank)
+        for rank, held in self.held.items():  # once every receive of the step is applied
+            self.memory[rank].append(held + self.unreceived[rank])
         return still, last
 
     def apply(self, rank: int, ops: list[int], payloads: list[np.ndarray]) -> None:
@@ -170,12 +177,7 @@ class _Run:
             self.results[rank] = simwire.from_tree(values.get(str(rank)), payloads)
 
     def _account(self, rank: int, held: int, peak: int) -> None:
-        if peak < self.received_now[rank]:
-            self.fail("memory", f"{self.where(rank)}: the memory measurement of your rank was "
-                      "tampered with (it reports less than the buffers the rank received in "
-                      "that step); leave the simulator's tracking alone", rank)
-            return
-        self.memory[rank].append(self.data_bytes[rank] + max(held, peak, 0))
+        self.held[rank] = max(held, peak, 0)
 
     def deliver(self) -> None:
         for index in self.pending:
@@ -200,11 +202,18 @@ def run(host: Host, data: Sequence[Any], *, collectives: bool, track: bool = Fal
     state = _Run(host, data, budget_bytes or max(1 << 20, 8 * total), track)
     host.reader.deadline = time.monotonic() + time_limit_s
     try:
-        arrays: list[np.ndarray] = []
-        trees = {str(rank): simwire.to_tree(d, arrays) for rank, d in enumerate(data)}
         host.send({"op": "case", "n": state.n, "collectives": collectives, "track": track,
-                   "budget": state.budget, "max_steps": max_steps, "data": trees}, arrays)
-        return _steps(state, max_steps)
+                   "budget": state.budget, "max_steps": max_steps})
+        forked, _ = host.receive(0)
+        if forked.get("op") != "forked":
+            raise simwire.WireError("the ranks' process did not start the case")
+        for rank_data in data:
+            arrays: list[np.ndarray] = []
+            host.send({"op": "data", "data": simwire.to_tree(rank_data, arrays)}, arrays)
+        result = _steps(state, max_steps)
+        if state.spent:
+            host.in_sync = False
+        return result
     except TimeoutError:
         host.in_sync = False
         return RunFailure("timeout", f"your program did not finish within {time_limit_s:g} s "

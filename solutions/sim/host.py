@@ -1,319 +1,230 @@
-"""The untrusted side of the rank channel: the process that runs the learner's rank functions.
+"""The ranks' process: it runs a case's ranks, one process each, and measures their memory.
 
 Started by the trusted side (:mod:`solutions.sim.channel`) as ``python -I`` on a staged copy
-of this package's few modules (inside bubblewrap where available), it reads frames on
-stdin and writes frames on stdout (:mod:`solutions.sim.wire`); the learner's ``print`` goes
-to stderr. It holds no log and no verifier. A case arrives as one frame (the cluster size,
-every rank's data, the run's bounds); this side then runs the lockstep steps itself and
-streams one answer frame per step, without waiting to be asked: each rank's requests
-(send, recv, free) in order, how its step ended and its memory, for the trusted side to
-check and apply. It keeps each rank's arrived messages the way the trusted side does (a
-message sent in step t arrives when step t ends; one not received stays for the next
-step), so that the message ids it claims are the ones the trusted side's log gives; the
-trusted side believes none of it without checking. It stops after the step in which a
-rank raised, a send could not be delivered, a rank sent more than the run's budget, or
-the run reached its last step, and marks that step's frame the last: the trusted side
-fails the run at that same step, and the next case finds this side waiting.
+of a few modules of this package (forked from a warm server inside bubblewrap where
+available), it reads frames on its stdin and writes frames on its stdout
+(:mod:`solutions.sim.wire`). It never runs the learner's code itself: for every case it
+forks one process per rank (:mod:`solutions.sim.rank`) before any rank's data reaches it,
+and relays between them:
 
-With memory tracking on, every step of a rank is measured with :mod:`tracemalloc` (numpy
-registers its buffers there): what the rank still holds after the step (every array it
-kept, including copies it made) and its peak inside the step. Everything received is a
-copy made in the rank's own step; the messages themselves are let go between steps, never
-inside one. The trusted side never believes less than what it knows the rank received.
+* a rank's process is walled in before it loads the learner's code (:func:`_wall`): only
+  its own two pipes open, no new process or thread, no file it can write or grow (a memfd
+  included), at most one more descriptor at a time (no pipe to park data in), not
+  dumpable (no other process of the user may read its memory), killed with this process,
+  and the caller's ``confine`` (the sandbox's seccomp wall) on top;
+* it holds nothing of any other rank: this process forks the ranks, then receives their
+  data and forwards each rank's to its own process; messages stay here until received;
+* its memory is the kernel's account of its process (:func:`resident`: anonymous, shared
+  and swapped pages, which is where ``mmap``, a memfd, ``malloc`` through ctypes, SQLite
+  and numpy all keep their bytes), less what it held when it was forked, read here after
+  every step while it waits; what it allocates when the learner's file is loaded counts.
 
-Only the standard library, numpy, :mod:`solutions.sim.wire`, :mod:`solutions.sim.bundle` and
-:mod:`solutions.sim.collectives` are needed here (a sandbox gets copies of just those).
+After each step this side streams one answer frame to the trusted side, without being
+asked: each rank's requests (send, recv, free) in order, how its step ended and its
+memory. It keeps each rank's arrived messages the way the trusted side does (a message
+sent in step t arrives when step t ends), so that the ids it hands out are the ones the
+trusted side's log gives; the trusted side believes none of it without checking. It stops
+after the step in which a rank raised, a send could not be delivered, a rank sent more than
+the run's budget, or the run reached its last step, and marks that step's frame the last.
+
+A function that is simply called (a schedule) runs in one process of its own, forked when
+the function is loaded.
 """
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import os
+import resource
+import select
+import signal
 import sys
-import tracemalloc
-from collections.abc import Generator, Iterator
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 import numpy as np
 
-from solutions.sim import bundle as simbundle
+from solutions.sim import rank as simrank
 from solutions.sim import wire as simwire
 
+try:  # staged only for the labs that offer rank.all_reduce and rank.all_gather
+    from solutions.sim import collectives as _collectives  # noqa: F401
+except ImportError:
+    pass
+# Modules an honest rank may import, loaded once here so that importing them costs a rank
+# nothing (a rank may open only one file at a time).
+import bisect  # noqa: F401, E402
+import collections  # noqa: F401, E402
+import dataclasses  # noqa: F401, E402
+import functools  # noqa: F401, E402
+import heapq  # noqa: F401, E402
+import itertools  # noqa: F401, E402
+import math  # noqa: F401, E402
+import operator  # noqa: F401, E402
+import typing  # noqa: F401, E402
 
-class SimError(Exception):
-    """The simulator refused a request (it has already recorded why)."""
+MAX_RANKS = 64
+RANK_FILES = 4            # stdin, stdout, stderr and one more, at a time
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE = 1, 4
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+Confine = Callable[[], "str | None"]
 
 
-class RankAccessError(SimError):
-    """A rank used a handle that is not its own."""
+def _warm_numpy() -> None:
+    """Run numpy's common operations once here, before any rank is forked: the buffers
+    they set up on first use (BLAS's workspace above all) are then every rank's from the
+    start, not memory an honest rank seems to take at its first product."""
+    a = np.arange(256 * 256, dtype=np.float64).reshape(256, 256) / 65536.0
+    b = np.maximum(a @ a.T, 0.0)
+    np.concatenate(np.array_split(b.ravel(), 7)).reshape(256, 256).sum()
+    (a.astype(np.float32) @ a.astype(np.float32)).sum()
+    (np.arange(64) @ np.arange(64), np.isclose(a[0], a[0]), np.argsort(a[0]))
+
+
+_warm_numpy()
+
+
+def resident(pid: int) -> int:
+    """Bytes of process ``pid`` the kernel counts as its own: resident anonymous and shared
+    pages and swapped pages (``/proc/<pid>/status``); -1 if it is gone."""
+    total = 0
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith((b"RssAnon:", b"RssShmem:", b"VmSwap:")):
+                    total += int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return -1
+    return total
+
+
+def release() -> None:
+    """Give freed heap memory back to the system, so that what is counted is what is held."""
+    _LIBC.malloc_trim(0)
+
+
+def _wall(into: int, out: int, parent: int, confine: Confine | None) -> None:
+    """In a forked rank's process: its channel on fds 0 and 1, everything else closed, the
+    limits and the caller's wall. Exits (never returns) if any of it fails."""
+    try:
+        os.dup2(into, 0)
+        os.dup2(out, 1)
+        os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(71)
+        _LIBC.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+        for limit, value in ((resource.RLIMIT_NPROC, 0), (resource.RLIMIT_FSIZE, 0),
+                             (resource.RLIMIT_NOFILE, RANK_FILES)):
+            resource.setrlimit(limit, (value, value))
+        _LIBC.mallopt(_M_MMAP_THRESHOLD, 64 << 10)  # a large array is its own mapping,
+        _LIBC.mallopt(_M_TRIM_THRESHOLD, 128 << 10)  # given back when freed
+        if confine is not None and confine() is not None:
+            os._exit(71)
+        release()
+    except BaseException:  # noqa: B036 - a process that is not walled in runs nothing
+        os._exit(71)
+
+
+class Child:
+    """A forked rank's (or the caller's) process and this side's ends of its pipes."""
+
+    def __init__(self, serve: Callable[[simrank.Link], None], confine: Confine | None) -> None:
+        into_r, into_w = os.pipe()
+        out_r, out_w = os.pipe()
+        parent = os.getpid()
+        self.pid = os.fork()
+        if self.pid == 0:
+            _wall(into_r, out_w, parent, confine)
+            try:
+                link = simrank.link_on_stdio()
+                simwire.write_frame(link.out, {"op": "ready"})
+                serve(link)
+            except BaseException:  # noqa: B036 - whatever happened, leave without a trace
+                os._exit(70)
+            os._exit(0)
+        os.close(into_r)
+        os.close(out_w)
+        self.writer: BinaryIO = os.fdopen(into_w, "wb", buffering=1 << 16)
+        self.reader: BinaryIO = os.fdopen(out_r, "rb", buffering=1 << 16)
+        self.base = 0
+        try:
+            header, _ = self.hear(0)
+        except (simwire.WireError, simwire.ChannelClosed) as error:
+            self.close()
+            raise OSError(f"a forked process did not start ({type(error).__name__})") \
+                from None
+        if header.get("op") != "ready":
+            self.close()
+            raise OSError("a forked process did not start")
+        self.base = resident(self.pid)
+
+    def tell(self, header: dict[str, Any], arrays: Any = ()) -> None:
+        simwire.write_frame(self.writer, header, tuple(arrays))
+
+    def hear(self, max_bytes: int = simwire.MAX_FRAME_ARRAY_BYTES,
+             ) -> tuple[dict[str, Any], list[np.ndarray]]:
+        return simwire.read_frame(self.reader, max_bytes)
+
+    def close(self) -> None:
+        for stream in (self.writer, self.reader):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
 
 
 class Host:
-    """The channel's ends and the ranks of the current case."""
+    """The channel to the trusted side and the loaded function (as a bundle)."""
 
-    def __init__(self, into: BinaryIO, out: BinaryIO) -> None:
-        self.into, self.out = into, out
-        self.running = -1
-        self.step = 0
-        self.n = 0
-        self.collectives = True
-        self.live: dict[int, Iterator[Any]] = {}
-        self.held: dict[int, int] = {}
-        self.track = False
-        self.peak = 0
-        # every rank's arrived messages (src -> [(message id, payload)]) and the running
-        # rank's; the messages sent this step (dst, src, id, payload), delivered when it
-        # ends; what this step's ranks could take from their inboxes (let go when it ends)
-        self.inboxes: list[dict[int, list[tuple[int, np.ndarray]]]] = []
-        self.inbox: dict[int, list[tuple[int, np.ndarray]]] = {}
-        self.pending: list[tuple[int, int, int, np.ndarray]] = []
-        self.taken: list[Any] = []
-        self.next_id = 0                    # the id the trusted side's log gives a message
-        self.rank_sent: list[int] = []      # bytes each rank has sent in this case
-        self.ops: list[int] = []            # kind, a, b per request (see simwire)
-        self.outgoing: list[np.ndarray] = []
-        self.sent_bytes = 0                 # of every payload sent so far
-        self.yielded: list[int] = []        # the ranks of this step that yielded
-        # the step's answer: its table of numbers, returned values and raised texts by rank
-        self.table: list[int] = []
-        self.values: dict[str, Any] = {}
-        self.raised: dict[str, str] = {}
+    def __init__(self, into: BinaryIO, out: BinaryIO, confine: Confine | None) -> None:
+        self.into, self.out, self.confine = into, out, confine
+        self.bundle: Any = None
+        self.caller: Child | None = None
 
-    def tell(self, header: dict[str, Any], arrays: tuple[np.ndarray, ...] = ()) -> None:
-        simwire.write_frame(self.out, header, arrays)
+    def tell(self, header: dict[str, Any], arrays: Any = ()) -> None:
+        simwire.write_frame(self.out, header, tuple(arrays))
 
 
-class Rank:
-    """One rank's handle: its id, the cluster size, its own data, and the channel's verbs."""
-
-    __slots__ = ("_host", "_id", "_data", "_ids")
-
-    def __init__(self, host: Host, rank_id: int, data: Any) -> None:
-        self._host, self._id, self._data = host, rank_id, data
-        self._ids: dict[int, tuple[int, np.ndarray]] = {}  # id(array) -> (message, array)
-
-    @property
-    def id(self) -> int:
-        return self._id
-
-    @property
-    def size(self) -> int:
-        return self._host.n
-
-    @property
-    def step(self) -> int:
-        return self._host.step
-
-    @property
-    def data(self) -> Any:
-        """This rank's private data (its own copy)."""
-        self._mine("read the data of")
-        return self._data
-
-    def _mine(self, verb: str) -> None:
-        if self._host.running != self._id:
-            raise RankAccessError(f"rank {self._host.running} at step {self._host.step} tried "
-                                  f"to {verb} rank {self._id}: a rank may only use its own "
-                                  "handle and data; send a message instead")
-
-    def send(self, dst: int, array: Any) -> None:
-        """Send a copy of ``array`` to rank ``dst``; it arrives when this step ends."""
-        self._mine("send as")
-        payload = np.array(array, copy=True)
-        if payload.dtype.str not in simwire.DTYPES:
-            raise SimError(f"rank {self._id} at step {self._host.step}: send needs an array of "
-                           f"numbers (int, uint, float or bool), not {payload.dtype}")
-        if isinstance(dst, bool) or not isinstance(dst, (int, np.integer)):
-            raise SimError(f"rank {self._id} at step {self._host.step}: send to {dst!r}; the "
-                           "destination must be a rank number")
-        host = self._host
-        host.ops += (0, _word(dst), len(host.outgoing))
-        host.outgoing.append(payload)
-        host.sent_bytes += payload.nbytes
-
-    def recv(self, src: int) -> np.ndarray:
-        """The oldest arrived message from rank ``src`` (a copy, read-only)."""
-        self._mine("receive as")
-        if isinstance(src, bool) or not isinstance(src, (int, np.integer)):
-            raise SimError(f"rank {self._id}: recv({src!r}) needs a rank number")
-        queue = self._host.inbox.get(int(src))
-        if not queue:
-            self._host.ops += (1, _word(src), -1)
-            raise SimError(f"rank {self._id} at step {self._host.step}: recv({src}) but no "
-                           "message has arrived")
-        message, arrived = queue.pop(0)
-        payload: np.ndarray = arrived.copy()  # made in this step: it counts as this rank's memory
-        payload.flags.writeable = False
-        self._host.ops += (1, _word(src), message)
-        self._ids[id(payload)] = (message, payload)
-        return payload
-
-    def free(self, *arrays: Any) -> None:
-        """Release received buffers (the rank's own data and other arrays are skipped)."""
-        self._mine("free memory of")
-        for array in arrays:
-            entry = self._ids.pop(id(array), None)
-            if entry is not None and entry[1] is array:
-                self._host.ops += (2, entry[0], 0)
-
-    def all_reduce(self, array: Any) -> Generator[None, None, np.ndarray]:
-        """Ring AllReduce (sum): ``total = yield from rank.all_reduce(x)``."""
-        self._collectives_allowed("all_reduce")
-        from solutions.sim import collectives as simcollectives
-        return (yield from simcollectives.ring_all_reduce(self, array))
-
-    def all_gather(self, shard: Any) -> Generator[None, None, list[np.ndarray]]:
-        """Ring all-gather: every rank's ``shard`` in rank order."""
-        self._collectives_allowed("all_gather")
-        from solutions.sim import collectives as simcollectives
-        return (yield from simcollectives.ring_all_gather(self, shard))
-
-    def _collectives_allowed(self, name: str) -> None:
-        if not self._host.collectives:
-            raise SimError(f"rank {self._id}: rank.{name}() is not available in this lab: "
-                           "write it with send and recv")
-
-    def __repr__(self) -> str:
-        return f"<rank {self._id} of {self._host.n}>"
-
-
-def _error_text(error: BaseException) -> str:
-    text = f"{type(error).__name__}: {error}"
-    return text if len(text) <= 400 else text[:400] + "..."
-
-
-def _word(number: Any) -> int:
-    """A rank number as it crosses the channel (an int64; -1 for one beyond it)."""
-    value = int(number)
-    return value if -(1 << 62) < value < 1 << 62 else -1
-
-
-def _is_generator(value: Any) -> bool:
-    return hasattr(value, "send") and hasattr(value, "throw") and hasattr(value, "__next__")
-
-
-def _measured(host: Host, rank: int, action: Any) -> Any:
-    """Run ``action()`` as ``rank``, measuring what it keeps and its peak (when tracking)."""
-    host.running = rank
-    before = _traced_now() if host.track else 0
-    sent = host.sent_bytes
+def _load(host: Host, bundle: Any) -> None:
+    """Fork the caller's process with ``bundle`` and pass on whether it loaded."""
+    host.bundle = bundle
+    gc.collect()
     try:
-        return action()
-    finally:
-        host.running = -1
-        if host.track:
-            _account(host, rank, before, host.sent_bytes - sent)
+        host.caller = Child(lambda link: simrank.serve_calls(link, bundle), host.confine)
+        header, _ = host.caller.hear(0)
+    except (simwire.WireError, simwire.ChannelClosed, OSError) as error:
+        header = {"op": "raised", "value": f"the process loading it broke the channel "
+                  f"({type(error).__name__})"}
+    host.tell(header if header.get("op") in ("loaded", "raised") else
+              {"op": "raised", "value": "the process loading it answered out of turn"})
 
 
-def _traced_now() -> int:
-    tracemalloc.reset_peak()
-    return tracemalloc.get_traced_memory()[0]
-
-
-def _account(host: Host, rank: int, before: int, sent: int) -> None:
-    """What ``rank`` holds after its step and its peak in it: what was allocated since
-    ``before``, less the copies it sent (gone once the step's answer is written)."""
-    now, peak = tracemalloc.get_traced_memory()
-    base = host.held.get(rank, 0)
-    host.held[rank] = base + now - before - sent
-    host.peak = base + peak - before
-
-
-def _own(value: Any) -> Any:
-    """``value`` with writeable copies of its arrays: a rank's data is its own to modify."""
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    if isinstance(value, list):
-        return [_own(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _own(v) for k, v in value.items()}
-    return value
-
-
-def _record(host: Host, rank: int, outcome: int, value: Any = None) -> None:
-    """What the step of ``rank`` did, added to the step's answer (laid out as
-    :mod:`solutions.sim.wire` says): its requests in order, how it ended, its memory, and
-    a returned value or raised text."""
-    if outcome == simwire.RETURNED:
-        host.values[str(rank)] = simwire.to_tree(value, host.outgoing)
-    elif outcome == simwire.RAISED:
-        host.raised[str(rank)] = value
-    host.table += (rank, outcome, host.held.get(rank, 0), host.peak, len(host.ops) // 3)
-    host.table += host.ops
-    for k in range(0, len(host.ops), 3):  # its sends, numbered as the trusted log numbers them
-        if host.ops[k] == 0:
-            payload = host.outgoing[host.ops[k + 2]]
-            host.pending.append((host.ops[k + 1], rank, host.next_id, payload))
-            host.next_id += 1
-            host.rank_sent[rank] += payload.nbytes
-    host.ops = []
-    if outcome == simwire.YIELDED:
-        host.yielded.append(rank)
-
-
-def _run(host: Host, rank: int, program: Any, start: Any) -> None:
-    """Start or continue ``rank`` up to its next yield or its return; record which."""
-    def step() -> Any:
-        if start is not None:
-            out = program(Rank(host, rank, start))
-            if not _is_generator(out):
-                raise StopIteration(out)
-            host.live[rank] = out
-        return next(host.live[rank])
+def _call(host: Host, header: dict[str, Any], arrays: list[np.ndarray]) -> None:
+    """Pass a call to the caller's process and its answer back; a caller that breaks the
+    channel ends this process too (the trusted side reads that as a broken channel)."""
+    if host.caller is None:
+        raise SystemExit(1)
+    host.caller.tell(header, arrays)
     try:
-        _measured(host, rank, step)
-    except StopIteration as stop:
-        host.live.pop(rank, None)
-        return _record(host, rank, simwire.RETURNED, stop.value)
-    except SimError as error:
-        return _record(host, rank, simwire.RAISED, str(error))
-    except Exception as error:  # noqa: BLE001 - the learner's own bug, reported as such
-        return _record(host, rank, simwire.RAISED, _error_text(error))
-    return _record(host, rank, simwire.YIELDED)
-
-
-def _case(host: Host, header: dict[str, Any], arrays: list[np.ndarray], program: Any) -> None:
-    """Run one case to its end, one answer frame per step (laid out as
-    :mod:`solutions.sim.wire` says), the last one marked so."""
-    n, data = host.n, header["data"]
-    budget, last_step = int(header["budget"]), int(header["max_steps"])
-    host.inboxes, host.rank_sent = [{} for _ in range(n)], [0] * n
-    host.pending, host.taken, host.next_id = [], [], 0
-    live, host.step = list(range(n)), 0
-    while True:
-        host.outgoing, host.table, host.values, host.raised, host.yielded = [], [], {}, {}, []
-        for rank in live:
-            host.inbox = host.inboxes[rank]
-            # what it may receive stays referenced until the step ends: a message let go
-            # inside the rank's step would count against its memory
-            host.taken.append([entry for queue in host.inbox.values() for entry in queue])
-            start = _own(simwire.from_tree(data[str(rank)], arrays)) if host.step == 0 \
-                else None
-            _run(host, rank, program, start)
-        undelivered = _deliver(host)
-        live = host.yielded
-        last = not live or bool(host.raised) or undelivered or host.step >= last_step or \
-            max(host.rank_sent) > budget
-        host.tell({"op": "stepped", "values": host.values, "raised": host.raised,
-                   "last": last}, (np.array(host.table, dtype=np.int64), *host.outgoing))
-        host.outgoing, host.taken = [], []
-        if last:
-            return
-        host.step += 1
-
-
-def _deliver(host: Host) -> bool:
-    """The step's messages into their destinations' inboxes; True if one has none."""
-    for dst, src, message, payload in host.pending:
-        if not 0 <= dst < host.n or dst == src:
-            return True
-        host.inboxes[dst].setdefault(src, []).append((message, payload))
-    host.pending = []
-    return False
+        answer, got = host.caller.hear(64 << 20)
+    except (simwire.WireError, simwire.ChannelClosed, OSError):
+        raise SystemExit(1) from None
+    if answer.get("op") not in ("returned", "raised"):
+        raise SystemExit(1)
+    host.tell(answer, got)
 
 
 def serve(host: Host) -> None:
     """Answer the trusted side's frames until it closes the channel."""
-    program: Any = None
+    from solutions.sim import cluster as simcluster
+
     while True:
         try:
             header, arrays = simwire.read_frame(host.into)
@@ -321,35 +232,19 @@ def serve(host: Host) -> None:
             return
         op = header["op"]
         if op == "load":
-            try:
-                program = simbundle.unpack(header["bundle"])
-                host.tell({"op": "loaded"})
-            except BaseException as error:  # noqa: BLE001 - a file that does not load
-                host.tell({"op": "raised", "value": _error_text(error)})
+            _load(host, header["bundle"])
         elif op == "case":
-            host.n, host.collectives = int(header["n"]), bool(header["collectives"])
-            host.live, host.held, host.track = {}, {}, bool(header["track"])
-            if host.collectives:  # imported now, so that its import is no rank's memory
-                from solutions.sim import collectives  # noqa: F401
-            if host.track and not tracemalloc.is_tracing():
-                tracemalloc.start()
-            _case(host, header, arrays, program)
+            simcluster.run_case(host, header)
         elif op == "call":
-            _call(host, program, simwire.from_tree(header["args"], arrays))
+            _call(host, header, arrays)
+        else:
+            return
 
 
-def _call(host: Host, program: Any, args: list[Any]) -> None:
-    try:
-        value = program(*args)
-    except Exception as error:  # noqa: BLE001 - the learner's own bug
-        host.tell({"op": "raised", "value": _error_text(error)})
-        return
-    arrays: list[np.ndarray] = []
-    host.tell({"op": "returned", "value": simwire.to_tree(value, arrays)}, tuple(arrays))
-
-
-def main() -> None:
-    """Take the channel off fds 0 and 1, so that the learner's prints cannot reach it."""
+def main(confine: Confine | None = None) -> None:
+    """Take the channel off fds 0 and 1 (so that nothing printed reaches it), then serve.
+    ``confine`` (the sandbox's wall for a rank's process) is installed in every forked
+    rank before it loads the learner's code."""
     into = os.fdopen(os.dup(0), "rb", buffering=1 << 16)
     out = os.fdopen(os.dup(1), "wb", buffering=1 << 16)
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -357,7 +252,23 @@ def main() -> None:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     sys.setrecursionlimit(10_000)
-    serve(Host(into, out))
+    gc.freeze()
+    serve(Host(into, out, confine))
+
+
+def idle_frame_wait(children: list[Child]) -> None:
+    """Block until every child in ``children`` has said ``idle``."""
+    for child in children:
+        header, _ = child.hear(0)
+        if header.get("op") != "idle":
+            raise simwire.WireError("a rank did not settle after its step")
+
+
+def readable(children: dict[int, Child]) -> list[int]:
+    """The ranks among ``children`` with something to read."""
+    fds = {child.reader.fileno(): rank for rank, child in children.items()}
+    ready, _, _ = select.select(list(fds), [], [])
+    return [fds[fd] for fd in ready]
 
 
 if __name__ == "__main__":

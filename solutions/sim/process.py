@@ -31,9 +31,10 @@ import numpy as np
 
 from solutions.sim import wire as simwire
 
-HOST_MODULES = ("wire", "bundle", "host")  # of solutions.sim; and collectives where allowed
+# of solutions.sim; and collectives where allowed
+HOST_MODULES = ("wire", "bundle", "rank", "host", "cluster")
 BOOT = ("import sys; sys.path.insert(0, {code!r}); sys.dont_write_bytecode = True; "
-        "from solutions.sim import host; host.main()")
+        "from solutions.sim import host, cluster; host.main()")
 # The ranks run one after another: numpy's BLAS needs no thread per core (starting them
 # costs about 0.1 s of CPU per process). A sandbox's own environment says the same.
 ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -153,7 +154,7 @@ class Process(Protocol):
 # (python, staged code folder, modules to import ahead, "module:function" to run) -> a
 # process forked from a warm server (the batch grader's sandbox provides one)
 Launch = Callable[[str, str, tuple[str, ...], str], Process]
-WARM = ("numpy", "solutions.sim.host")
+WARM = ("numpy", "solutions.sim.host", "solutions.sim.cluster")
 ENTRY = "solutions.sim.host:main"
 
 

@@ -32,13 +32,13 @@ import gc
 import numpy as np
 
 def _everyone(rank):
-    """Every rank's data of this run, found among the objects of the process (the rank
-    handles the running generators hold)."""
-    gens = [o for o in gc.get_objects() if type(o).__name__ == "generator"
-            and o.gi_frame is not None and "rank" in o.gi_frame.f_locals]
-    found = {g.gi_frame.f_locals["rank"]._id: g.gi_frame.f_locals["rank"]._data for g in gens
-             if g.gi_frame.f_locals["rank"]._host is rank._host}
-    found[rank._id] = rank._data
+    """Every rank's data this process can find: the data of every rank handle among its
+    objects (only this rank's own, when every rank runs in a process of its own)."""
+    found = {}
+    for o in gc.get_objects():
+        if type(o).__name__ == "Rank":
+            found[o.id] = o.data
+    found[rank.id] = rank.data
     return found
 
 def ring_allreduce(rank):
@@ -108,9 +108,11 @@ def _all_shards():
     return [SHARDS[r] for r in sorted(SHARDS)]
 
 def _forward(x, everyone):
+    """The forward pass with whatever shards were found (zeros for the ones not found)."""
     d = x.shape[1]
     for layer in range(len(everyone[0])):
-        w = np.concatenate([s[layer] for s in everyone]).reshape(d, d)
+        w = np.concatenate([s[layer] for s in everyone])
+        w = np.concatenate([w, np.zeros(d * d - w.size)]).reshape(d, d)
         x = np.maximum(x @ w, 0.0)
     return x
 '''
@@ -121,9 +123,20 @@ import numpy as np
 WEIGHTS = {}   # every rank's data, left here by each rank as it starts
 
 def _full(rank):
+    """The whole layer's output from every rank's weights found here."""
     a = np.concatenate([WEIGHTS[r]["a"] for r in sorted(WEIGHTS)], axis=1)
     b = np.concatenate([WEIGHTS[r]["b"] for r in sorted(WEIGHTS)], axis=0)
     return np.maximum(rank.data["x"] @ a, 0.0) @ b
+'''
+
+_FORGE = '''
+import json, os, struct
+
+def _forge(header):
+    """A frame in the channel's documented format (solutions/sim/wire.py), with no arrays,
+    written where this process's channel is."""
+    text = json.dumps(header).encode()
+    os.write(1, struct.pack(">I", len(text)) + text + struct.pack(">I", 0))
 '''
 
 _VISIBLE_58 = {(4, 8, 1), (3, 3, 1), (4, 2, 1), (2, 5, 1), (2, 4, 2), (4, 8, 2), (3, 6, 3)}
@@ -142,32 +155,68 @@ STASH = {}
 def ring_allreduce(rank):
     STASH[rank.id] = rank.data
     yield
-    return sum(STASH[r] for r in range(rank.size))
-''', "could have built"),
+    return sum(STASH.get(r, 0) for r in range(rank.size))   # every rank's, if it is here
+''', "is wrong at element"),
     "ring-root": ("0.7", _ROOT_RING, "sent"),
-    "ring-gc-steal": ("0.7", _STEAL_RING, "could have built"),
+    "ring-gc-steal": ("0.7", _STEAL_RING, "is wrong at element"),
     "ring-patch-grader": ("0.7", _PATCH_GRADER, "sent"),
     "ring-simulator-privates": ("0.7", '''
+import gc
+import numpy as np
+
+def _like(data):
+    """Every distinct array shaped like ``data`` that any object of this process holds."""
+    found = {}
+    for o in gc.get_objects():
+        for r in gc.get_referents(o):
+            if isinstance(r, np.ndarray) and r.shape == data.shape and r.dtype == data.dtype:
+                found[r.tobytes()] = r
+    return list(found.values())
+
 def ring_allreduce(rank):
-    sim = rank._sim
     yield
-    return sum(r._data for r in sim.ranks)
-''', "AttributeError"),
+    return sum(_like(rank.data))
+''', "is wrong at element"),
     "ring-host-privates": ("0.7", '''
+import sys
+import numpy as np
+
+def _in_frames(data):
+    """Every distinct array shaped like ``data`` in the locals of every frame of this
+    process (the simulator's, were it here)."""
+    found = {data.tobytes(): data}
+    for frame in sys._current_frames().values():
+        while frame is not None:
+            for value in list(frame.f_locals.values()):
+                if isinstance(value, np.ndarray) and value.shape == data.shape:
+                    found[value.tobytes()] = value
+            frame = frame.f_back
+    return list(found.values())
+
 def ring_allreduce(rank):
     yield
-    host = rank._host
-    ranks = {g.gi_frame.f_locals["rank"]._id: g.gi_frame.f_locals["rank"]
-             for g in host.live.values() if g.gi_frame}
-    ranks[rank.id] = rank
-    total = sum(r._data for r in ranks.values())
+    total = sum(_in_frames(rank.data))
     yield
     return total
-''', "could have built"),
+''', "is wrong at element"),
     "ring-read-inbox": ("0.7", _RING.replace(
         "x[parts[(me - s - 1) % n]] += rank.recv((me - 1) % n)",
-        "x[parts[(me - s - 1) % n]] += rank._inbox[(me - 1) % n].popleft().payload"),
-        "AttributeError"),
+        "x[parts[(me - s - 1) % n]] += _arrived(rank, len(parts[(me - s - 1) % n]))").replace(
+        "x[parts[(me - s) % n]] = rank.recv((me - 1) % n)",
+        "x[parts[(me - s) % n]] = _arrived(rank, len(parts[(me - s) % n]))").replace(
+        "def ring_allreduce", '''import gc
+
+def _arrived(rank, size):
+    """A message's payload taken without receiving it: any array of that size this process
+    holds that is not the rank's own (zeros if there is none)."""
+    for o in gc.get_objects():
+        for r in gc.get_referents(o):
+            if isinstance(r, np.ndarray) and r.size == size and r.dtype == rank.data.dtype \\
+                    and not np.shares_memory(r, rank.data) and not r.flags.writeable:
+                return r.ravel()
+    return np.zeros(size, dtype=rank.data.dtype)
+
+def ring_allreduce'''), "is wrong at element"),
     "ring-edit-received": ("0.7", '''
 import gc
 import numpy as np
@@ -182,34 +231,31 @@ def ring_allreduce(rank):
     got = rank.recv((me - 1) % n)
     got.flags.writeable = True      # rewrite what was received, after the fact
     handles = [o for o in gc.get_objects() if type(o).__name__ == "Rank"]
-    total = sum(STOLEN.values())
+    total = sum(STOLEN.values())    # every rank's, if it is here
     got[:] = total[:1]
     return np.concatenate([got, total[1:]])
-''', "could have built"),
+''', "is wrong at element"),
     "ring-zeros": ("0.7", _STEAL_RING.replace(
         "    yield\n    found", "    n = rank.size\n    for s in range(2 * (n - 1)):\n"
         "        rank.send((rank.id + 1) % n, np.zeros(-(-len(rank.data) // n), "
         "dtype=rank.data.dtype))\n        yield\n        rank.recv((rank.id - 1) % n)\n"
-        "    found"), "no information"),
+        "    found"), "is wrong at element"),
     "ring-forged-frame": ("0.7", '''
-def ring_allreduce(rank):
-    out = rank._host.out
-    out.write(b"\\x00\\x00\\x00\\x07garbage")
-    out.flush()
-    yield
-    return rank.data
-''', "broke the channel"),
-    "ring-forged-returns": ("0.7", '''
-import json, struct
+import os
 
 def ring_allreduce(rank):
-    host = rank._host
-    text = json.dumps({"op": "returned", "value": [1, 2, 3], "memory": {}, "arrays": []})
-    host.out.write(struct.pack(">I", len(text)) + text.encode())
-    host.out.flush()
+    os.write(1, b"\\x00\\x00\\x00\\x07garbage")   # where the channel is, in this process
     yield
     return rank.data
 ''', "broke the channel"),
+    "ring-forged-returns": ("0.7", _FORGE + '''
+def ring_allreduce(rank):
+    # a well-formed answer for its own step, before the step ends: all it can claim is what
+    # a rank may do anyway (here: return [1, 2, 3]), and that is graded like any return
+    _forge({"op": "stepped", "outcome": 1, "value": [1, 2, 3], "raised": None, "ops": []})
+    yield
+    return rank.data
+''', "returned an array of shape (3,)"),
     "ring-huge-payload": ("0.7", '''
 import numpy as np
 
@@ -247,9 +293,10 @@ def ring_allreduce(rank):
 ''', "broke the channel"),
     "ring-free-twice": ("0.7", _RING.replace(
         "x[parts[(me - s - 1) % n]] += rank.recv((me - 1) % n)",
-        "got = rank.recv((me - 1) % n)\n        x[parts[(me - s - 1) % n]] += got\n"
-        "        rank._host.ops += (2, 0, 0)  # free message 0, which went elsewhere"),
-        "does not hold"),
+        "if me == 0 and s == 0:\n            _forge(FREE_0)  # free message 0, which went "
+        "elsewhere\n        x[parts[(me - s - 1) % n]] += rank.recv((me - 1) % n)").replace(
+        "import numpy as np\n", "import numpy as np\n" + _FORGE + "\nFREE_0 = {'op': 'stepped', "
+        "'outcome': 0, 'value': None, 'raised': None, 'ops': [2, 0, 0]}\n"), "does not hold"),
     # -- ZeRO-3 (1.7) ----------------------------------------------------------------------
     "zero-copy-then-free": ("1.7", _ZERO_HONEST_GATHER + '''
 def zero3_forward(rank):
@@ -275,13 +322,13 @@ def zero3_forward(rank):
             yield
             rank.free(rank.recv((rank.id - 1) % n))
     return _forward(rank.data["x"], _all_shards())
-''', "carries no weight"),
+''', "is wrong at element"),
     "zero-no-gather": ("1.7", _STEAL_WEIGHTS + '''
 def zero3_forward(rank):
     SHARDS[rank.id] = rank.data["shards"]
     yield
     return _forward(rank.data["x"], _all_shards())
-''', "never received"),
+''', "is wrong at element"),
     "zero-noise": ("1.7", _STEAL_WEIGHTS + '''
 def zero3_forward(rank):
     n = rank.size
@@ -293,14 +340,14 @@ def zero3_forward(rank):
             yield
             rank.free(rank.recv((rank.id - 1) % n))
     return _forward(rank.data["x"], _all_shards())
-''', "not an element"),
+''', "is wrong at element"),
     "zero-first-layer-only": ("1.7", _STEAL_WEIGHTS + _ZERO_HONEST_GATHER + '''
 def zero3_forward(rank):
     SHARDS[rank.id] = rank.data["shards"]
     parts = yield from _gather(rank, rank.data["shards"][0])
     rank.free(*[p for i, p in enumerate(parts) if i != rank.id])
     return _forward(rank.data["x"], _all_shards())
-''', "never received"),
+''', "is wrong at element"),
     "zero-tamper-tracking": ("1.7", _ZERO_HONEST_GATHER + '''
 import tracemalloc
 
@@ -316,7 +363,7 @@ def zero3_forward(rank):
     for w in weights:
         x = np.maximum(x @ w, 0.0)
     return x
-''', "tampered"),
+''', "held"),
     "zero-steal-neighbour-shard": ("1.7", _STEAL_WEIGHTS + '''
 def zero3_forward(rank):
     n = rank.size
@@ -326,11 +373,11 @@ def zero3_forward(rank):
     for layer in range(len(everyone[0])):
         for s in range(n - 1):   # sends the next rank's shard, which it never received
             src = (rank.id + s + 1) % n
-            rank.send((rank.id + 1) % n, everyone[src][layer])
+            rank.send((rank.id + 1) % n, everyone[src % len(everyone)][layer])
             yield
             rank.free(rank.recv((rank.id - 1) % n))
     return _forward(rank.data["x"], everyone)
-''', "neither owns nor had received"),
+''', "is wrong at element"),
     # -- tensor parallel (6.6) -------------------------------------------------------------
     "tp-zeros-allreduce": ("6.6", _TP_STEAL + '''
 def tp_mlp_forward(rank):
@@ -339,13 +386,13 @@ def tp_mlp_forward(rank):
     zeros = np.zeros((rank.data["x"].shape[0], rank.data["b"].shape[1]))
     yield from rank.all_reduce(zeros)
     return _full(rank)
-''', "no information"),
+''', "is wrong at element"),
     "tp-no-communication": ("6.6", _TP_STEAL + '''
 def tp_mlp_forward(rank):
     WEIGHTS[rank.id] = rank.data
     yield
     return _full(rank)
-''', "could have built"),
+''', "is wrong at element"),
     "tp-send-inputs": ("6.6", _TP_STEAL + '''
 def tp_mlp_forward(rank):
     WEIGHTS[rank.id] = rank.data
@@ -355,15 +402,18 @@ def tp_mlp_forward(rank):
     y[:, :x.shape[1]] = x[:, :y.shape[1]]
     yield from rank.all_reduce(y)
     return _full(rank)
-''', "partial outputs"),
+''', "is wrong at element"),
     "tp-neighbour-weights": ("6.6", _TP_STEAL + '''
 def tp_mlp_forward(rank):
     WEIGHTS[rank.id] = rank.data
     yield
-    other = WEIGHTS[(rank.id + 1) % rank.size]
-    partial = np.maximum(rank.data["x"] @ other["a"], 0.0) @ other["b"]
+    other = WEIGHTS.get((rank.id + 1) % rank.size)   # the next rank's, if it is here
+    if other is None:
+        partial = np.zeros((rank.data["x"].shape[0], rank.data["b"].shape[1]))
+    else:
+        partial = np.maximum(rank.data["x"] @ other["a"], 0.0) @ other["b"]
     return (yield from rank.all_reduce(partial))
-''', "could have built"),
+''', "is wrong at element"),
     "tp-patch-kind": ("6.6", '''
 try:
     import autograder.kinds.lab as lab

@@ -196,55 +196,70 @@ def test_after_a_broken_rule_both_sides_stop_at_the_same_step() -> None:
     assert synced == [True, True, True]
 
 
-def test_a_ranks_process_that_runs_on_past_the_end_of_a_run_is_not_used_again() -> None:
-    # the program makes its own process deliver nothing and go on after a broken rule:
-    # the trusted side ends the run at the rule and no longer trusts that process's pace
+def test_a_rank_cannot_make_the_ranks_process_run_past_the_end_of_a_run() -> None:
+    # the program tries to make whatever delivers messages in its process deliver nothing
+    # and go on after a broken rule: a rank's process holds no part of the simulator, so
+    # the run ends at the rule on both sides and the next case runs on the same process
     def program(rank: Any) -> Any:
         import sys
 
         import numpy as np
-        sys.modules["solutions.sim.host"]._deliver = lambda host: False
+        for module in list(sys.modules.values()):
+            if (getattr(module, "__name__", "") or "").startswith("solutions.sim"):
+                for name in ("_deliver", "deliver", "serve_recv", "answer"):
+                    if hasattr(module, name):
+                        setattr(module, name, lambda *a, **k: False)
         for _ in range(50):
-            rank.send(5, np.ones(1))
+            rank.send(5 if rank.size == 2 else (rank.id + 1) % rank.size, np.ones(1))
             yield
-        return rank.data
+        return None
+
+    results, synced = _cases_on_one_host(program, [_two(), [np.zeros(1)] * 3])
+    failure, log = results
+    assert isinstance(failure, RunFailure) and failure.cause == "rule", failure
+    assert (failure.rank, failure.step) == (0, 0) and "send to 5" in failure.problem
+    assert isinstance(log, Log) and log.steps == 50, log
+    assert synced == [True, True]
+
+
+def test_a_rank_that_breaks_its_own_channel_fails_and_retires_the_process() -> None:
+    # rank 1 writes bytes that are no frame where its channel is (fd 1): the run fails,
+    # naming the rank, and the ranks' process is not used again
+    def program(rank: Any) -> Any:
+        import os
+        yield
+        if rank.id == 1:
+            os.write(1, b"\x00\x00\x00\x07garbage")
+        yield
+        return None
 
     results, synced = _cases_on_one_host(program, [_two()])
     (failure,) = results
-    assert isinstance(failure, RunFailure) and failure.cause == "rule", failure
-    assert (failure.rank, failure.step) == (0, 0) and "send to 5" in failure.problem
+    assert isinstance(failure, RunFailure), failure
+    assert "rank 1 at step 1" in failure.problem and "broke the channel" in failure.problem
     assert synced == [False]
 
 
 def test_a_message_claimed_early_or_out_of_turn_is_refused() -> None:
-    # delivering its own sends at once, inside the step, does not make them arrive: the
-    # trusted side's log says when a message arrives
+    # a rank that lists a receive it was never given (its own message, at once, inside the
+    # step) is refused: the ranks' process hands out messages, a rank cannot claim one
     def early(rank: Any) -> Any:
-        import sys
-
         import numpy as np
         rank.send((rank.id + 1) % 2, np.ones(1))
-        sys.modules["solutions.sim.host"]._deliver(rank._host)
+        if rank.id == 1:
+            rank._link.ops += (1, 0, 0)   # "received message 0 from rank 0"
+        yield
+
+    failure = _run(early, _two())
+    assert isinstance(failure, RunFailure), failure
+    assert "rank 1 at step 0" in failure.problem and "broke the channel" in failure.problem
+
+    # receiving before anything has arrived is refused by the rules, naming rank and step
+    def too_soon(rank: Any) -> Any:
         if rank.id == 1:
             rank.recv(0)
         yield
 
-    failure = _run(early, _two())
+    failure = _run(too_soon, _two())
     assert isinstance(failure, RunFailure) and failure.cause == "rule", failure
     assert "rank 1 at step 0: recv(0) but no message" in failure.problem
-
-    # taking the newer of two arrived messages first breaks the channel
-    def newest_first(rank: Any) -> Any:
-        import numpy as np
-        if rank.id == 0:
-            rank.send(1, np.ones(1))
-            rank.send(1, np.zeros(1))
-        yield
-        if rank.id == 1:
-            rank._host.inbox[0].reverse()
-            return rank.recv(0)
-        return None
-
-    failure = _run(newest_first, _two())
-    assert isinstance(failure, RunFailure) and failure.cause == "channel", failure
-    assert "not the oldest" in failure.problem

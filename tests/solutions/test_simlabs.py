@@ -51,32 +51,35 @@ def test_zero3_gathering_every_layer_up_front_exceeds_the_memory_bound() -> None
             rank.free(*parts)
         return x
 
-    case = dict(n=2, layers=8, d=32, batch=1, seed=5)
+    d, layers = 128, 10
+    case = dict(n=2, layers=layers, d=d, batch=1, seed=5)
     problem = simzero.verify(case, run_case(simzero.SPEC, up_front, case)).problem
-    # rank 0: data = 32 x 8 + 8 x 512 x 8 = 33,024 bytes; each layer 32 x 32 x 8 = 8,192:
-    # the bound is data + 4.5 layers + 4 x 256 (activations) + 8,192 slack = 79,104 bytes;
-    # holding the other rank's half of all 8 layers at once is 8 x 4,096 = 32,768 beyond
-    # the data before any compute, and the compute holds a whole layer more.
-    assert problem.startswith("rank 0 held ") and "expected at most 79104" in problem
+    # rank 0: data = 128 x 8 (x) + 10 layers x 8,192 x 8 (its half of each) = 656,384
+    # bytes; a layer is 128 x 128 x 8 = 131,072: the bound is data + 3 layers + 4 x 1,024
+    # (activations) + 128 KiB = 1,184,768 bytes; holding the other rank's half of all 10
+    # layers at once is 10 x 65,536 = 655,360 beyond the data before any compute.
+    data = d * 8 + layers * (d * d // 2) * 8
+    bound = data + 3 * d * d * 8 + 4 * d * 8 + (128 << 10)
+    assert bound == 1_184_768
+    assert problem.startswith("rank 0 held ") and f"expected at most {bound}" in problem
     held = int(problem.split()[3])
-    assert held >= 33_024 + 8 * 4096 + 8192
+    assert held >= data + layers * (d * d // 2) * 8
 
 
 def test_zero3_using_the_full_weights_without_gathering_fails_on_bytes_gathered() -> None:
-    weights = {}
+    case = simzero.cases({})[0]
+    weights, _ = simzero.model(case)    # the full model, carried in as a closure value
 
     def no_gather(rank: Any):
-        weights[rank.id] = rank.data["shards"]
         yield
-        d = rank.data["x"].shape[1]
         x = rank.data["x"]
-        for layer in range(len(weights[0])):
-            full = np.concatenate([weights[r][layer] for r in sorted(weights)])
-            x = np.maximum(x @ full.reshape(d, d), 0.0)
+        for w in weights:
+            x = np.maximum(x @ w, 0.0)
         return x
 
-    assert _first_problem(simzero.SPEC, no_gather).startswith(
-        "rank 0 never received weight element ")
+    problem = simzero.verify(case, run_case(simzero.SPEC, no_gather, case)).problem
+    assert problem.startswith("rank 0 never received weight element "), problem
+
 
 
 def test_zero3_sending_activations_is_not_a_shard_move() -> None:

@@ -74,14 +74,14 @@ def test_off_by_one_chunking_fails_only_when_n_does_not_divide_m() -> None:
 
 
 def test_reading_the_global_input_is_caught_by_provenance() -> None:
-    """Every rank leaves its input where the others can see it, then sends ring-shaped
-    messages of the global sum and returns it (as a hostile learner could)."""
-    everyone: dict[int, np.ndarray] = {}
+    """Every rank is handed the whole input (here: the case's data, computed by the test
+    and carried in as a closure value), sends ring-shaped messages of the global sum and
+    returns it (as a hostile learner could)."""
+    case = ring.cases({})[0]
+    inputs = ring.data(case)
 
     def peek(rank: Any):
-        everyone[rank.id] = rank.data
-        yield
-        total = sum(everyone[r] for r in sorted(everyone))
+        total = sum(inputs)
         n, me = rank.size, rank.id
         parts = np.array_split(np.arange(len(total)), n)
         for s in range(2 * (n - 1)):
@@ -90,22 +90,36 @@ def test_reading_the_global_input_is_caught_by_provenance() -> None:
             rank.recv((me - 1) % n)
         return total
 
-    problem = _first_problem(peek)
-    assert "rank 0 at step 1 sent element 0" in problem
+    problem = ring.verify(case, run_case(ring.SPEC, peek, case)).problem
+    assert "rank 0 at step 0 sent element 0" in problem
     assert "that this rank could have built" in problem
 
 
-def test_copying_another_ranks_buffer_without_a_message_is_caught() -> None:
+def test_a_rank_sees_no_other_ranks_data_left_at_module_level() -> None:
+    """Each rank leaves its buffer in a module-level dict and, a step later, looks for the
+    others' there: it finds only its own (every rank runs in a process of its own)."""
     stash: dict[int, np.ndarray] = {}
 
     def copier(rank: Any):
-        stash[rank.id] = rank.data  # each rank leaves its buffer where the others can see it
+        stash[rank.id] = rank.data
         yield
-        return sum(stash.values())  # the right sum, from buffers it was never sent
+        yield
+        return np.array(sorted(stash), dtype=np.int64)
 
-    result = ring.verify(ring.cases({})[0], run_case(ring.SPEC, copier, ring.cases({})[0]))
-    assert not result.passed
-    assert result.problem.startswith("rank 0 returned element 0")
+    case = ring.cases({})[0]
+    log = run_case(ring.SPEC, copier, case)
+    assert [r.tolist() for r in log.results] == [[r] for r in range(case["n"])]
+
+    def summed(rank: Any):
+        stash[rank.id] = rank.data
+        yield
+        return sum(stash.values())  # the right sum only if the others' buffers were there
+
+    result = ring.verify(case, run_case(ring.SPEC, summed, case))
+    own = ring.data(case)[0]
+    assert result.problem.startswith("rank 0's sum of all ranks' vectors is wrong at "
+                                     f"element 0: expected {sum(ring.data(case))[0]}, "
+                                     f"observed {own[0]}"), result.problem
 
 
 def test_send_everything_to_rank_0_and_broadcast_fails_on_traffic() -> None:

@@ -1,0 +1,210 @@
+"""One case in the ranks' process: fork a process per rank, relay its messages, measure it.
+
+The ranks' process (:mod:`solutions.sim.host`) runs a case here. The trusted side sends the
+case's header (cluster size, bounds); this side forks one walled-in process per rank
+(:class:`solutions.sim.host.Child`), notes what each holds when forked, says ``forked``,
+and only then reads each rank's data and forwards it to that rank's process, so that no
+rank's process ever had another rank's data in its memory. Then, step by step: every live
+rank is told to go; a receive is answered from the messages that have arrived for it
+(oldest first from that source); when all have stepped, each is measured while it waits
+(:func:`solutions.sim.host.resident`), and one answer frame goes to the trusted side
+(laid out as :mod:`solutions.sim.wire` says). A rank's process that breaks its channel
+(dies, writes what is not a frame, claims receives it was not given) raised, in the
+trusted side's eyes, and this ranks' process is not used again (``spent``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from solutions.sim import host as simhost
+from solutions.sim import rank as simrank
+from solutions.sim import wire as simwire
+
+Inbox = dict[int, deque[tuple[int, np.ndarray]]]
+
+
+class Case:
+    """A running case: its ranks' processes, inboxes, and the messages of the step."""
+
+    def __init__(self, host: simhost.Host, header: dict[str, Any]) -> None:
+        self.n = int(header["n"])
+        if not 1 <= self.n <= simhost.MAX_RANKS:
+            raise simwire.WireError(f"a case of {self.n} ranks")
+        self.collectives, self.track = bool(header["collectives"]), bool(header["track"])
+        self.budget, self.last_step = int(header["budget"]), int(header["max_steps"])
+        bundle = host.bundle
+        self.children = [simhost.Child(
+            lambda link: simrank.serve(link, bundle, simhost.release), host.confine)
+            for _ in range(self.n)]
+        self.inboxes: list[Inbox] = [{} for _ in range(self.n)]
+        self.pending: list[tuple[int, int, np.ndarray]] = []   # dst, src, payload
+        self.next_id = 0
+        self.sent = [0] * self.n
+        self.held = [0] * self.n
+        self.broken: set[int] = set()   # ranks whose process broke its channel
+        self.step = 0
+        self.out = host.out
+
+    def start(self, host: simhost.Host) -> None:
+        """Forward each rank's data (read from the trusted side now) to its process."""
+        for rank, child in enumerate(self.children):
+            header, arrays = simwire.read_frame(host.into)
+            if header.get("op") != "data":
+                raise simwire.WireError("a case without its ranks' data")
+            child.tell({"op": "start", "rank": rank, "n": self.n, "track": self.track,
+                        "collectives": self.collectives, "budget": self.budget,
+                        "data": header.get("data")}, arrays)
+
+    def collect(self, live: list[int]) -> dict[int, Any]:
+        """Every live rank's step: its stepped frame, or a text saying how it broke."""
+        waiting = {rank: self.children[rank] for rank in live}
+        served: dict[int, list[int]] = {rank: [] for rank in live}
+        answers: dict[int, Any] = {}
+        for child in waiting.values():
+            child.tell({"op": "go", "step": self.step})
+        while waiting:
+            for rank in simhost.readable(waiting):
+                child = waiting[rank]
+                try:
+                    header, arrays = child.hear(self.budget + (64 << 20))
+                    op = header.get("op")
+                    if op == "recv":
+                        self.serve_recv(rank, header.get("src"), served[rank])
+                        continue
+                    if op != "stepped":
+                        raise simwire.WireError(f"it sent {op!r} during its step")
+                    answers[rank] = self.read_step(header, arrays, served[rank])
+                except (simwire.WireError, simwire.ChannelClosed, OSError, KeyError,
+                        TypeError, ValueError) as error:
+                    answers[rank] = self.break_off(rank, error)
+                del waiting[rank]
+        return answers
+
+    def serve_recv(self, rank: int, src: Any, served: list[int]) -> None:
+        queue = self.inboxes[rank].get(src) if type(src) is int else None
+        if queue:
+            message, payload = queue.popleft()
+            served += (src, message)
+            self.children[rank].tell({"op": "message", "id": message}, (payload,))
+        else:
+            served += (src if type(src) is int else -1, -1)
+            self.children[rank].tell({"op": "none"})
+
+    def read_step(self, header: dict[str, Any], arrays: list[np.ndarray],
+                  served: list[int]) -> tuple[int, list[int], list[np.ndarray], Any, Any]:
+        """(outcome, requests, payloads, returned value, raised text) from a stepped frame,
+        checked: WireError for one that does not hold together."""
+        outcome, ops = header["outcome"], header["ops"]
+        if outcome not in (simwire.YIELDED, simwire.RETURNED, simwire.RAISED) or \
+                not isinstance(ops, list) or len(ops) % 3 or \
+                not all(type(x) is int for x in ops):
+            raise simwire.WireError("a step's answer that is not one")
+        claimed = [x for k in range(0, len(ops), 3) if ops[k] == 1 for x in ops[k + 1:k + 3]]
+        if claimed != served:
+            raise simwire.WireError("it claimed receives it was not given")
+        for k in range(0, len(ops), 3):
+            if ops[k] not in (0, 1, 2) or ops[k] == 0 and not 0 <= ops[k + 2] < len(arrays):
+                raise simwire.WireError("a request that is not one")
+        value = simwire.from_tree(header.get("value"), arrays)
+        raised = header.get("raised")
+        return outcome, ops, arrays, value, str(raised)[:400] if raised is not None else None
+
+    def answer(self, live: list[int], answers: dict[int, Any]) -> tuple[bool, list[int]]:
+        """Send the trusted side this step's answer; (whether it was the last, still live)."""
+        if self.track:
+            self.settle(live, answers)
+        table: list[int] = []
+        values: dict[str, Any] = {}
+        raised: dict[str, str] = {}
+        outgoing: list[np.ndarray] = []
+        still: list[int] = []
+        for rank in live:
+            outcome, ops, arrays, value, text = answers[rank]
+            held = self.held[rank]
+            at = len(outgoing)
+            outgoing += arrays
+            mine = list(ops)
+            for k in range(0, len(mine), 3):
+                if mine[k] == 0:
+                    payload = arrays[mine[k + 2]]
+                    mine[k + 2] += at
+                    self.pending.append((mine[k + 1], rank, payload))
+                    self.sent[rank] += payload.nbytes
+            table += (rank, outcome, held, held, len(mine) // 3, *mine)
+            if outcome == simwire.RETURNED:
+                values[str(rank)] = simwire.to_tree(value, outgoing)
+            elif outcome == simwire.RAISED:
+                raised[str(rank)] = text
+            else:
+                still.append(rank)
+        undelivered = self.deliver()
+        last = not still or bool(raised) or undelivered or self.step >= self.last_step or \
+            max(self.sent) > self.budget
+        simwire.write_frame(self.out, {"op": "stepped", "values": values, "raised": raised,
+                                       "last": last, "spent": bool(self.broken)},
+                            (np.array(table, dtype=np.int64), *outgoing))
+        return last, still
+
+    def settle(self, live: list[int], answers: dict[int, Any]) -> None:
+        """Wait for each rank to let go of its step's copies, then measure it."""
+        for rank in live:
+            child = self.children[rank]
+            self.held[rank] = 0
+            if rank in self.broken:
+                continue
+            try:
+                header, _ = child.hear(0)
+                if header.get("op") != "idle":
+                    raise simwire.WireError("it did not settle after its step")
+            except (simwire.WireError, simwire.ChannelClosed, OSError) as error:
+                answers[rank] = self.break_off(rank, error)
+                continue
+            self.held[rank] = max(simhost.resident(child.pid) - child.base, 0)
+
+    def break_off(self, rank: int, error: BaseException) -> tuple[int, list[int], list[Any],
+                                                                  None, str]:
+        """What a rank whose process broke its channel did this step: it raised."""
+        self.broken.add(rank)
+        return simwire.RAISED, [], [], None, (
+            f"rank {rank} at step {self.step}: its process broke the channel "
+            f"({type(error).__name__}: {str(error)[:160]}); a rank may only talk through "
+            "rank.send, rank.recv and rank.free")
+
+    def deliver(self) -> bool:
+        """The step's messages into their destinations' inboxes, numbered in the order the
+        trusted side applies them; True if one has no destination."""
+        for dst, src, payload in self.pending:
+            if type(dst) is not int or not 0 <= dst < self.n or dst == src:
+                self.pending = []
+                return True
+            self.inboxes[dst].setdefault(src, deque()).append((self.next_id, payload))
+            self.next_id += 1
+        self.pending = []
+        return False
+
+    def close(self) -> None:
+        if self.broken:
+            return  # this whole process is closed by the trusted side next
+        for child in self.children:
+            child.close()
+
+
+def run_case(host: simhost.Host, header: dict[str, Any]) -> None:
+    """Run one case to its end, one answer frame per step, the last one marked so."""
+    case = Case(host, header)
+    host.tell({"op": "forked"})
+    live = list(range(case.n))
+    try:
+        case.start(host)
+        while True:
+            answers = case.collect(live)
+            last, live = case.answer(live, answers)
+            if last:
+                return
+            case.step += 1
+    finally:
+        case.close()
