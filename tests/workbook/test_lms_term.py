@@ -56,6 +56,11 @@ CLASS = [
     ("s12", "Dee", "Dropped", "50112", "3131", "dee@uni.example"),
 ]
 DUE = "2026-03-01T18:00"
+PARTLY_RIGHT_0_5 = '''
+def ring_allreduce_time_ms(message_gb, n_gpus, link_gb_per_s, latency_us):
+    return 2 * (n_gpus - 1) * (1000.0 * message_gb / n_gpus / link_gb_per_s
+                               + latency_us / 1000.0)
+'''
 
 
 def workbook(*words: str, cwd: Path, ok: tuple[int, ...] = (0,)) -> str:
@@ -127,9 +132,11 @@ def answers_for(k: dict[tuple[str, str], str], sid: str) -> dict[str, str]:
                 "0.2": source("0.2", scaled(own["0.2"], 1.37)),
                 "0.3": source("0.3", own["0.3"]),
                 "0.4": f"answer_0_4 = {wrong_letter(own['0.4'])!r}"}
-    if sid == "s07":      # honest: everything wrong by a factor nobody's numbers give
-        return {e: (source(e, scaled(own[e], 0.613)) if e != "0.4" else
-                    f"answer_0_4 = {wrong_letter(own[e])!r}") for e in VALUES}
+    if sid == "s07":      # honest: everything wrong by a factor nobody's numbers give,
+        # and 0.5's formula right but without the checks its edge cases ask for
+        return {**{e: (source(e, scaled(own[e], 0.613)) if e != "0.4" else
+                       f"answer_0_4 = {wrong_letter(own[e])!r}") for e in VALUES},
+                "0.5": PARTLY_RIGHT_0_5}
     if sid == "s10":      # copies s02's answers into their own notebook
         return {e: source(e, k[("s02", e)]) for e in VALUES}
     return {e: source(e, own[e]) for e in VALUES}
@@ -315,12 +322,13 @@ def test_honest_wrong_answers_of_a_large_class_flag_nobody() -> None:
 
 def test_policies_survive_a_regrade_and_one_student_regrade_keeps_the_others(
         term: Path) -> None:
-    """A policy file beside the gradebook (an override, 10 % a day late, counted from the
-    time Moodle's worksheet records) is applied on the first grading and again on a
-    whole-class regrade; then a regrade of s06 alone, after
+    """A policy file beside the gradebook (an override, an excused exercise, 10 % a day
+    late counted from the time Moodle's worksheet records, partial credit) is applied on
+    the first grading and again on a whole-class regrade; then a regrade of s06 alone, after
     s06 handed in again with their own answers, changes s06's row and nothing else."""
     (term / "g-term.policies.ini").write_text(
         "[late]\ndeadline = 2026-03-01T18:00\npenalty_per_day = 10 %\n\n"
+        "[grading]\npartial_credit = yes\n\n"
         "[overrides]\ns05, 0.4, 1, regraded by hand: the letter was written in words\n"
         "s04, 0.4, excused, joined the course late\n",
         encoding="utf-8")
@@ -331,12 +339,17 @@ def test_policies_survive_a_regrade_and_one_student_regrade_keeps_the_others(
     want["s05"] += lookup("0.4").points        # the override
     want["s04"] -= lookup("0.4").points        # excused: 0 of 0 points
     want["s08"] = round(want["s08"] * 0.9, 2)  # 15 hours late: one day started, -10 %
+    partial: list[float] = []
     for _ in range(2):                          # graded, then regraded whole
         workbook("grade", *args, cwd=term, ok=(1,))
         rows = totals(term / "g-term" / "totals.csv")
-        assert {s: float(r["points"]) for s, r in rows.items()} == want
+        partial.append(float(rows["s07"]["points"]))   # 0.5 passes some of its cases
+        assert 0 < partial[-1] < lookup("0.5").points
+        assert {s: float(r["points"]) for s, r in rows.items() if s != "s07"} == {
+            s: p for s, p in want.items() if s != "s07"}
         most = sum(r.points for r in chapter_records(CHAPTERS[0]))
         assert float(rows["s04"]["max_points"]) == most - lookup("0.4").points
+    assert partial[0] == partial[1]
     with open(term / "g-term" / "moodle_grading_worksheet.csv", encoding="utf-8") as f:
         sheet = {row["Identifier"]: row for row in csv.DictReader(f)}
     # the LMS takes each student's share of their own maximum, in its maximum grade
@@ -356,6 +369,7 @@ def test_policies_survive_a_regrade_and_one_student_regrade_keeps_the_others(
         r for r in after if not r.startswith("s06,"))
     rows = totals(term / "g-term" / "totals.csv")
     assert float(rows["s06"]["points"]) == 4 and float(rows["s05"]["points"]) == want["s05"]
+    assert float(rows["s07"]["points"]) == partial[0]
     assert rows["s10"]["integrity"] and rows["s09"]["integrity"]
     for path, data in pages.items():
         assert (term / path).read_bytes() == data, path
