@@ -116,6 +116,10 @@ def grader_files() -> list[Path]:
     return paths
 
 
+# What a gradebook folder can hold, in the order the summary names it.
+WRITTEN = ("grades.csv", "grades.json", "totals.csv", "class_report.html", "class_report.csv",
+           "canvas_import.csv", "canvas_feedback.zip", "moodle_grading_worksheet.csv",
+           "moodle_feedback.zip")
 WARM_RANK_HOSTS = 2  # labs' ranks' processes started ahead, each used for one learner only
 MAX_TIMEOUT_S = 600.0  # per cell and call; beyond this a "limit" protects nothing
 
@@ -181,8 +185,8 @@ def _summary(batch: Batch, out: Path) -> str:
     if failed:
         lines.append(f"{failed} file(s) or folder(s) could not be graded (status 'error').")
     lines.append(f"Learner code ran in: {batch.isolation}.")
-    lines.append(f"Wrote {out / 'grades.csv'}, {out / 'grades.json'}, {out / 'totals.csv'} "
-                 f"and {out / 'feedback'}/.")
+    written = [name for name in WRITTEN if (out / name).exists()]
+    lines.append(f"Wrote into {out}/: {', '.join(written)} and feedback/.")
     return safe_text.visible("\n".join(lines), keep_newlines=True)
 
 
