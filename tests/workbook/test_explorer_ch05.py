@@ -162,8 +162,8 @@ def test_explorer_reports_and_redraws(monkeypatch: pytest.MonkeyPatch) -> None:
     box = ch05.explorer()
     widgets = controls(box)
     # 5 stages, not the exercises' 4: moving m to their 12 does not answer 5.1
-    assert drawn == [("1f1b", 5, 4, 2)]
-    assert "✘ Bubble 100%" in status_of(box)  # (5 - 1) / 4
+    assert drawn == [("1f1b", 5, 6, 2)]
+    assert "✘ Bubble 66.7%" in status_of(box)  # (5 - 1) / 6
     assert widgets["Chunks per GPU (v)"].disabled
 
     widgets["Microbatches (m)"].value = 40  # (5 - 1) / 40 = 10 %: at the target, not below
@@ -237,6 +237,7 @@ def test_explorer_offers_the_zero_bubble_schedule() -> None:
     widgets = controls(box)
     widgets["Schedule"].value = "Zero bubble (ZB-H1)"
     assert widgets["Chunks per GPU (v)"].disabled
+    widgets["Microbatches (m)"].value = 4
     assert "simulated" in status_of(box)  # m = 4 < p = 5: the formula does not hold
     widgets["Microbatches (m)"].value = 8
     assert "(p-1)(t_F+t_B-t_W)" in status_of(box)

@@ -347,7 +347,7 @@ def explorer() -> Any:
     schedule = w.Dropdown(options=list(SCHEDULES), value="1F1B", description="Schedule",
                           style=STYLE)
     pp = w.IntSlider(value=5, min=1, max=16, description="PP (stages)", style=STYLE)
-    m = w.IntSlider(value=4, min=1, max=64, description="Microbatches (m)", style=STYLE)
+    m = w.IntSlider(value=6, min=1, max=64, description="Microbatches (m)", style=STYLE)
     v = w.IntSlider(value=2, min=1, max=4, description="Chunks per GPU (v)", style=STYLE)
     target = w.FloatSlider(value=10.0, min=1.0, max=50.0, step=0.5, style=STYLE,
                            description="Bubble target (%)")

@@ -30,8 +30,7 @@ PREDICTION = Prediction(
     options=BUCKETS,
     explanation=("Young's interval is sqrt(2 x 120 s x 43,200 s) = 3,220 s, about 54 minutes: "
                  "roughly every hour. At that interval writing and lost work cost the same, "
-                 "3.7 % each, 7.5 % in all. (The second question: a ten times faster write "
-                 "shortens the interval by sqrt(10), about 3x, to 17 minutes.)"),
+                 "3.7 % each, 7.5 % in all."),
     feedback={
         "every few minutes": (
             "That often, the 2-minute write eats a large share of every interval: more time goes "

@@ -33,9 +33,7 @@ PREDICTION = Prediction(
     options=tuple(SCALE_OPTIONS.values()),
     explanation=("Each overflow halves the scale and skips its step: 65536 -> 32768 -> 16384, "
                  "a quarter. Growing it back needs 2000 clean steps in a row, which five "
-                 "steps never reach. (The second question, what mixed precision saves in "
-                 "model-state memory, is yours to count in exercise 8.3: list the bytes per "
-                 "parameter both ways.)"),
+                 "steps never reach."),
     feedback={
         "the same as at the start": (
             "The scaler does not average out: each overflow halves the scale, and only "
