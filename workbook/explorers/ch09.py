@@ -351,7 +351,7 @@ def recommendation(stack: str = "llama3", top: int = 5,
 
     software, gpu = stack_named(stack), hardware.H100_SXM
     found = planner.recommend(models.LLAMA3_405B, l3.N_GPUS, 2048, l3.SEQ_LEN, gpu,
-                              stack=software, top=top)
+                              stack=software, top=top, memory_budget_gb=80.0)
     paper = performance.estimate(models.LLAMA3_405B, PAPER_LAYOUT, gpu, stack=software,
                                  memory_budget_gb=None)
     rows = []
