@@ -35,9 +35,9 @@ Fields (booleans say whether the software does it):
 * ``gather_hidden_fraction``: the share of a ZeRO-3/FSDP parameter all-gather that can run
   under compute. FSDP prefetches the next unit's gather (Zhao et al. 2023, §3.3.2-3.3.3:
   backward and forward prefetch), so all of it can hide; DeepSpeed ZeRO-3 launches its
-  prefetch from a trace of the previous step and stalls on about half of its gathers
-  (Rajbhandari et al. 2021, ZeRO-Infinity §6.2 overlap-centric design; measured here as the
-  0.5 of ``ZERO3_GATHER_HIDDEN``).
+  prefetch from a trace of the previous step (Rajbhandari et al. 2021, ZeRO-Infinity §6.2
+  overlap-centric design), which the paper does not quantify: that half of its gathers hide
+  (``ZERO3_GATHER_HIDDEN``) is an assumption, not a measurement.
 * ``fused_grad_accumulation``: each micro-batch's weight gradients are accumulated by the
   weight-gradient GEMM itself (Megatron-LM ``--gradient-accumulation-fusion``, into FP32
   ``main_grad``); otherwise a separate pass reads the 16-bit gradient and reads and writes
@@ -110,7 +110,8 @@ from dataclasses import dataclass, replace
 
 from solutions._checks import positive
 
-#: Share of a DeepSpeed ZeRO-3 parameter gather that runs under compute (see module doc).
+#: Share of a DeepSpeed ZeRO-3 parameter gather that runs under compute: an assumption
+#: (see module doc), neither measured nor fitted.
 ZERO3_GATHER_HIDDEN = 0.5
 
 
