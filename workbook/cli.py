@@ -110,6 +110,9 @@ def _parser() -> argparse.ArgumentParser:
     release.add_argument("--roster", metavar="ROSTER.csv",
                          help="one personalised copy per student (needs --secret-file)")
     release.add_argument("--secret-file", metavar="KEY", help="the course secret")
+    release.add_argument("--lms-worksheet", metavar="WORKSHEET.csv",
+                         help="a Moodle assignment's grading worksheet: also zip each "
+                              "student's copies for Moodle's feedback-files upload")
     secret = sub.add_parser("new-secret", help="create a course secret file (mode 600)")
     secret.add_argument("path")
     return parser
@@ -261,7 +264,8 @@ def _beside(out: str, suffix: str) -> str | None:
 def _cmd_release(args: argparse.Namespace) -> int:
     from workbook.release import release_cli
 
-    return release_cli(args.out, args.chapters, args.roster, args.secret_file)
+    return release_cli(args.out, args.chapters, args.roster, args.secret_file,
+                       args.lms_worksheet)
 
 
 def _cmd_new_secret(args: argparse.Namespace) -> int:

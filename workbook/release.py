@@ -219,26 +219,46 @@ def _say(text: str) -> None:
 
 
 def release_cli(out: str, chapters: str | None, roster: str | None,
-                secret_file: str | None) -> int:
-    """Exit status 0 written, 2 bad arguments (nothing written), 1 could not write."""
+                secret_file: str | None, worksheet: str | None = None) -> int:
+    """Exit status 0 written, 2 bad arguments (nothing written), 1 could not write. With
+    ``worksheet`` (a Moodle assignment's grading worksheet) the personal copies are also
+    zipped for Moodle's feedback-files upload (:mod:`workbook.instructor.lms_release`)."""
     from autograder.personal import SecretError, read_secret
+    from workbook.instructor.lms_moodle import WorksheetError, read_worksheet
+    from workbook.instructor.lms_release import MOODLE_RELEASE, moodle_release_zip
     from workbook.instructor.roster import RosterError
     from workbook.instructor.roster_files import read_roster
 
     if (roster is None) != (secret_file is None):
         _say("--roster and --secret-file go together: personalised copies need both")
         return 2
+    if worksheet is not None and roster is None:
+        _say("--lms-worksheet zips personal copies for Moodle: give --roster and "
+             "--secret-file too")
+        return 2
     try:
         chosen = parse_chapters(chapters)
         target = Path(out)
         if target.exists() and not target.is_dir():
             raise ValueError(f"--out {out} exists and is not a folder")
+        sheet = None
         if roster is None or secret_file is None:
             done = release_plain(target, chosen)
         else:
-            done = release_personal(target, chosen, read_roster(Path(roster)),
-                                    read_secret(Path(secret_file)))
-    except (ValueError, SecretError, RosterError) as error:
+            students = read_roster(Path(roster))
+            secret = read_secret(Path(secret_file))
+            if worksheet is not None:
+                sheet = read_worksheet(Path(worksheet), students)
+            done = release_personal(target, chosen, students, secret)
+        if sheet is not None:
+            missing = moodle_release_zip(target / STUDENTS_FOLDER, sheet,
+                                         target / MOODLE_RELEASE)
+            print(f"Wrote {target / MOODLE_RELEASE} for Moodle's 'Upload multiple feedback "
+                  "files in a zip'.")
+            if missing:
+                _say(f"the worksheet has no participant for {', '.join(missing)}: hand "
+                     "their notebooks out another way")
+    except (ValueError, SecretError, RosterError, WorksheetError) as error:
         _say(str(error))
         return 2
     except OSError as error:

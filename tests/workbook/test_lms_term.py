@@ -472,3 +472,26 @@ def test_uploads_no_roster_entry_vouches_for_are_error_rows(tmp_path: Path) -> N
     assert [f.student for f in found.found] == ["s01"]
     assert sorted(m.message.split(": ", 1)[1][:30] for m in found.missing) == [
         "an anonymous Canvas submission", "canvas user 50199 is not on th"]
+
+
+def test_a_moodle_release_places_each_notebook_on_its_student(term: Path) -> None:
+    """The release zip, read as Moodle's feedback-zip importer reads it, gives each
+    participant the notebook released in their own numbers (the same roster ids, so the
+    same notebooks as the Canvas-roster release)."""
+    import zipfile
+
+    workbook("release", "--out", "handout-moodle", "--chapters", "0", "--roster",
+             "participants.csv", "--secret-file", "course.key", "--lms-worksheet",
+             "worksheet.csv", cwd=term)
+    pids = {pid: sid for sid, _, _, _, pid, _ in CLASS}
+    with zipfile.ZipFile(term / "handout-moodle" / "moodle_release.zip") as archive:
+        placed = {}
+        for name in archive.namelist():
+            full_name, pid, plugin_type, plugin, file = name.split("_", 4)
+            assert (plugin_type, plugin, file) == ("assignsubmission", "file", CHAPTER_FILE)
+            sid = pids[pid]
+            mine = term / "handout" / "students" / sid / CHAPTER_FILE
+            assert archive.read(name) == mine.read_bytes()
+            placed[sid] = full_name
+    assert set(placed) == set(pids.values())
+    assert placed["s04"] == "Mary Ann O'Brien"   # Moodle writes a name's _ as a space

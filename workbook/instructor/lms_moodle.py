@@ -44,6 +44,7 @@ NAME = "moodle"
 _ENTRY = re.compile(r"(?P<name>[^_]*)_(?P<user>\d+)_assignsubmission_(?P<plugin>[a-z0-9]+)"
                     r"(?P<rest>(?:_.*)?)", re.DOTALL)
 IDENTIFIER, GRADE, MAXIMUM = "Identifier", "Grade", "Maximum grade"
+FULL_NAME = "Full name"
 SUBMITTED = "Last modified (submission)"
 IDENTITY = (("idnumber", "ID number"), ("email", "Email address"), ("username", "Username"))
 _MOODLE_TIME = "%A, %d %B %Y, %I:%M %p"     # Moodle's strftimedatetime, in English
