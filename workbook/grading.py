@@ -271,6 +271,11 @@ def grade_cli(submissions: str | None, out: str, *, workers: int | None = None,
         graded = {nb.chapter for nb in batch.notebooks if nb.chapter is not None}
         if term.assignment is not None:
             graded = set(term.assignment.chapters)
+        elif len(graded) > 1:
+            term.notes.append(
+                f"no --chapters: every student is out of all the chapters handed in "
+                f"({', '.join(map(str, sorted(graded)))}); name the assignment's chapters "
+                "with --chapters so that an upload of another chapter cannot change them")
         failed = write_gradebook(
             term, batch, discovery, out_path,
             {n: chapters[n].max_points for n in sorted(graded)},

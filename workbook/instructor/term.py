@@ -200,18 +200,17 @@ class Term:
 
     def warnings(self) -> list[str]:
         """What the instructor should hear about the run as a whole."""
-        if self.notes:
-            return list(self.notes)
+        said = list(self.notes)
         if self.printed.seen:
-            return [f"{self.printed.seen} notebook(s) are in students' own numbers but "
-                    "were graded in the printed ones: grade them with --secret-file"]
+            said.append(f"{self.printed.seen} notebook(s) are in students' own numbers but "
+                        "were graded in the printed ones: grade them with --secret-file")
         seen = self.personaliser.seen if self.personaliser is not None else {}
         if seen.get("foreign", 0) and not seen.get("own", 0):
-            return [f"none of the {seen['foreign']} personalised notebook(s) carries the "
-                    "numbers this secret gives its student: is --secret-file the secret the "
-                    "notebooks were released with? (every such notebook was graded in the "
-                    "numbers of this secret)"]
-        return []
+            said.append(f"none of the {seen['foreign']} personalised notebook(s) carries the "
+                        "numbers this secret gives its student: is --secret-file the secret "
+                        "the notebooks were released with? (every such notebook was graded "
+                        "in the numbers of this secret)")
+        return said
 
 
 def handed(discovery: Discovery) -> dict[str, Handed]:
