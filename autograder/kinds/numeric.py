@@ -23,16 +23,40 @@ from typing import Any
 
 from autograder.kinds._common import close, show
 from autograder.kinds.base import AnswerKind, CellNames, Params, Verdict, misconception_name
-from autograder.unit_table import BANDWIDTH, RATIO, SIZE, TIME, target_unit
+from autograder.unit_table import (
+    BANDWIDTH,
+    COMPUTE,
+    COMPUTE_RATE,
+    COUNT_PREFIX,
+    ENERGY,
+    MONEY,
+    POWER,
+    RATIO,
+    SIZE,
+    TIME,
+    target_unit,
+)
 from autograder.units import Reading, UnitError, format_quantity, format_value, read_quantity
 
 _BYTES = frozenset({SIZE, BANDWIDTH})
 _ANY: frozenset[str] = frozenset()
+#: families whose units take decimal prefixes (GB and MB, ms and s); a counting word, a
+#: plain number and dollars have none
+_PREFIXED = frozenset({SIZE, BANDWIDTH, TIME, COMPUTE, COMPUTE_RATE, POWER, ENERGY})
+COUNT = "count"  # stands for every counting word's family ("count:step") in _SLIPS
+#: a unit of the same family to show as an example of typing one's own unit
+_OTHER_UNIT = {SIZE: ("MB", "GB"), BANDWIDTH: ("MB/s", "GB/s"), TIME: ("ms", "s"),
+               COMPUTE: ("TFLOP", "PFLOP"), COMPUTE_RATE: ("TFLOPS", "PFLOPS"),
+               POWER: ("kW", "MW"), ENERGY: ("kWh", "MWh")}
 
 # (factor, families it applies to (empty: all), what to say). Checked in this order.
 _SLIPS: tuple[tuple[float, frozenset[str], str], ...] = (
-    (1e3, _ANY, "check the unit prefix (kilo, mega, giga; milli, micro) -- you may also type "
-                "the unit you worked in, such as '<number> MB'"),
+    (1e3, _PREFIXED, "check the unit prefix (kilo, mega, giga; milli, micro) -- you may also "
+                     "type the unit you worked in, such as '<number> {other}'"),
+    (1e3, frozenset({MONEY}), "check the scale: plain dollars, thousands or millions -- you "
+                              "may also write '$<number>k' or '$<number>M'"),
+    (1e3, frozenset({RATIO, COUNT}), "check the scale of each number you multiplied or "
+                                     "divided (thousands, millions, billions)"),
     (1e6, _ANY, "check the unit prefixes: two steps of 1,000 apart"),
     (1e9, _ANY, "check the unit prefixes: three steps of 1,000 apart (bytes vs GB?)"),
     (1e12, _ANY, "check the unit prefixes: four steps of 1,000 apart"),
@@ -60,10 +84,17 @@ def _binary_slip(factor: float) -> tuple[float, str] | None:
 
 
 def _slips(unit: str) -> list[tuple[float, str]]:
-    """The slips worth checking for an exercise in ``unit``, with what to say."""
+    """The slips worth checking for an exercise in ``unit``, with what to say (a unit
+    prefix only where the unit takes one, with another unit of its own family as the
+    example)."""
     target = target_unit(unit)
-    found = [(factor, why) for factor, families, why in _SLIPS
-             if not families or target.family in families]
+    family = COUNT if target.family.startswith(COUNT_PREFIX) else target.family
+    # which advice a factor of 1,000 gets: minutes, hours and days take no prefix
+    scale = COUNT if family == TIME and target.factor >= 60 else family
+    first, second = _OTHER_UNIT.get(family, ("", ""))
+    other = second if target.symbol == first else first
+    found = [(factor, why.replace("{other}", other)) for factor, families, why in _SLIPS
+             if not families or (scale if factor == 1e3 else family) in families]
     binary = _binary_slip(target.factor) if target.family in _BYTES else None
     if binary is not None:
         found.insert(4, binary)  # after the powers of 1,000
