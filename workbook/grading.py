@@ -289,4 +289,9 @@ def grade_cli(submissions: str | None, out: str, *, workers: int | None = None,
     for warning in term.warnings():
         _say(f"WARNING: {warning}")
     print(_summary(fresh, out_path))
+    flagged = term.flagged()
+    if flagged:
+        print(safe_text.visible(f"Integrity: {len(flagged)} student(s) flagged on strong "
+                                f"evidence ({', '.join(flagged)}); the integrity column of "
+                                "totals.csv says why."))
     return 0 if fresh.all_graded and not failed else 1

@@ -198,6 +198,14 @@ class Term:
         """The pipeline's personalise step: each student's numbers, or the printed ones."""
         return self.personaliser if self.personaliser is not None else self.printed
 
+    def flagged(self) -> list[str]:
+        """The students this run found integrity evidence against, in order."""
+        if self.personaliser is None:
+            return []
+        students = {s for (s, _) in self.personaliser.carried} | {
+            w.student for w in self.personaliser.weighed if w.strong}
+        return sorted(students)
+
     def warnings(self) -> list[str]:
         """What the instructor should hear about the run as a whole."""
         said = list(self.notes)
