@@ -24,6 +24,8 @@ import sys
 import types
 from typing import Any
 
+from solutions.sim import classes as simclasses
+
 MAX_FUNCTIONS = 200
 
 
@@ -57,9 +59,14 @@ def _attributes(code: types.CodeType, module: str) -> set[str]:
 PROJECT = "solutions"  # the reference library: shipped by value, never importable there
 
 
+LEARNER_MODULES = ("__main__", "__learner__")  # where a notebook's or a file's code lives
+
+
 class _Packer:
-    def __init__(self) -> None:
+    def __init__(self, home: str) -> None:
         self.functions: dict[str, dict[str, Any]] = {}
+        self.classes: dict[str, dict[str, Any]] = {}
+        self.home = {home, *LEARNER_MODULES}   # modules whose classes travel by value
 
     def function(self, fn: types.FunctionType) -> dict[str, Any]:
         key = str(id(fn))
@@ -94,6 +101,11 @@ class _Packer:
             return {"builtin": value.__name__}
         if isinstance(value, type) and value.__module__.split(".")[0] == PROJECT:
             return self.project_class(value)
+        if isinstance(value, type) and value.__module__ in self.home:
+            try:
+                return simclasses.pack_class(self, value)
+            except ValueError as error:
+                raise BundleError(str(error)) from None
         try:
             data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as error:  # noqa: BLE001 - anything pickle refuses
@@ -125,10 +137,10 @@ def pack(fn: Any) -> dict[str, Any]:
     if not isinstance(fn, types.FunctionType):
         raise BundleError(f"expected a function defined with def or lambda, got "
                           f"{type(fn).__name__}")
-    packer = _Packer()
+    packer = _Packer(str(fn.__globals__.get("__name__", "")))
     root = packer.function(fn)
     return {"version": list(sys.version_info[:2]), "root": root["function"],
-            "functions": packer.functions}
+            "functions": packer.functions, "classes": packer.classes}
 
 
 def source_bundle(source: str, filename: str, name: str) -> dict[str, Any]:
@@ -152,15 +164,20 @@ def unpack(bundle: Any) -> Any:
     if not isinstance(bundle, dict):
         raise BundleError("not a bundle")
     if "source" in bundle:
-        namespace: dict[str, Any] = {"__name__": "__learner__"}
-        exec(compile(bundle["source"], bundle["filename"], "exec"), namespace)
-        if bundle["name"] not in namespace:
+        # a module of its own, known to sys.modules as any imported module is (a dataclass,
+        # pickle or typing look their class's module up there)
+        module = types.ModuleType("__learner__")
+        module.__file__ = str(bundle["filename"])
+        sys.modules[module.__name__] = module
+        exec(compile(bundle["source"], bundle["filename"], "exec"), module.__dict__)
+        if bundle["name"] not in module.__dict__:
             raise BundleError(f"the file defines no {bundle['name']}")
-        return namespace[bundle["name"]]
+        return module.__dict__[bundle["name"]]
     entries = bundle["functions"]
     built: dict[str, types.FunctionType] = {}
     scopes: dict[str, dict[str, Any]] = {}
     classes: dict[str, type] = {}
+    learned: dict[str, type] = {}   # the learner's own classes
 
     def value(ref: dict[str, Any]) -> Any:
         if "module" in ref:
@@ -177,6 +194,14 @@ def unpack(bundle: Any) -> Any:
             return classes[ref["key"]]
         if "namespace" in ref:
             return types.SimpleNamespace(**{k: value(v) for k, v in ref["namespace"].items()})
+        if "learner_class" in ref:
+            key = str(ref["learner_class"])
+            if key not in learned:
+                simclasses.build_class(bundle["classes"][key], value,
+                                       lambda cls: learned.__setitem__(key, cls))
+            return learned[key]
+        if "wrapped" in ref:
+            return simclasses.WRAPPERS[ref["wrapped"]](*[value(v) for v in ref["of"]])
         return pickle.loads(base64.b64decode(ref["pickle"]))
 
     def build(key: str) -> types.FunctionType:

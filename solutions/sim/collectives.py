@@ -33,7 +33,7 @@ def ring_all_reduce(rank: Any, array: Any,
     """Sum of every rank's ``array`` (same shape on every rank), on every rank.
     ``free=False`` keeps the received buffers counted as held (the lab's reference does
     not free them; the result is the same)."""
-    x = np.array(array, copy=True)
+    x = np.array(array, copy=True, order="C")   # a view of any layout: flat writes into x
     flat = x.reshape(-1)
     n, me = rank.size, rank.id
     bounds = chunk_bounds(flat.size, n)

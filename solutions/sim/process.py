@@ -32,7 +32,7 @@ import numpy as np
 from solutions.sim import wire as simwire
 
 # of solutions.sim; and collectives where allowed
-HOST_MODULES = ("wire", "bundle", "rank", "host", "cluster")
+HOST_MODULES = ("wire", "classes", "bundle", "rank", "host", "cluster")
 BOOT = ("import sys; sys.path.insert(0, {code!r}); sys.dont_write_bytecode = True; "
         "from solutions.sim import host, cluster; host.main()")
 # The ranks run one after another: numpy's BLAS needs no thread per core (starting them
