@@ -2,13 +2,15 @@
 
 The learner answers with a list or tuple of the items (case and spacing do not matter,
 and an unambiguous leading word is enough: "TP" for "TP (tensor parallel)"), or of their
-1-based numbers in ``items``; text such as "TP -> PP -> CP -> DP" or "TP, PP, CP, DP"
-is split for them. The answer must use every item exactly once. A wrong order earns
+1-based numbers in ``items``; text such as "TP -> PP -> CP -> DP", "TP, PP, CP, DP",
+"TP PP CP DP" or a list written as text ("['TP', 'PP', 'CP', 'DP']") is split for them.
+The answer must use every item exactly once. A wrong order earns
 partial credit (the fraction of items in place) but is not a pass.
 """
 
 from __future__ import annotations
 
+import ast
 import numbers
 import re
 from dataclasses import dataclass
@@ -22,11 +24,30 @@ def _fold(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def _split(text: str) -> list[str]:
+_QUOTES = "'\"`‘’“”"
+
+
+def _split(text: str, n_items: int) -> list[Any]:
+    """The entries of an order written as text: a Python list or tuple ("['TP', 'CP']"),
+    items between arrows, commas or semicolons ("TP -> CP", "TP, CP"), or separated by
+    spaces alone when that gives one entry per item ("TP CP PP DP"); quotes around an
+    entry are dropped."""
+    stripped = text.strip()
+    if stripped[:1] in "[(" and len(stripped) < 2000:
+        try:
+            parsed = ast.literal_eval(stripped)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            parsed = None
+        if isinstance(parsed, (list, tuple)):
+            return list(parsed)
+        stripped = stripped.strip("[]()")
     for separator in ("->", "→", ">", ",", ";"):
-        if separator in text:
-            return [part.strip() for part in text.split(separator)]
-    return [text.strip()]
+        if separator in stripped:
+            return [part.strip().strip(_QUOTES).strip() for part in stripped.split(separator)]
+    words = [word.strip(_QUOTES) for word in stripped.split()]
+    if len(words) == n_items:
+        return words
+    return [stripped.strip(_QUOTES)]
 
 
 @dataclass(frozen=True)
@@ -69,7 +90,12 @@ class Ordering(AnswerKind):
         """The answer as 0-based indexes into ``items``; Unreadable (a ValueError) if it
         is not an ordering of all the items."""
         if isinstance(answer, str):
-            answer = _split(answer)
+            answer = _split(answer, len(self.items))
+            if len(answer) < len(self.items):
+                raise Unreadable(
+                    f"Give all {len(self.items)} items in your order, separated by commas or "
+                    f"arrows, or as a list: the items are {self._listing()} (got "
+                    f"{show(', '.join(map(str, answer)))}).")
         if not isinstance(answer, (list, tuple)):
             raise Unreadable(f"Answer with a list of the items, {self.describe()}, e.g. "
                               f"{list(self.items)!r} in your order (got {show(answer)}).")
