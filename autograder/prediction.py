@@ -172,7 +172,7 @@ class Cover:
         import ipywidgets as w
 
         self.widgets = widgets
-        self.note = w.HTML(f'<p class="dtw-covered"><em>🔒 {html.escape(COVERED)}</em></p>')
+        self.note = w.HTML(f'<p class="dtw-covered"><em>{html.escape(COVERED)}</em></p>')
         self.box = w.VBox([self.note, *widgets])
         for widget in widgets:
             widget.layout.display = "none"
@@ -231,7 +231,7 @@ class PredictionLock:
             self.status.value = f"<p>⚠ Could not read the guess: {html.escape(str(exc))}</p>"
             return
         note = self._record(guess)
-        self._locked(f"🔒 Locked in: {shown(self.prediction, guess)}. {note}")
+        self._locked(f"Locked in: {shown(self.prediction, guess)}. {note}")
         if self._on_lock is not None:
             self._on_lock(guess)
 
