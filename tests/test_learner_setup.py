@@ -36,6 +36,7 @@ def test_the_lab_extra_holds_no_test_tool() -> None:
     names = [re.split(r"[<>=\[ ;]", req)[0].lower() for req in extras["lab"]]
     assert not set(names) & set(TEST_TOOLS), names
     assert "jupyterlab" in names and "ipykernel" in names
+    assert "notebook" in names  # Notebook 7's /tree, served by the same server
 
 
 @pytest.mark.skipif(subprocess.run(["which", "make"], capture_output=True).returncode != 0,
