@@ -46,7 +46,7 @@ from autograder.grading.private_files import make_private_dir
 from autograder.grading.read import Notebook, Unreadable, read_notebook, slim
 from autograder.grading.report import UNSAFE_PREFIX, write_csv, write_json
 from autograder.grading.status_bar import StatusBar
-from autograder.sandbox import JobResult, Limits, WorkerPool
+from autograder.sandbox import JobResult, Limits, WorkerPool, cgroup
 from autograder.timelimit import call_with_time_limit
 
 MAX_LIMITS_PER_JOB = 40  # a job may use at most this many time limits in all
@@ -428,7 +428,15 @@ def grade_folder(folder: Path, releases: Mapping[int, Release], settings: Gradin
             "their rows are errors, grade them again: " + "; ".join(failed[:5]))
     return Batch(tuple(notebooks), tuple(discovery.ignored), tuple(batch_problems),
                  seconds=time.monotonic() - started,
-                 isolation=ISOLATION_TEXT.get(settings.sandbox, settings.sandbox))
+                 isolation=ISOLATION_TEXT.get(settings.sandbox, settings.sandbox)
+                 + _memory_text())
+
+
+def _memory_text() -> str:
+    """How each job's memory was bounded: by the kernel, or by the worker's measure."""
+    why = cgroup.available()
+    return ("; memory: one kernel-enforced limit per worker (a memory cgroup)" if not why
+            else f"; memory: the sandbox's own measure ({why})")
 
 
 def write_outputs(batch: Batch, out: Path) -> list[str]:

@@ -21,11 +21,9 @@ import pytest
 
 from autograder.sandbox import cgroup
 
-pytestmark = [
-    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox"),
-    pytest.mark.skipif(cgroup.available() != "", reason=f"no memory cgroup here: "
-                                                        f"{cgroup.available()}"),
-]
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
+needs_group = pytest.mark.skipif(cgroup.available() != "",
+                                 reason=f"no memory cgroup here: {cgroup.available()}")
 ROOT = Path(__file__).resolve().parents[3]
 CAP_MB = 1200
 
@@ -60,6 +58,7 @@ print("written")
 """
 
 
+@needs_group
 def test_the_gradebook_is_written_and_the_honest_keep_their_points(tmp_path: Path) -> None:
     group = cgroup.MemoryGroup.create("grader-cap", CAP_MB << 20)
     assert group is not None
@@ -87,3 +86,14 @@ def test_the_gradebook_is_written_and_the_honest_keep_their_points(tmp_path: Pat
     # The sandbox's own walls stopped every hoarder before the cap: the kernel never had to
     # choose whom to kill.
     assert kills == 0
+
+
+def test_the_batch_says_how_memory_was_bounded(tmp_path: Path) -> None:
+    from autograder.grading import GradingSettings, grade_folder
+
+    (tmp_path / "in").mkdir()
+    isolation = grade_folder(tmp_path / "in", {}, GradingSettings()).isolation
+    if cgroup.available():
+        assert f"memory: the sandbox's own measure ({cgroup.available()})" in isolation
+    else:
+        assert "memory: one kernel-enforced limit per worker" in isolation
