@@ -8,10 +8,9 @@ Conventions (read these before using a number):
   against the **dense** peak: training does not run on 2:4-sparse weights, and the
   Llama 3 paper's 38-43 % MFU is relative to 989 TFLOPS, not 1979.
 * Memory: NVIDIA markets the H100 and A100 as "80GB"; the HBM stacks actually hold 80 GiB
-  (80 x 2**30 = 85.9e9 bytes), of which CUDA reports about 79.6 GiB usable. ``memory_gib``
-  stores the 80 and ``memory_bytes`` the capacity in bytes. Planners in this package budget
-  with decimal GB (1e9 bytes) and a default of 80 GB, which leaves the remaining ~5.9 GB
-  for the CUDA context, NCCL buffers and allocator fragmentation.
+  (80 x 2**30 = 85.9e9 bytes). ``memory_gib`` stores the 80 and ``memory_bytes`` the
+  capacity. ``solutions.performance.estimate`` checks memory against that capacity by
+  default; the planner's search takes a budget in decimal GB (1e9 bytes).
 * Bandwidth is in GB/s (1e9 bytes per second). NVLink figures on datasheets are the
   *total* of both directions summed over all links ("900 GB/s" for H100 = 18 links x
   50 GB/s, i.e. 450 GB/s each way). Network ports are quoted in Gb/s (bits) per direction:
@@ -31,6 +30,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from solutions._checks import positive, positive_int
+from solutions.gpu_family import FAMILIES as FAMILIES  # re-exported
+from solutions.gpu_family import POWER_CLOCK_EXPONENT as POWER_CLOCK_EXPONENT  # re-exported
+from solutions.gpu_family import clock_fraction_at_power as clock_fraction_at_power
+from solutions.gpu_family import family_of as family_of
 
 BITS_PER_BYTE = 8
 GIB_BYTES = 2**30
@@ -196,9 +199,8 @@ B200_SXM = GPU(
            "B200 SXM6 180GB HBM3e, 8 TB/s, NVLink 5 1.8 TB/s")
 # The same die in a GB200 superchip at 1,200 W: BF16 2,500 dense, FP8 5,000 (Lockwood: "for
 # the GB200 variant of B200 when configured to 1,200 W"; Bekman note 23), 72 GPUs in one
-# NVLink domain (NVL72). Its HBM is taken as the B200's 8 TB/s; the per-GPU capacity, 186 GB,
-# is the NVL72 rack's 13.4 TB over its 72 GPUs (NVIDIA GB200 NVL72 page; not checked here
-# against a datasheet).
+# NVLink domain. HBM as the B200's 8 TB/s; 186 GB per GPU is the NVL72 rack's 13.4 TB over
+# 72 GPUs (NVIDIA GB200 NVL72 page; not checked here against a datasheet).
 GB200 = GPU(
     name="GB200 (B200 at 1,200 W, NVL72)", bf16_dense_tflops=2500.0,
     bf16_sparse_tflops=5000.0, fp8_dense_tflops=5000.0, memory_gib=186e9 / GIB_BYTES,
@@ -222,42 +224,6 @@ H100_96GB_HBM2E = GPU(
 GPUS: dict[str, GPU] = {"H100": H100_SXM, "A100": A100_SXM_80GB, "H800": H800_SXM,
                         "A100-40GB": A100_SXM_40GB, "H200": H200_SXM, "B200": B200_SXM,
                         "GB200": GB200, "H100-96GB": H100_96GB_HBM2E}
-
-#: Families the step-time model has tables for, in the order a GPU's name is matched
-#: (GB200 before B200, whose name it contains).
-FAMILIES: tuple[str, ...] = ("GB200", "B200", "H200", "H800", "H100", "A100")
-
-
-def family_of(gpu: GPU) -> str:
-    """The GPU family the step-time model reads its tables by: ``gpu.family`` when set, else
-    the first of :data:`FAMILIES` the name contains. ValueError for any other GPU: its
-    GEMM ceiling and attention rates are not known, and borrowing another family's would
-    be a guess (make one with ``dataclasses.replace(preset, name=..., family=...)``)."""
-    if gpu.family:
-        if gpu.family not in FAMILIES:
-            raise ValueError(f"GPU family {gpu.family!r} is not one of {FAMILIES}")
-        return gpu.family
-    for family in FAMILIES:
-        if family in gpu.name:
-            return family
-    raise ValueError(f"no GPU family in the name {gpu.name!r}: set family= to one of "
-                     f"{FAMILIES} (the step-time model does not guess a GPU's speed)")
-
-
-#: Exponent of the power law relating a GPU's power draw to its clock under a power limit:
-#: dynamic power is ``C V^2 f`` and the voltage tracks the frequency along the DVFS curve,
-#: so ``P ~ f^3`` (Weste & Harris, *CMOS VLSI Design*, §5.1 dynamic power; the cubic law
-#: of DVFS). An approximation for a GPU at its limit, stated so it can be replaced by a
-#: measured clock (``GPU.capped(clock_fraction=...)``).
-POWER_CLOCK_EXPONENT = 3.0
-
-
-def clock_fraction_at_power(gpu: GPU, power_watts: float) -> float:
-    """Tensor-core clock under a power limit, as a fraction of the boost clock:
-    ``min(1, (P / TDP) ^ (1/3))`` (:data:`POWER_CLOCK_EXPONENT`); 500 W on a 700 W H100
-    gives 0.894."""
-    positive("power_watts", power_watts)
-    return min(1.0, float((power_watts / gpu.tdp_watts) ** (1.0 / POWER_CLOCK_EXPONENT)))
 
 NVLINK_4 = Link("NVLink 4 (H100)", 450.0, "intra-node",
                 "H100 whitepaper: 18 links, 900 GB/s total bidirectional")

@@ -8,11 +8,14 @@ One module per part, lowest first (each imports only those above it):
 
 * :mod:`.flops`       the floating-point work of a step and how fast a GPU does it;
 * :mod:`.comm`        the time of each collective a layout runs (ring alpha-beta, by link);
+* :mod:`.pipeline`    the bubble and sends of a pipeline, given a stage's costs;
+* :mod:`.step`        :class:`StepEstimate`, the record of one predicted step;
 * :mod:`.model`       :func:`estimate`: the parts composed into the busiest GPU's step,
   split into named costs (:data:`BREAKDOWN_KEYS`);
 * :mod:`.fit`         the few constants fitted to published runs, and the fit itself;
 * :mod:`.validation`  the published runs and the model's error on each
-  (``docs/validation.md``).
+  (``docs/validation.md``);
+* :mod:`.families`    validation by software family, rankings within sweeps, memory.
 
 This package holds the names of :mod:`.model`; the fit and the validation load the data
 set of published runs and are imported by their own paths

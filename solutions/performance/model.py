@@ -50,16 +50,17 @@ BF16 peak. How well this predicts published runs: ``docs/validation.md``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from solutions import hardware, models, overlap
-from solutions._checks import non_negative, positive, positive_int
-from solutions.layout import bubble_chunks_of, pipeline_bubble_over_compute
+from solutions._checks import positive
+from solutions.layout import bubble_chunks_of
 from solutions.llama3 import layers_per_stage
 from solutions.performance import flops as pf
 from solutions.performance.comm import LayerComm, Links, layer_comm_s
+from solutions.performance.pipeline import pipeline_costs_s, step_time_from_costs
+from solutions.performance.step import StepEstimate
 from solutions.planner.memory import (
     ParallelConfig,
     gathers_per_step,
@@ -89,44 +90,6 @@ OPTIMIZER_BYTES_PER_PARAM = 30.0
 OVERLAP_INTERFERENCE = 0.3
 BREAKDOWN_KEYS: tuple[str, ...] = ("compute", "recompute", "tp", "cp", "ep", "pp_bubble",
                                    "pp_send", "dp_exposed", "fsdp_gather", "optimizer")
-
-
-@dataclass(frozen=True)
-class StepEstimate:
-    """One step of one layout: time, throughput, utilisation and where the time goes."""
-
-    step_time_s: float
-    tokens_per_s: float
-    model_tflops_per_gpu: float
-    hardware_tflops_per_gpu: float
-    mfu: float
-    hfu: float
-    breakdown: Mapping[str, float]
-    attention_flops: str = "causal"
-    warnings: tuple[str, ...] = ()
-
-    @property
-    def biggest_cost(self) -> str:
-        """The breakdown entry, other than compute, that costs the most time."""
-        return max((k for k in self.breakdown if k != "compute"), key=self.breakdown.__getitem__)
-
-    def _repr_html_(self) -> str:
-        colours = ("#4C72B0", "#8DA0CB", "#DD8452", "#E5C494", "#B3B3B3", "#C44E52",
-                   "#FC8D62", "#55A868", "#A6D854", "#8172B2")
-        bar = rows = ""
-        for (key, seconds), colour in zip(self.breakdown.items(), colours, strict=True):
-            share = seconds / self.step_time_s
-            bar += (f"<div title='{key}' style='width:{100 * share:.2f}%;background:{colour};"
-                    "height:18px;display:inline-block'></div>")
-            rows += (f"<tr><td><span style='color:{colour}'>&#9632;</span> {key}</td>"
-                     f"<td style='text-align:right'>{seconds:,.3f} s</td>"
-                     f"<td style='text-align:right'>{share:.1%}</td></tr>")
-        head = (f"{self.step_time_s:,.2f} s per step, {self.tokens_per_s:,.0f} tokens/s, "
-                f"MFU {self.mfu:.1%}, HFU {self.hfu:.1%} ({self.attention_flops} attention "
-                f"counted), {self.model_tflops_per_gpu:,.0f} model TFLOP/s per GPU")
-        head += "".join(f"<br>&#9888; {w}" for w in self.warnings)
-        return (f"<div><p>{head}</p><div style='width:100%;white-space:nowrap'>{bar}</div>"
-                f"<table>{rows}</table></div>")
 
 
 @dataclass(frozen=True)
@@ -294,46 +257,6 @@ def _optimizer_seconds(arch: models.Architecture, cfg: ParallelConfig, gpu: hard
     owners = (cfg.dp * cfg.cp) if cfg.zero_stage >= 1 else 1
     local = params.dense / owners + params.expert / max(1, owners // cfg.ep)
     return pf.hbm_seconds(gpu, local * OPTIMIZER_BYTES_PER_PARAM)
-
-
-def pipeline_costs_s(work_s: float, send_s: float, pp: int, m: int, v: int = 1,
-                     m_below_p: bool = False, bubble_v: float | None = None,
-                     ) -> tuple[float, float]:
-    """(bubble, sends) in seconds per step for a pipeline of ``pp`` stages, ``m``
-    micro-batches and ``v`` chunks per GPU, given the busiest stage's ``work_s`` per
-    micro-batch and ``send_s`` per chunk (activation out + gradient back).
-
-    Bubble ``(p - 1)/v x work`` (Narayanan et al. 2021, §2.2: (p-1)/(v m) of the compute);
-    sends ``(m v + p - 1) x send`` on the critical path (this course's count: every chunk's
-    send of the ``m`` micro-batches plus the fill), none when ``pp = 1``. Interleaving needs
-    at least ``pp`` micro-batches (ValueError otherwise) unless the schedule accepts fewer
-    (``m_below_p``, Llama 3's modified schedule, Dubey et al. 2024 §3.3.2): a breadth-first
-    interleaved order then leaves ``p - m`` chunk slots idle in each of its ``v - 1`` later
-    rounds, bubble ``((p - 1) + (v - 1)(p - m)) / v x work``
-    (:func:`solutions.pipeline_simulator.simulate` reproduces it). ``bubble_v`` is the v the
-    bubble divides by when it differs from the chunk count: uneven chunks pace the fill and drain
-    by the largest chunk (:attr:`solutions.layout.Layout.bubble_chunks`); the sends still
-    cross all ``v`` chunk boundaries.
-    """
-    non_negative("work_s", work_s)
-    non_negative("send_s", send_s)
-    p, m, v = positive_int("pp", pp), positive_int("m", m), positive_int("v", v)
-    if v > 1 and m < p and not m_below_p:
-        raise ValueError(f"interleaving (v={v}) needs at least pp={p} micro-batches, got m={m}")
-    if p == 1:
-        return 0.0, 0.0
-    paced = float(v) if bubble_v is None else bubble_v
-    if not 1 <= paced <= v:
-        raise ValueError(f"bubble_v must lie between 1 and v={v}, got {bubble_v!r}")
-    return m * work_s * pipeline_bubble_over_compute(p, m, paced), (m * v + p - 1) * send_s
-
-
-def step_time_from_costs(work_s: float, send_s: float, pp: int, m: int, v: int,
-                         dp_exposed_s: float) -> float:
-    """One step from a cost table: ``m x work + bubble + sends + exposed DP`` seconds
-    (:func:`pipeline_costs_s`); the composition :func:`breakdown_s` uses."""
-    bubble, sends = pipeline_costs_s(work_s, send_s, pp, m, v)
-    return m * work_s + bubble + sends + non_negative("dp_exposed_s", dp_exposed_s)
 
 
 def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,

@@ -1,0 +1,53 @@
+"""Which family a GPU belongs to, and how fast it runs under a power limit.
+
+The step-time model reads its GEMM ceilings, SM counts and attention rates by GPU family
+(:mod:`solutions.performance.flops`). :func:`family_of` names the family of a
+:class:`solutions.hardware.GPU` or refuses: a GPU whose family is not known is never given
+another family's speed. :func:`clock_fraction_at_power` is the clock a power limit leaves
+(:meth:`solutions.hardware.GPU.capped`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from solutions._checks import positive
+
+if TYPE_CHECKING:
+    from solutions.hardware import GPU
+
+#: Families the step-time model has tables for, in the order a GPU's name is matched
+#: (GB200 before B200, whose name it contains).
+FAMILIES: tuple[str, ...] = ("GB200", "B200", "H200", "H800", "H100", "A100")
+
+
+def family_of(gpu: GPU) -> str:
+    """The GPU family the step-time model reads its tables by: ``gpu.family`` when set, else
+    the first of :data:`FAMILIES` the name contains. ValueError for any other GPU: its
+    GEMM ceiling and attention rates are not known, and borrowing another family's would
+    be a guess (make one with ``dataclasses.replace(preset, name=..., family=...)``)."""
+    if gpu.family:
+        if gpu.family not in FAMILIES:
+            raise ValueError(f"GPU family {gpu.family!r} is not one of {FAMILIES}")
+        return gpu.family
+    for family in FAMILIES:
+        if family in gpu.name:
+            return family
+    raise ValueError(f"no GPU family in the name {gpu.name!r}: set family= to one of "
+                     f"{FAMILIES} (the step-time model does not guess a GPU's speed)")
+
+
+#: Exponent of the power law relating a GPU's power draw to its clock under a power limit:
+#: dynamic power is ``C V^2 f`` and the voltage tracks the frequency along the DVFS curve,
+#: so ``P ~ f^3`` (Weste & Harris, *CMOS VLSI Design*, §5.1 dynamic power; the cubic law
+#: of DVFS). An approximation for a GPU at its limit, stated so it can be replaced by a
+#: measured clock (``GPU.capped(clock_fraction=...)``).
+POWER_CLOCK_EXPONENT = 3.0
+
+
+def clock_fraction_at_power(gpu: GPU, power_watts: float) -> float:
+    """Tensor-core clock under a power limit, as a fraction of the boost clock:
+    ``min(1, (P / TDP) ^ (1/3))`` (:data:`POWER_CLOCK_EXPONENT`); 500 W on a 700 W H100
+    gives 0.894."""
+    positive("power_watts", power_watts)
+    return min(1.0, float((power_watts / gpu.tdp_watts) ** (1.0 / POWER_CLOCK_EXPONENT)))

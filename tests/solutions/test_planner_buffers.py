@@ -1,0 +1,41 @@
+"""The planner's memory beyond model states and Korthikanti's activations: the loss's logit
+buffers, the K/V gathered for context parallelism, torchtitan's per-op checkpointing."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from solutions import models as m
+from solutions.planner import memory as pm
+from solutions.planner.memory import ParallelConfig
+
+
+def test_loss_buffers_and_gathered_kv_by_hand() -> None:
+    from solutions.planner import buffers
+    from solutions.stack import FSDP2
+    # a 32K-token micro-batch at Llama 3's 128,256 entries: 4.2e9 logits; FP32 is 16.8 GB,
+    # eager PyTorch's loss holds 12 bytes each (saved log-softmax, gradient in and out)
+    cfg = ParallelConfig(tp=1, pp=1, dp=8, seq_len=32768)
+    logits = 32768 * 128256
+    assert logits * 4 == pytest.approx(16.8e9, rel=1e-3)
+    assert buffers.loss_buffer_bytes(m.LLAMA3_8B, cfg, FSDP2) == logits * 12
+    # Megatron's vocabulary-parallel loss over TP 8: 6 bytes for an eighth of the vocabulary
+    tp8 = ParallelConfig(tp=8, pp=1, dp=1, seq_len=32768)
+    assert buffers.loss_buffer_bytes(m.LLAMA3_8B, tp8) == logits / 8 * 6
+    # Llama 3 405B at 128K, TP 8 (one K/V head per GPU), CP 16: 2 x 131,072 x 128 x 2 = 67 MB
+    long = ParallelConfig(tp=8, cp=16, pp=16, dp=8, seq_len=131072)
+    assert buffers.gathered_kv_bytes(m.LLAMA3_405B, long) == 2 * 131072 * 128 * 2
+    assert buffers.gathered_kv_bytes(m.LLAMA3_405B, replace(long, cp=1)) == 0
+    # only the last stage holds the loss
+    assert buffers.transient_bytes(m.LLAMA3_405B, long, 0) == 2 * 131072 * 128 * 2
+
+
+def test_torchtitan_alternate_matmul_checkpointing_keeps_half_the_matmuls() -> None:
+    # Llama 3 8B: g_kv = 8/32, f/h = 14336/4096 = 3.5; matmul outputs in order
+    # Q 2, K 0.5, V 0.5, O 2, gate 7, up 7, down 2: kept Q + V + gate + down = 11.5,
+    # plus the attention output 2 and its log-sum-exp 4 x 32 / 4096; the block input 2
+    outside, inside = pm.alternate_activation_units(m.LLAMA3_8B)
+    assert outside == 2.0
+    assert inside == pytest.approx(11.5 + 2 + 4 * 32 / 4096)
