@@ -295,7 +295,7 @@ def estimate(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
 
     The global batch is ``dp x micro_batch x grad_accum`` sequences of ``cfg.seq_len``.
     ``cluster`` defaults to :func:`solutions.hardware.default_cluster` of ``gpu``; ``stack``
-    (:mod:`solutions.stack`) to Megatron-Core 2024. ``attention_flops`` chooses how MFU
+    (:mod:`solutions.stack`) to Megatron-Core 2024, with a warning saying so. ``attention_flops`` chooses how MFU
     counts the attention scores: ``"causal"`` (half the score matrix, Megatron-LM's count)
     or ``"full"`` (all of it: PaLM App. B, NVIDIA, MosaicML, torchtitan); the step time
     does not depend on it. Raises ValueError listing every problem
@@ -307,6 +307,9 @@ def estimate(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
     gives another budget in decimal GB, or None to skip the check.
     """
     check_inputs(arch, gpu, cfg)
+    assumed = [] if stack is not None else [
+        f"No stack given: {MODERN.name} assumed; pass stack= (solutions.stack.STACKS) for "
+        "the software the run uses."]
     stack = MODERN if stack is None else stack
     if not isinstance(stack, Stack):
         raise ValueError(f"stack must be a solutions.stack.Stack (e.g. solutions.stack.LLAMA3), "
@@ -331,6 +334,7 @@ def estimate(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
         raise ValueError("invalid layout: " + " ".join(refusals) + note)
     est = summarise(arch, cfg, gpu, breakdown_s(arch, cfg, gpu, cluster, stack),
                     attention_flops)
+    warnings = assumed + warnings
     return replace(est, warnings=tuple(warnings)) if warnings else est
 
 

@@ -315,8 +315,11 @@ def test_gradient_accumulation_pass_when_the_gemm_does_not_accumulate() -> None:
 def test_stack_none_is_the_default_and_a_wrong_stack_is_named() -> None:
     cfg = ParallelConfig(tp=8, pp=16, dp=128, micro_batch=1, grad_accum=16, seq_len=8192,
                          zero_stage=1, activation_recompute="full", virtual_stages=2)
-    assert perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM, stack=None) == perf.estimate(
-        m.LLAMA3_405B, cfg, hw.H100_SXM, stack=perf.MODERN)
+    default = perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM, stack=None)
+    given = perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM, stack=perf.MODERN)
+    assert replace(default, warnings=()) == given and given.warnings == ()
+    assert default.warnings == (f"No stack given: {perf.MODERN.name} assumed; pass stack= "
+                                "(solutions.stack.STACKS) for the software the run uses.",)
     with pytest.raises(ValueError, match="stack must be"):
         perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM, stack="llama3")  # type: ignore[arg-type]
 
