@@ -295,14 +295,14 @@ def estimate(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
 
     The global batch is ``dp x micro_batch x grad_accum`` sequences of ``cfg.seq_len``.
     ``cluster`` defaults to :func:`solutions.hardware.default_cluster` of ``gpu``; ``stack``
-    (:mod:`solutions.stack`) to Megatron-Core 2024, with a warning saying so. ``attention_flops`` chooses how MFU
-    counts the attention scores: ``"causal"`` (half the score matrix, Megatron-LM's count)
-    or ``"full"`` (all of it: PaLM App. B, NVIDIA, MosaicML, torchtitan); the step time
-    does not depend on it. Raises ValueError listing every problem
-    :func:`solutions.planner.validity.rejections` finds for that stack that leaves the step
-    time undefined; the unusual but computable ones (TP across nodes, K/V heads not
-    divided by TP, unequal splits, :data:`solutions.planner.validity.ADVISORY`) come back as
-    :attr:`StepEstimate.warnings`. Memory is checked against the GPU's capacity
+    (:mod:`solutions.stack`) to Megatron-Core 2024, with a warning saying so.
+    ``attention_flops`` chooses how MFU counts the attention scores: ``"causal"`` (half the
+    score matrix, Megatron-LM's count) or ``"full"`` (all of it: PaLM App. B, NVIDIA,
+    MosaicML, torchtitan); the step time does not depend on it. Raises ValueError listing
+    every problem :func:`solutions.planner.validity.rejections` finds for that stack that
+    leaves the step time undefined; the unusual but computable ones (TP across nodes, K/V
+    heads not divided by TP, unequal splits, :data:`solutions.planner.validity.ADVISORY`)
+    come back as :attr:`StepEstimate.warnings`. Memory is checked against the GPU's capacity
     (``gpu.memory_bytes``, e.g. 80 GiB = 85.9 GB for an H100) unless ``memory_budget_gb``
     gives another budget in decimal GB, or None to skip the check.
     """
