@@ -181,9 +181,23 @@ def test_invalid_layouts_raise(cfg: ParallelConfig) -> None:
 def test_out_of_memory_raises_unless_the_check_is_off() -> None:
     cfg = ParallelConfig(tp=8, pp=16, dp=128, grad_accum=16, zero_stage=0,
                          activation_recompute="none")
-    with pytest.raises(ValueError, match="Needs"):
+    with pytest.raises(ValueError, match="Needs") as err:
         perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM)
+    # the default budget is the GPU's capacity, and the message says so: 80 GiB = 85.9 GB
+    assert "budget is 85.8993 GB" in str(err.value) and "80 GiB = 85.9 GB" in str(err.value)
     assert perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM, memory_budget_gb=None).mfu > 0
+
+
+def test_the_paper_layout_fits_the_capacity_it_ran_on() -> None:
+    # Llama 3's 16,384-GPU 8K layout needs about 77 GB: under the H100's 85.9 GB, so the
+    # default check passes; an explicit 70 GB budget refuses it and names that budget
+    from solutions.stack import LLAMA3
+    cfg = ParallelConfig(tp=8, pp=16, dp=128, micro_batch=1, grad_accum=16, seq_len=8192,
+                         zero_stage=3, activation_recompute="none", virtual_stages=8)
+    assert perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM, stack=LLAMA3).warnings == ()
+    with pytest.raises(ValueError, match="budget is 70 GB") as err:
+        perf.estimate(m.LLAMA3_405B, cfg, hw.H100_SXM, stack=LLAMA3, memory_budget_gb=70.0)
+    assert "capacity" not in str(err.value)
 
 
 def test_step_time_from_a_cost_table_by_hand() -> None:
