@@ -266,10 +266,12 @@ def _prepare_all(discovery: Discovery, releases: Mapping[int, Release], names: N
             if progress is not None:
                 progress.step(f"{found.rel}: could not be read")
         reading.charge(found.student, time.monotonic() - began)
-    problems += [_unread(found, why, releases) for found, why in over]
-    problems += [_unread(found, f"not graded: the batch's time budget "
-                                f"({settings.batch_budget_s:g} s) ran out before this file was "
-                                "read", releases) for found in unread]
+    out_of_time = (f"not graded: the batch's time budget ({settings.batch_budget_s or 0:g} s) "
+                   "ran out before this file was read")
+    for found, why in [*over, *((found, out_of_time) for found in unread)]:
+        problems.append(_unread(found, why, releases))
+        if progress is not None:
+            progress.step(f"{found.rel}: not read")
     for missing in discovery.missing:
         chapter = implied_chapter(missing.assignment, releases)
         problems.append(_problem(missing.student, missing.rel, missing.message,
