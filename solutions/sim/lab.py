@@ -23,6 +23,7 @@ import numpy as np
 
 from solutions.sim import channel as simchannel
 from solutions.sim import process as simprocess
+from solutions.sim import verify as simverify
 from solutions.sim.process import RunFailure
 from solutions.sim.verify import Log
 
@@ -150,9 +151,21 @@ def grade_bundle(spec: LabSpec, bundle: Any, cases: Sequence[Case],
     return reports
 
 
-def safe_verify(spec: LabSpec, case: Case, run: Any) -> Report:
+VERIFY_S = 5.0   # the trusted side's time to check one case's run
+
+
+def safe_verify(spec: LabSpec, case: Case, run: Any, budget_s: float = VERIFY_S) -> Report:
+    """``spec.verify`` within ``budget_s`` seconds: a run whose log takes longer to check
+    (far more messages than the lab needs) fails, as any other broken run does."""
     try:
-        return spec.verify(case, run)
+        with simverify.time_budget(budget_s):
+            return spec.verify(case, run)
+    except simverify.VerifyTimeout:
+        size = (f"{len(run.messages)} messages in {run.steps} steps"
+                if isinstance(run, Log) else "its answer")
+        return Report(spec.describe(case), f"checking your run was stopped after "
+                      f"{budget_s:g} s: {size}, far more than this lab needs (a correct "
+                      "program sends a few messages per rank per step, and stops)")
     except Exception as error:  # noqa: BLE001 - a run no verifier expected: it fails
         return Report(spec.describe(case), f"the grader could not read this run "
                       f"({type(error).__name__}: {error})")

@@ -26,7 +26,7 @@ import numpy as np
 
 from solutions.sim.collectives import chunk_bounds, ring_all_reduce
 from solutions.sim.lab import Case, LabSpec, Report, compare_result, grid, open_run, read_results
-from solutions.sim.verify import Log, origin_text, trace_sums
+from solutions.sim.verify import Log, Sent, origin_text, trace_sums
 
 __all__ = ["SPEC", "chunk_bounds", "ring_allreduce", "traffic_problem", "ring_picture"]
 
@@ -193,10 +193,15 @@ def ring_picture(log: Log, offender: Offender | None) -> str:
     if log.n_ranks > 16:
         return ""
     rows = []
-    for step in log.message_steps()[:40]:
+    shown = log.message_steps()[:40]
+    by_cell: dict[tuple[int, int], list[Sent]] = {}
+    for x in log.messages:   # once through the log, however long
+        if shown and x.step <= shown[-1]:
+            by_cell.setdefault((x.step, x.src), []).append(x)
+    for step in shown:
         cells = []
         for rank in range(log.n_ranks):
-            sent = [x for x in log.messages if x.step == step and x.src == rank]
+            sent = by_cell.get((step, rank), [])
             cell = " ".join(f"{'✘' if x.index == offender else ''}->{x.dst}:{x.payload.size}"
                             for x in sent)
             cells.append(cell or ("✘." if offender == (step, rank) else "."))

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from solutions.sim.lab import Case, LabSpec, Report, compare_result, grid, open_run, read_results
-from solutions.sim.verify import Log
+from solutions.sim.verify import Log, tick
 
 SLACK_BYTES = 128 << 10  # the interpreter's own pages a rank touches (its frames, the pools
                          # of its small objects, numpy's first buffers), measured by the kernel
@@ -146,6 +146,7 @@ def _content(log: Log, weights: list[np.ndarray], n: int) -> str:
     received: list[list[np.ndarray]] = [[] for _ in range(n)]
     arrivals: dict[int, list[tuple[int, np.ndarray]]] = {}
     for msg, ids in zip(messages, np.split(found, ends[:-1]) if messages else (), strict=True):
+        tick()
         for step in [s for s in sorted(arrivals) if s <= msg.step]:
             for dst, arrived in arrivals.pop(step):
                 held[dst][arrived] = True
