@@ -35,7 +35,7 @@ PROBES = {
     "bpf": "321, 0, ctypes.byref(ctypes.create_string_buffer(128)), 128",
     "perf_event_open": ("298, ctypes.byref(ctypes.create_string_buffer(b'\\x01' + 127 * b'\\0')),"
                         " 0, -1, -1, 0"),
-    "fanotify_init": "300, 0, 0",
+    "fanotify_init": "300, 0x200, 0",                # FAN_REPORT_FID: open to any user
     "inotify_init1": "294, 0",                        # per-user instances (128 by default)
     "mq_open": "240, b'q', 0o100 | 2, 0o600, None",   # O_CREAT | O_RDWR
     "msgget": "68, 0, 0o1600",                        # IPC_PRIVATE | IPC_CREAT
