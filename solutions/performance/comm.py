@@ -19,8 +19,9 @@ Which link a group uses follows the stack's rank order, innermost first: Megatro
 put the pipeline outermost), or Llama 3's ``[TP, CP, PP, DP]`` (Dubey et al. 2024, §3.3.2),
 ``Stack.pp_outermost``. A group whose members are ``stride`` ranks apart and that spans more
 GPUs than a node crosses the network. TP (stride 1) stays on NVLink when ``tp`` fits a
-node; CP has stride ``tp``; DP and EP stride ``tp x cp`` (x ``pp`` in Llama 3's order); PP
-neighbours are ``tp x cp x dp`` apart (``tp x cp`` in Llama 3's order).
+node (a wider TP group holds whole nodes and drives all their ports); CP has stride
+``tp``; DP and EP stride ``tp x cp`` (x ``pp`` in Llama 3's order); PP neighbours are
+``tp x cp x dp`` apart (``tp x cp`` in Llama 3's order).
 """
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ class Links:
         self.dp_per_node = max(1, min(cfg.dp, node // dp_stride))  # members on one node
         self.ep_per_node = max(1, min(cfg.ep, node // dp_stride))
         cp_per_node = max(1, min(cfg.cp, node // cfg.tp))
+        # a TP group wider than a node has every GPU of each node it spans, so its rings
+        # drive all of their ports, like any other group (NCCL builds one per port)
+        self.tp_gb_per_s = cluster.group_gb_per_s(self.tp_crosses, min(cfg.tp, node))
         self.dp_gb_per_s = (cluster.link_gb_per_s(self.dp_crosses) if flat_dp
                             else cluster.group_gb_per_s(self.dp_crosses, self.dp_per_node))
         self.cp_gb_per_s = cluster.group_gb_per_s(self.cp_crosses, cp_per_node)
@@ -142,7 +146,7 @@ def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
     layers = dense_layers + moe_layers
     passes = forward_passes(cfg)
     activation = cfg.micro_batch * cfg.seq_len / cfg.cp * arch.d_model * BYTES_16BIT
-    tp_one = links.allreduce_s(activation, cfg.tp, links.tp_crosses)
+    tp_one = links.allreduce_s(activation, cfg.tp, links.tp_crosses, links.tp_gb_per_s)
     tp = (2 * passes + 2) * layers * tp_one
     cp = 0.0
     if cfg.cp > 1:

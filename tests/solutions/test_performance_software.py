@@ -55,8 +55,9 @@ def test_flat_zero3_gathers_run_at_one_port_not_the_node() -> None:
 
 
 def test_tp_across_nodes_is_estimated_with_a_warning() -> None:
-    # TP 16 on 8-GPU nodes: every TP all-reduce is a ring over 16 GPUs whose slowest link is
-    # one 400 Gb/s port at 80 % (40 GB/s), 10 us per step: 2 x 15 x (alpha + M / 16 / B)
+    # TP 16 on 8-GPU nodes: every TP all-reduce is a ring over 16 GPUs, 8 on each of two
+    # nodes, so NCCL's per-port rings drive the node's 8 x 400 Gb/s ports (400 GB/s, under
+    # NVLink's 450) at 80 %: B = 320 GB/s, 10 us per step: 2 x 15 x (alpha + M / 16 / B)
     # for M = b s h x 2 bytes; 4 per layer (no recomputation), 16 layers on the busiest of
     # 8 stages (126 = 6 x 16 + 2 x 15), 2 micro-batches
     cfg = ParallelConfig(tp=16, pp=8, dp=128, micro_batch=1, grad_accum=2, seq_len=8192,
@@ -66,7 +67,7 @@ def test_tp_across_nodes_is_estimated_with_a_warning() -> None:
     assert len(est.warnings) == 2  # 16 > 8 GPUs per node, and 16 > 8 K/V heads
     assert "TP=16 does not fit" in est.warnings[0] and "K/V heads" in est.warnings[1]
     message = 1 * 8192 * 16384 * 2
-    one = 2 * 15 * (10e-6 + message / 16 / 40e9)
+    one = 2 * 15 * (10e-6 + message / 16 / 320e9)
     assert est.breakdown["tp"] == pytest.approx(2 * 16 * 4 * one, rel=1e-9)
 
 
