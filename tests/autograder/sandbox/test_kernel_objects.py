@@ -9,6 +9,7 @@ test then reads its own call's line. The numbers are x86-64's, from ``asm/unistd
 from __future__ import annotations
 
 import platform
+import struct
 import sys
 from collections.abc import Iterator
 
@@ -85,3 +86,17 @@ def test_the_probes_are_real_calls() -> None:
         fd = eval(f"libc.syscall({PROBES[name]})", {"ctypes": ctypes, "libc": libc})  # noqa: S307
         assert fd >= 0, (name, ctypes.get_errno())
         os.close(fd)
+
+
+def test_a_labs_ranks_are_held_to_the_same_list() -> None:
+    """A lab's ranks run learner code too, in processes beside other learners' ranks: every
+    call refused to a job is refused to them, whether or not their process may fork."""
+    from autograder.sandbox import seccomp
+
+    for may_fork in (False, True):
+        refused = [c for c in seccomp.RANKS_CALLS
+                   if not may_fork or c not in seccomp.PROCESS_CALLS]
+        assert set(seccomp.KERNEL_OBJECT_CALLS) <= set(refused)
+    code = seccomp.program("x86_64", seccomp.RANKS_CALLS, clone_namespaces=False)
+    for number in (248, 249, 250, 319, 425, 321):  # keys, memfd, io_uring, bpf
+        assert struct.pack("=HBBI", 0x15, 0, 1, number) in code
