@@ -134,7 +134,9 @@ def mfu_from_tflops(achieved_tflops_per_gpu: float, peak_tflops: float) -> float
 
 
 def implied_mfu(total_flops: float, gpu_hours: float, peak_tflops: float) -> float:
-    """Average MFU over a run, from its FLOPs and GPU-hours (downtime included).
+    """Average MFU over a run, from its FLOPs and GPU-hours (whatever the hours include: the
+    Llama 3.1 model card's "total GPU time required for training" presumably counts downtime,
+    though it does not say).
 
     ``total_flops / (gpu_hours x 3600 x peak)``. Llama 3 405B: 3.8e25 over 30.84M GPU-hours
     of 989.4 TFLOPS -> 0.346.

@@ -345,3 +345,27 @@ def test_every_ch09_text_is_finished_and_true_for_50_seeds(record: Exercise) -> 
             assert f"TP {ref['tp']}, PP {ref['pp']}, DP {ref['dp']}" in text
             m_ = params["global_batch_seqs"] // ref["dp"]
             assert f"{m_} micro-batches per pipeline" in text
+
+
+def _slots_per_stage(n_layers: int, pp: int) -> list[int]:
+    """Layer slots per stage as the prompt states them: layers split evenly, or, where the
+    layers plus the embedding and the head split evenly, the end stages one layer short and
+    counting their embedding or head as a slot (Llama 3 §3.3.2: 126 + 2 = 16 x 8)."""
+    if n_layers % pp == 0:
+        return [n_layers // pp] * pp
+    assert (n_layers + 2) % pp == 0, (n_layers, pp)
+    return [(n_layers + 2) // pp] * pp
+
+
+@pytest.mark.parametrize("seed", ["printed", *range(12)])
+def test_9_10_the_printed_requirement_admits_the_reference(seed: object) -> None:
+    record = ex("9.10")
+    params = dict(record.params) if seed == "printed" else record.draw(seed)
+    answer = record.expected(params)
+    prompt = record.render_prompt(params)
+    assert "layer slots" in prompt and "embedding or output head" in prompt
+    slots = _slots_per_stage(params["n_layers"], answer["pp"])
+    layers = [s - 1 if k in (0, len(slots) - 1) and params["n_layers"] % answer["pp"] else s
+              for k, s in enumerate(slots)]
+    assert min(slots) >= params["v"], (params, answer)
+    assert max(layers) <= params["max_layers_per_stage"], (params, answer)

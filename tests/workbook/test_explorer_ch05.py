@@ -256,3 +256,11 @@ def test_the_split_w_bubble_is_the_simulated_schedules(schedule: str, pp: int,
     assert float(ch05.bubble_fraction(schedule, pp, m)) == pytest.approx(idle / busy)
     line = ch05.summary_lines(schedule, pp, m, 1)[1]
     assert ("(p-1)(t_F+t_B-t_W)" in line) == (m >= pp)
+
+
+@pytest.mark.parametrize(("pp", "m"), [(4, 8), (6, 12), (3, 5)])
+def test_deferring_every_w_piles_stashes_up_on_every_gpu(pp: int, m: int) -> None:
+    # no stage idles before the drain, so each one holds all m microbatches' W stashes
+    spans = ch05.stage_spans("1f1b-lazy-w", pp, m)
+    assert [ch05.peak_activations(ops) for ops in spans] == [m] * pp
+    assert "up to m on every GPU" in ch05.summary_lines("1f1b-lazy-w", pp, m, 1)[2]

@@ -148,7 +148,7 @@ def _peak_note(schedule: str, pp: int, m: int, v: int) -> str:
         return ("ZB-H1 holds min(p, m) on every GPU: p - i between F and B, and up to i "
                 "microbatches whose W waits (each W stash counted as a forward's)")
     if schedule == "1f1b-lazy-w":
-        return ("every W waits for idle time, so the W stashes pile up: up to m on the last "
+        return ("every W waits for idle time, so the W stashes pile up: up to m on every "
                 "GPU, growing with m like GPipe")
     if interleaved_formula_applies(pp, m, v):
         return ("interleaved GPU 0: p(1 + (p-1)/(p v)) = "

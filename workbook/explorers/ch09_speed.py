@@ -45,7 +45,8 @@ def speed_line(s: Any, numbers: dict[str, Any]) -> str:
     if numbers["days"] is None:
         return ("No speed prediction: the layout above cannot train (tick What-if MFU to "
                 "cost it at a chosen MFU anyway).")
-    how = (f"Predicted for this layout on {s.gpu_spec.name}: MFU {numbers['mfu']:.1%}"
+    how = (f"Predicted for this layout on {s.gpu_spec.name}: MFU {numbers['mfu']:.1%} "
+           "(6N plus causal attention FLOPs)"
            if numbers["estimate"] is not None else
            f"What-if at {s.mfu_pct:g}% MFU on {s.gpu_spec.name} (not this layout's prediction)")
     return (f"{how}; {numbers['step_s']:,.2f} s per step, {numbers['days']:,.1f} days for "

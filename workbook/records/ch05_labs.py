@@ -35,7 +35,9 @@ EX_5_8 = Exercise(
             "its input is ready, and rejects the first action that can never start. Graded "
             "for 1F1B cases (v = 1) and interleaved ones (v > 1): the makespan must be the "
             "minimum 2mv + 2(pp-1) slots (bubble (pp-1)/(mv)) and no stage may hold more "
-            "microbatches in flight than 1F1B does (min(pp - s, m) on stage s for v = 1)."),
+            "microbatches in flight than (interleaved) 1F1B does: min(pp - s, m) on stage s "
+            "for v = 1, and for v > 1 the peak of Megatron-LM's interleaved order, which is "
+            "higher."),
     notes=("A forward of microbatch j on stage s needs the forward of j on stage s-1; a "
            "backward needs the backward of j on stage s+1 (the last stage: its own forward). "
            "With v chunks, chunk c of stage s is virtual stage c x pp + s."),

@@ -202,8 +202,8 @@ EX_7_5 = Exercise(
     explanation=("With C and M in seconds, tau = sqrt(2 C M). Writing costs C once per "
                  "interval (C / tau of the time); a crash, once per M on average, throws "
                  "away tau / 2 of work (tau / (2 M)). Minimising the sum gives Young's tau, "
-                 "where both terms equal sqrt(C / (2 M)). For M = 24 h and C = 98 s: "
-                 "68.6 minutes and 4.76 % waste."),
+                 "where both terms equal sqrt(C / (2 M)). For M = 12 h and C = 60 s: "
+                 "37.9 minutes and 5.27 % waste."),
     sources=(YOUNG, DALY),
 )
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from autograder.exercise import Exercise
 from autograder.kinds import Misconception, Numeric, Ordering
+from autograder.template import Earlier
 from solutions import llama3 as l3
 from solutions.layout import pipeline_bubble_over_compute
 from solutions.pipeline import bubble_over_compute, bubble_over_total
@@ -249,7 +250,8 @@ EX_9_5 = Exercise(
     notes=("The Llama 3 paper reports 38-43% MFU (Table 4). Its \"54 days\" is a snapshot "
            "period in which 419 unexpected interruptions were logged (§3.3.4), not the length "
            "of pre-training. The Llama 3.1 model card's 30.84M GPU-hours for the 405B model "
-           "imply an average of about 35% MFU over the whole run, downtime included."),
+           "imply an average of about 35% MFU over the whole run, presumably downtime "
+           "included (the card does not say)."),
     params=dict(n_params_b=405.0, tokens_t=15.6, n_gpus=16384, peak_tflops=989.4, mfu_pct=40),
     vary=_vary_9_5,
     answer_kind=Numeric(unit="days", rel_tol=0.005),
@@ -323,7 +325,8 @@ def _bubble_pct(p: Mapping[str, Any]) -> float:
 
 
 EX_9_6 = Exercise(
-    id="9.6", chapter=9, category="derive", title="The pipeline bubble of the 405B run",
+    id="9.6", chapter=9, category="derive",
+    title="The pipeline bubble of the 405B layout with few chunks",
     prompt=("Each data-parallel group processes {batch_per_dp} sequences per step in "
             "micro-batches of {micro_batch} sequence(s), through PP = {pp} pipeline stages with "
             "{schedule}. What is the pipeline bubble as a percentage of the **ideal compute "
@@ -386,12 +389,14 @@ EX_9_7 = Exercise(
     id="9.7", chapter=9, category="derive", title="Data-parallel gradient all-reduce volume",
     prompt=("A pipeline stage holds {layers_on_stage} layers of {params_per_layer:,} parameters "
             "each, split over TP = {tp} GPUs. Each GPU all-reduces its gradient shard "
-            "({bytes_per_grad} bytes per gradient) with the {n_dp} GPUs of its data-parallel "
-            "group using a ring. How many GB (1e9 bytes) does each GPU send per step?"),
+            "({bytes_per_grad} bytes per gradient) with the other GPUs of its data-parallel "
+            "group, DP = {n_dp} GPUs in all, using a ring. How many GB (1e9 bytes) does each "
+            "GPU send per step?"),
     notes=("3,187,671,040 is the Llama 3 405B layer of exercise 9.3. The paper reduce-scatters "
            "gradients in FP32 (§3.3.2); this exercise uses BF16 gradients to keep the ring "
            "arithmetic in focus."),
-    params=dict(params_per_layer=3187671040, layers_on_stage=8, tp=8, n_dp=128,
+    params=dict(params_per_layer=3187671040, layers_on_stage=8, tp=8,
+                n_dp=Earlier(128, "9.1", "GPUs"),  # the run's data-parallel degree
                 bytes_per_grad=2),
     vary=_vary_9_7,
     answer_kind=Numeric(unit="GB", rel_tol=0.0025),
@@ -399,9 +404,12 @@ EX_9_7 = Exercise(
     hints=("The gradient each GPU reduces is its own shard: layers x params / TP x bytes.",
            "A ring all-reduce is a reduce-scatter plus an all-gather.",
            "Each GPU sends 2 x (N-1)/N x S bytes."),
-    explanation=("S = {layers_on_stage} x {params_per_layer:,} / {tp} x {bytes_per_grad} bytes; "
-                 "the ring sends 2 x ({n_dp}-1)/{n_dp} times that, {expected} GB per GPU per step "
-                 "(6.375 GB shard and 12.65 GB for Llama 3), overlapped with the backward pass."),
+    explanation=("S = {layers_on_stage} x {params_per_layer:,} / {tp} x {bytes_per_grad} "
+                 "bytes; the ring sends 2 x (N-1)/N times that, with N = {n_dp}: {expected} "
+                 "GB per GPU per step, overlapped with the backward pass. That is a BF16 "
+                 "all-reduce of the shard, as the notes simplify it; Llama 3's own FSDP "
+                 "reduce-scatters FP32 gradients (12.65 GB) and all-gathers BF16 weights "
+                 "(6.33 GB), 18.98 GB per GPU per step in the planner."),
     misconceptions=(
         Misconception(lambda p: _dp_gb(p) / 2,
                       "That is one phase; a ring all-reduce is reduce-scatter plus all-gather."),

@@ -168,7 +168,9 @@ EX_9_10 = Exercise(
             "with {gpus_per_node} GPUs per node, a batch of {global_batch_seqs:,} sequences "
             "of {seq_len:,} tokens in micro-batches of 1 (CP = 1). Requirements: "
             "TP x PP x DP = {n_gpus:,}; TP divides {gpus_per_node}; every stage holds at most "
-            "{max_layers_per_stage} and at least v = {v} layers; DP divides the batch; the "
+            "{max_layers_per_stage} layers and at least v = {v} layer slots (a first or last "
+            "stage one layer short counts its embedding or output head as a slot, as Llama 3 "
+            "arranges its end stages); DP divides the batch; the "
             "busiest GPU fits in {memory_budget_gb} GB; and the interleaved bubble "
             "(PP-1)/(m v), m = batch / DP, stays below {max_bubble_pct}% of compute time."),
     notes=("Memory model (the planner's, `solutions.planner.memory` with the Llama 3 stack): "
