@@ -596,4 +596,39 @@ def pipeline_schedule(pp, m, v):
         out.append(order + [step("B", k) for k in range(total - warm, total)])
     return out
 '''),
+    "tp-dataclass-transpose": ("6.6", '''
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Block:
+    """This rank's slice of the MLP: columns of A, rows of B."""
+    x: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    tags: list = field(default_factory=list)
+
+    @staticmethod
+    def relu(v):
+        return np.maximum(v, 0.0)
+
+    def partial_t(self):
+        return (self.relu(self.x @ self.a) @ self.b).T   # a transpose: not C-contiguous
+
+
+class Reducer:
+    def __init__(self, rank):
+        self.rank = rank
+
+    def sum_t(self, partial_t):
+        total_t = yield from self.rank.all_reduce(partial_t)
+        return np.asarray(total_t).T
+
+
+def tp_mlp_forward(rank):
+    block = Block(rank.data["x"], rank.data["a"], rank.data["b"])
+    return (yield from Reducer(rank).sum_t(block.partial_t()))
+'''),
 }

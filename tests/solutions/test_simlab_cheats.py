@@ -96,7 +96,8 @@ def test_a_cheat_checked_in_its_own_kernel_earns_nothing(name: str) -> None:
         out["message"], out["message"]
 
 
-@pytest.mark.parametrize("name", ["ring-reverse", "zero-all-to-all", "pipe-search"])
+@pytest.mark.parametrize("name", ["ring-reverse", "zero-all-to-all", "pipe-search",
+                                  "tp-dataclass-transpose"])
 def test_honest_work_checked_in_its_kernel_passes(name: str) -> None:
     exercise, source = HONEST[name]
     out = _in_a_kernel(exercise, source)

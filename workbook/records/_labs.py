@@ -28,7 +28,7 @@ class SimRuntime:
     """The simulator's side of one lab (see :class:`autograder.kinds.lab.LabRuntime`)."""
 
     spec: simlab.LabSpec
-    pack_entry: tuple[tuple[str, ...], str] = (("solutions.sim.bundle",),
+    pack_entry: tuple[tuple[str, ...], str] = (("solutions.sim.classes", "solutions.sim.bundle"),
                                                "solutions.sim.bundle:pack_job")
     trusted_module: str = "workbook.lab_trusted"
 
