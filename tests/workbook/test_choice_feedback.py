@@ -7,6 +7,7 @@ that fits depends on the model, the GPUs and the budget) carries a confirmation 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -56,3 +57,29 @@ def test_the_confirmation_replaces_the_advice() -> None:
     verdict = kind.grade("A", "A", {}, ())
     assert verdict.details == ("It fits.",)
     assert kind.grade("A", "B", {}, ()).message == "Check whether a lower stage fits."
+
+
+CONCLUSION = re.compile(r"\b(?:faster|slower|wins?|is right|the answer is|is the right)\b",
+                        re.IGNORECASE)
+
+
+@pytest.mark.parametrize("record", CHOICES, ids=lambda r: r.id)
+def test_feedback_to_a_wrong_option_does_not_name_the_right_one(record: Any) -> None:
+    # 2.5 once told a learner who chose plan 2 that "plan 2 is slower": with three options,
+    # that is the answer. Feedback says what to compute, not which option wins.
+    for params in [dict(record.params), *(record.draw(seed) for seed in range(DRAWS))]:
+        options = record.answer_kind.options_for(params)
+        right = next(o for o in options if o.key == record.expected(params))
+        for option in options:
+            if option.key == right.key:
+                continue
+            verdict = record.grade(option.key, params)
+            said = "\n".join([verdict.message, *verdict.details])
+            assert not CONCLUSION.search(said), (record.id, option.key, said)
+            assert right.text not in said, (record.id, option.key, said)
+
+
+def test_the_conclusion_search_finds_the_old_wording() -> None:
+    assert CONCLUSION.search("The larger micro-batch here is less efficient, so plan 2 is "
+                             "slower.")
+    assert not CONCLUSION.search("add recomputation's 4/3 and compare the two totals.")

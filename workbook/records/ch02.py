@@ -262,12 +262,13 @@ def _scenario_2_5(target_batch: int, dp_degree: int, small_micro: int, small_ms:
         ("Plan 1: the smaller micro-batch without checkpointing",
          "Right: plan 2 halves the accumulation steps but each step takes "
          f"{ratio:.3g} times as long, and recomputation multiplies it by 4/3." if one_wins else
-         f"Plan 2 halves the steps and each takes only {ratio:.3g} times as long; even with "
-         "recomputation's 4/3 it is faster here. Multiply it out.", one_wins),
+         f"Plan 2 halves the steps, and each takes {ratio:.3g} times as long as plan 1's; "
+         "add recomputation's 4/3 and compare the two totals.", one_wins),
         ("Plan 2: the larger micro-batch with checkpointing",
          "Right: the larger micro-batch is " + verdict + "." if not one_wins else
-         "Half as many steps, but each processes twice the sequences and pays 4/3 for "
-         "recomputation. The larger micro-batch here is " + verdict + ".", not one_wins),
+         f"Half as many steps, but each processes twice the sequences in {ratio:.3g} times "
+         "the time and pays 4/3 for recomputation: multiply it out and compare the two "
+         "totals.", not one_wins),
         ("Both take the same time, because they process the same effective batch",
          "The same sequences are processed, but plan 2 recomputes the forward pass of every "
          "one of them, and its larger micro-batch runs at a different speed per sequence: "
