@@ -28,7 +28,11 @@ $(STAMP): pyproject.toml
 # JupyterLab serves only $(LEARNER_DIR): the learner notebooks, copied there once (your
 # answers are never overwritten; delete a file to get a fresh copy). The instructor
 # notebooks, with their solutions, stay out of reach of the file browser.
+# The widgets' state is saved with a notebook, so a reopened notebook shows its cards and
+# explorers as they were (until its cells run again) instead of "model not found".
 lab: $(LAB_STAMP)
+	@mkdir -p $(VENV)/share/jupyter/lab/settings
+	@cp scripts/lab_settings_overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	@mkdir -p $(LEARNER_DIR)
 	@for nb in workbook/notebooks/*.ipynb; do \
 	  [ -e "$(LEARNER_DIR)/$$(basename $$nb)" ] || cp "$$nb" "$(LEARNER_DIR)/"; done

@@ -143,7 +143,10 @@ class CheckResult:
             items = "".join(f"<li>{e(d)}</li>" for d in v.details)
             parts.append(f'<ul style="margin:0.2em 0">{items}</ul>')
         if v.picture:
-            parts.append(f'<pre style="margin:0.2em 0;font-size:85%;overflow-x:auto">'
+            # a trace is a grid: it scrolls, never wraps (a front end's word-break would cut
+            # its tokens at the edge of a narrow page)
+            parts.append('<pre style="margin:0.2em 0;font-size:85%;overflow-x:auto;'
+                         'white-space:pre;word-break:normal;overflow-wrap:normal">'
                          f"{e(v.picture)}</pre>")
         if self.hint:
             parts.append(f'<p style="margin:0.2em 0"><em>{e(self.hint)}</em></p>')

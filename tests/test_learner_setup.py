@@ -7,6 +7,7 @@ against 774 MB and 126 with the test tools.)
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -77,3 +78,11 @@ def test_make_instructor_installs_the_package_and_the_sandbox() -> None:
     assert "install-system-deps.sh" in commands and "workbook --help" in commands
     guide = (ROOT / "docs" / "instructors.md").read_text()
     assert "make instructor" in guide and "pip install distributed-training-workbook" not in guide
+
+
+def test_make_lab_saves_the_widgets_state_with_a_notebook() -> None:
+    # without it a reopened notebook shows "model not found" for every card until re-run
+    commands = _make_dry_run("lab")
+    assert "share/jupyter/lab/settings/overrides.json" in commands
+    overrides = json.loads((ROOT / "scripts" / "lab_settings_overrides.json").read_text())
+    assert overrides["@jupyter-widgets/jupyterlab-manager:plugin"]["saveState"] is True

@@ -160,7 +160,9 @@ class Table:
         notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.footnotes)
         # no_math: "$5.576M at an assumed $2" is money, not LaTeX
         # its own horizontal scroll: the columns do not fit a narrow notebook
-        return no_math(f"<div style='overflow-x:auto'><table><caption>"
+        # table-layout auto: front ends that fix the layout would cut long cells short
+        return no_math(f"<div style='overflow-x:auto;max-width:100%'>"
+                       f"<table style='table-layout:auto'><caption>"
                        f"{html.escape(self.caption)}</caption><thead><tr>{head}</tr></thead>"
                        f"<tbody>{body}</tbody></table></div><ol>{notes}</ol>")
 
