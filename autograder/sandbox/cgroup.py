@@ -11,9 +11,11 @@ processes are gone.
 Where it can be made:
 
 * **cgroup v2** (one unified hierarchy): under the grader's own cgroup when that cgroup
-  offers the ``memory`` controller to its children (``cgroup.subtree_control``). That is
-  so for root on most systems, and for an ordinary user whose service manager delegates
-  a cgroup (``systemd-run --user -p Delegate=yes``, or a user session with delegation).
+  offers the ``memory`` controller to its children (``cgroup.subtree_control``), or can be
+  made to: a cgroup delegated to the grader's user with the controller available
+  (``systemd-run --user --scope -p Delegate=yes workbook grade ...``), where the grader
+  first moves itself into a leaf group of its own (:func:`_offer_memory`). The grader's
+  groups are then its siblings there.
 * **cgroup v1** (a ``memory`` hierarchy of its own): under the grader's memory cgroup when
   that folder is writable (root, or a folder given to the user).
 
@@ -37,6 +39,7 @@ from dataclasses import dataclass
 from functools import cache
 
 PREFIX = "wb-sandbox-"
+LEAF_PREFIX = "wb-grader-"  # where a grader moves itself on cgroup v2 (see _offer_memory)
 _COUNTER = itertools.count()
 
 
@@ -97,10 +100,39 @@ def _v2_base(mounts: list[tuple[str, str, str]], own: dict[str, str]) -> _Base |
     if mount is None or "" not in own:
         return None
     folder = os.path.join(mount, own[""].lstrip("/"))
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return None
     offered = _read(os.path.join(folder, "cgroup.subtree_control")).split()
-    if "memory" not in offered or not os.access(folder, os.W_OK | os.X_OK):
+    if "memory" not in offered and not _offer_memory(folder):
         return None
     return _Base(2, folder)
+
+
+def _offer_memory(folder: str) -> bool:
+    """Make the grader's own (delegated) cgroup offer the memory controller to its children.
+
+    cgroup v2 lets a cgroup hand a controller to its children only while no process sits
+    in it; a grader started in a delegated cgroup of its own (``systemd-run --user
+    --scope -p Delegate=yes``) is such a process. So it moves itself into a leaf group
+    (``wb-grader-<pid>``, removed by the next grader once empty) first, then enables
+    ``+memory``. If that fails (another process
+    shares the cgroup, or the controller is not delegated), it moves back and says no."""
+    if "memory" not in _read(os.path.join(folder, "cgroup.controllers")).split():
+        return False
+    leaf = os.path.join(folder, f"{LEAF_PREFIX}{os.getpid()}")
+    try:
+        os.mkdir(leaf, 0o755)
+    except OSError:
+        return False
+    if _write(os.path.join(leaf, "cgroup.procs"), str(os.getpid())) \
+            and _write(os.path.join(folder, "cgroup.subtree_control"), "+memory"):
+        return True
+    _write(os.path.join(folder, "cgroup.procs"), str(os.getpid()))
+    try:
+        os.rmdir(leaf)
+    except OSError:
+        pass
+    return False
 
 
 def _v1_base(mounts: list[tuple[str, str, str]], own: dict[str, str]) -> _Base | None:
@@ -136,7 +168,8 @@ def sweep(folder: str) -> list[str]:
     except OSError:
         return removed
     for name in names:
-        owner = name[len(PREFIX):].split("-", 1)[0] if name.startswith(PREFIX) else ""
+        prefix = next((p for p in (PREFIX, LEAF_PREFIX) if name.startswith(p)), "")
+        owner = name[len(prefix):].split("-", 1)[0] if prefix else ""
         if not owner.isdigit() or _running(int(owner)):
             continue
         try:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -178,3 +179,30 @@ def _descendants(pid: int) -> list[int]:
             if parent == pid:
                 found.append(int(entry))
     return [d for child in found for d in (child, *_descendants(child))]
+
+
+def _fake_v2(tmp_path: Path, controllers: str
+             ) -> tuple[list[tuple[str, str, str]], dict[str, str], Path]:
+    """A folder laid out as a delegated cgroup v2 (plain files stand for the kernel's)."""
+    own = tmp_path / "user.slice" / "grader.scope"
+    own.mkdir(parents=True)
+    (own / "cgroup.controllers").write_text(controllers + "\n")
+    (own / "cgroup.subtree_control").write_text("\n")
+    (own / "cgroup.procs").write_text(f"{os.getpid()}\n")
+    return [(str(tmp_path), "cgroup2", "rw")], {"": "/user.slice/grader.scope"}, own
+
+
+def test_on_cgroup_v2_the_grader_moves_into_a_leaf_and_offers_memory(tmp_path: Path) -> None:
+    mounts, own_paths, own = _fake_v2(tmp_path, "cpu memory pids")
+    base = cgroup._v2_base(mounts, own_paths)
+    assert base is not None and (base.version, base.path) == (2, str(own))
+    leaf = own / f"{cgroup.LEAF_PREFIX}{os.getpid()}"
+    assert (leaf / "cgroup.procs").read_text() == str(os.getpid())
+    assert (own / "cgroup.subtree_control").read_text() == "+memory"
+
+
+def test_on_cgroup_v2_without_the_memory_controller_nothing_moves(tmp_path: Path) -> None:
+    mounts, own_paths, own = _fake_v2(tmp_path, "cpu pids")
+    assert cgroup._v2_base(mounts, own_paths) is None
+    assert sorted(p.name for p in own.iterdir()) == [
+        "cgroup.controllers", "cgroup.procs", "cgroup.subtree_control"]
