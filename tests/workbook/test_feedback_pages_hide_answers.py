@@ -5,7 +5,8 @@ A class is released in its own numbers (every chapter), every student answers ev
 exercise wrong (:mod:`wrong_answers`: a known misconception or a perturbed expected
 value of the right type), the class is graded with the course secret, and every page is
 searched, exercise by exercise, for that student's expected answer, worked out here from
-the record in the student's numbers:
+the record in the student's numbers (and the same for a class released and graded without
+a secret, in the printed numbers):
 
 * a number in its unit, the neighbouring prefixes, as a fraction or a percentage, at the
   precision the page prints it (the notations of the page-leak test's ``page_text``),
@@ -67,8 +68,11 @@ _YOURS = re.compile(r"<dt>Your answer</dt><dd><code>(.*?)</code></dd>|"
                     r"<summary>Your answer cell</summary><pre><code>(.*?)</code>", re.DOTALL)
 
 
-def params_of(exercise_id: str, student: str) -> dict[str, Any]:
-    """The student's numbers: the record's draw from HMAC-SHA256(secret, tagged id)."""
+def params_of(exercise_id: str, student: str, own: bool = True) -> dict[str, Any]:
+    """The student's numbers: the record's draw from HMAC-SHA256(secret, tagged id), or
+    the printed ones for a class released without personal numbers (``own`` False)."""
+    if not own:
+        return dict(printed(exercise_id).params)
     tag = b"distributed-training-workbook/student-numbers/v1\x00"
     seed = hmac.new(SECRET, tag + student.encode(), hashlib.sha256).hexdigest()[:32]
     try:
@@ -87,32 +91,41 @@ def _cells(notebook: dict[str, Any]) -> dict[str, str]:
     return found
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture(scope="module", params=[True, False], ids=["own numbers", "printed numbers"])
+def graded(request: pytest.FixtureRequest,
+           tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bool]:
+    """The graded class: released and graded in each student's own numbers, or (a course
+    without a secret) everyone in the printed numbers."""
+    own: bool = request.param
     root = tmp_path_factory.mktemp("pages")
     (root / "roster.csv").write_text("id,name\n" + "".join(f"{s},{s}\n" for s in CLASS))
     key = root / "course.key"
     key.write_bytes(SECRET + b"\n")
     os.chmod(key, 0o600)
+    personal = ["--roster", str(root / "roster.csv"), "--secret-file", str(key)] if own else []
     assert cli.main(["release", "--out", str(root / "handout"), "--chapters", "all",
-                     "--roster", str(root / "roster.csv"), "--secret-file", str(key)]) == 0
-    for path in sorted((root / "handout" / "students").glob("*/*.ipynb")):
-        notebook = json.loads(path.read_text())
+                     *personal]) == 0
+    handed_out = sorted((root / "handout" / "students").glob("*/*.ipynb")) if own else [
+        root / "handout" / student / path.name for student in CLASS
+        for path in sorted((root / "handout").glob("*.ipynb"))]
+    for path in handed_out:
+        notebook = json.loads((path if own else root / "handout" / path.name).read_text())
         student = path.parent.name
         for cell in notebook["cells"]:
             meta = cell.get("metadata", {}).get("workbook", {})
             if meta.get("role") == "answer":
                 record = printed(str(meta["exercise"]))
                 starting = _cells({"cells": [cell]})[record.id]
-                cell["source"] = wa.wrong_source(record, params_of(record.id, student),
+                cell["source"] = wa.wrong_source(record, params_of(record.id, student, own),
                                                  starting, CLASS.index(student))
         target = root / "in" / student / path.name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(notebook))
-    status = cli.main(["grade", str(root / "in"), "--out", str(root / "out"), "--secret-file",
-                       str(key), "--workers", "2", "--timeout", "10"])
+    secret = ["--secret-file", str(key)] if own else []
+    status = cli.main(["grade", str(root / "in"), "--out", str(root / "out"), *secret,
+                       "--workers", "2", "--timeout", "10"])
     assert status == 0
-    return root / "out"
+    return root / "out", own
 
 
 def rows(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
@@ -121,8 +134,9 @@ def rows(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
             for ex in nb["exercises"]}
 
 
-def test_every_answer_was_graded_wrong_in_the_students_numbers(graded: Path) -> None:
-    found = rows(graded)
+def test_every_answer_was_graded_wrong_in_the_students_numbers(
+        graded: tuple[Path, bool]) -> None:
+    found = rows(graded[0])
     assert len(found) == len(CLASS) * 67
     assert {(k, r["status"]) for k, r in found.items() if r["status"] != "wrong"} == set()
 
@@ -222,8 +236,9 @@ def sections(page: str) -> dict[str, str]:
     return {key.replace("-", "."): body for key, body in _SECTION.findall(page)}
 
 
-def test_no_page_shows_a_students_expected_answer(graded: Path) -> None:
-    pages = sorted((graded / "feedback").glob("*/*.html"))
+def test_no_page_shows_a_students_expected_answer(graded: tuple[Path, bool]) -> None:
+    out, own = graded
+    pages = sorted((out / "feedback").glob("*/*.html"))
     assert len(pages) == len(CLASS) * 10
     shown: dict[tuple[str, str], list[str]] = {}
     searched = 0
@@ -231,7 +246,7 @@ def test_no_page_shows_a_students_expected_answer(graded: Path) -> None:
         student = page.parent.name
         for exercise_id, body in sections(page.read_text(encoding="utf-8")).items():
             record = printed(exercise_id)
-            found = leaks(record, params_of(exercise_id, student), body)
+            found = leaks(record, params_of(exercise_id, student, own), body)
             searched += 1
             if found:
                 shown[(student, exercise_id)] = found
