@@ -1,8 +1,11 @@
-"""A right choice never gets the advice written for a wrong one.
+"""A right choice never gets the advice written for a wrong one, and a wrong one is never
+told which option is right.
 
 An option that is right for some numbers and wrong for others (1.6: the lowest ZeRO stage
 that fits depends on the model, the GPUs and the budget) carries a confirmation of its own
 (``Option.if_right``); a right answer shows that, never the option's wrong-answer feedback.
+Feedback to a wrong option says what to compute or what was missed; it never concludes
+which option wins nor repeats the right option's text.
 """
 
 from __future__ import annotations
