@@ -495,3 +495,22 @@ def test_a_moodle_release_places_each_notebook_on_its_student(term: Path) -> Non
             placed[sid] = full_name
     assert set(placed) == set(pids.values())
     assert placed["s04"] == "Mary Ann O'Brien"   # Moodle writes a name's _ as a space
+
+
+def test_canvas_names_of_every_script_and_form_read(tmp_path: Path) -> None:
+    """Canvas keeps Ruby's word characters, combining marks included: a name downloaded in
+    decomposed form (u + combining diaeresis), in another script, or with digits and
+    underscores still reads as its user's upload."""
+    import unicodedata
+
+    from autograder.grading.discover import Options, discover
+    from workbook.instructor.term import LAYOUTS
+
+    names = {"50201": unicodedata.normalize("NFD", "müllerjürgen"), "50202": "王小明",
+             "50203": "o_brien2mary", "50204": ""}
+    for user, name in names.items():
+        (tmp_path / f"{name}_{user}_{user}9_ch00.ipynb").write_text("{}")
+    students = {user: f"s{user}" for user in names}
+    found = discover(tmp_path, Options(None, students, None, LAYOUTS, roster_only=True))
+    assert sorted(f.student for f in found.found) == sorted(students.values())
+    assert not found.missing

@@ -40,7 +40,7 @@ from autograder.grading.safe_text import for_csv
 NAME = "canvas"
 _READING = re.compile(r"(?=_(?:(?P<late>LATE)_)?(?P<user>\d+|anon_[A-Za-z0-9]+)_"
                       r"(?P<attachment>\d+)_(?P<file>.+))", re.DOTALL)
-_NAME_PART = re.compile(r"\w*")
+_NAME_PART = re.compile(r"[^\s/\\]*")   # Canvas keeps word characters, marks included
 
 
 def readings(entry: str) -> list[tuple[str, bool, str]]:

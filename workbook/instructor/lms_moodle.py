@@ -125,7 +125,8 @@ def read_worksheet(path: Path, roster: Roster, zone: str = "UTC") -> Worksheet:
             f"{path} and the roster share no identity field: the worksheet has "
             f"{', '.join(t for _, t in IDENTITY if t in header) or 'none of them'}, the "
             "roster needs the same ('idnumber', 'email' or 'username'); read the roster "
-            "from Moodle's participants download, or add the column")
+            "from Moodle's participants download, or add the column. With blind marking "
+            "the worksheet hides them: reveal student identities first")
     field, title = shared[0]
     known, index, when = roster.by_lms(field), header.index(title), header.index(
         SUBMITTED) if SUBMITTED in header else -1
