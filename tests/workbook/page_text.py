@@ -181,9 +181,60 @@ _EXERCISE_ID = re.compile(r"\b(?:[Ee]xercises?|[Cc]hapter) \d+(?:\.\d+)?(?:\s*(?
 
 def readable(text: str) -> str:
     """What a reader sees of ``text``: tags and attributes dropped, entities decoded,
+    numbers spelled out for the ear written in digits ("sixty-eight point six" -> 68.6),
     exercise numbers ("exercise 1.6") removed (they are names, not quantities)."""
     visible = html.unescape(_TAG.sub(" ", text))
-    return _EXERCISE_ID.sub(" ", _NARRATION_LENGTH.sub(" ", visible))
+    return _EXERCISE_ID.sub(" ", _NARRATION_LENGTH.sub(" ", spelled_to_digits(visible)))
+
+
+_UNITS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * i for i, w in enumerate(
+    "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if w != "_"}
+_SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 10**9}
+_WORD = "|".join(sorted([*_UNITS, *_TENS, *_SCALES], key=len, reverse=True))
+_SPELLED = re.compile(
+    rf"\b(?:{_WORD})(?:(?:[ -]|\s+and\s+)(?:{_WORD}))*"
+    rf"(?:\s+point(?:\s+(?:{'|'.join(_UNITS)}))+)?\b", re.IGNORECASE)
+
+
+def _spelled_value(words: str) -> str:
+    """"one hundred and twenty-eight" -> "128"; "sixty-eight point six" -> "68.6"; two
+    numbers said one after the other ("two thirty-two bit moments") stay two."""
+    whole, _, fraction = words.lower().partition(" point ")
+    numbers: list[int] = []
+    total, current, last = 0, 0, ""
+    for word in re.split(r"[\s-]+", whole.replace(" and ", " ")):
+        small = word in _UNITS or word in _TENS
+        follows_tens = last in _TENS and word in _UNITS and 0 < _UNITS[word] < 10
+        if small and last and (last in _UNITS or last in _TENS) and not follows_tens:
+            numbers.append(total + current)  # a new number starts
+            total, current = 0, 0
+        if small:
+            current += _UNITS.get(word, 0) + _TENS.get(word, 0)
+        elif word == "hundred":
+            current = max(current, 1) * 100
+        elif word in _SCALES:
+            total += max(current, 1) * _SCALES[word]
+            current = 0
+        last = word
+    numbers.append(total + current)
+    digits = " ".join(str(n) for n in numbers)
+    if fraction:
+        digits += "." + "".join(str(_UNITS[w]) for w in fraction.split() if w in _UNITS)
+    return digits
+
+
+def spelled_to_digits(text: str) -> str:
+    """``text`` with every number spelled out in words written in digits (narration is
+    written for the ear: "ninety-eight seconds" is 98 s). A lone "one" or "a" is left."""
+    def digits(match: re.Match[str]) -> str:
+        words = match.group()
+        if words.lower() in ("one", "zero", *_SCALES):  # "billion" alone scales a number
+            return words
+        return _spelled_value(words)
+    return _SPELLED.sub(digits, text)
 
 
 # -- the answers, in the forms a page might print them ------------------------------------
@@ -247,7 +298,7 @@ def _unit_after(text: str, end: int) -> Unit | None:
     """What is written right after position ``end``: a unit ("98 GB" -> GB), a counting
     word ("128 query heads" -> count:query), or None (nothing)."""
     match = _WORD_AFTER.match(text, end)
-    if not match:
+    if not match or match.group(1).lower() in _SCALES:  # "3.2 billion": a number's size
         return None
     meanings, _ = lookup(match.group(1))
     return meanings[0] if meanings else count_unit(match.group(1))

@@ -252,6 +252,11 @@ def test_the_search_finds_printed_answers() -> None:
     assert not found_in("a TP group of 16", answer_forms(16.1, "GB"), "size")
     assert not found_in("128 query heads", answer_forms(128.0, ""), "ratio")
     assert found_in("TP 8 x PP 16 x DP 128: each cell", answer_forms(128.0, ""), "ratio")
+    # narration is written for the ear: numbers in words are numbers
+    assert found_in(readable("one checkpoint takes ninety-eight seconds"),
+                    answer_forms(98.0, "s"), "time", (98.0, "s")) == ["98"]
+    assert found_in(readable("about sixty-eight point six minutes"),
+                    answer_forms(68.5857, "min"), "time", (68.5857, "min")) == ["68.6"]
     assert unescaped_dollars("$\\mathdefault{10^{3}}$") == 0
     assert unescaped_dollars("costs $2 to $5") == 2
     assert readable('<p style="line-height: 1.4">Exercise 1.75 is <b>fun</b></p>').split() == [

@@ -1,0 +1,47 @@
+"""No narration transcript states an exercise's answer.
+
+Every narration section's transcript is on the page (and spoken) before the learner
+answers anything, so each is searched for every answer of its chapter like the page is,
+with its numbers in words read as numbers ("ninety-eight seconds" is 98 s). The spoken
+prediction is searched for the prediction's own answer too.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from narration.scripts import SECTIONS, segment
+from workbook.outline import CHAPTERS
+from workbook.prediction_page import prediction_for
+
+
+def _load(name: str) -> Any:
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+page_test = _load("test_page_shows_no_answer")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.stem)
+def test_no_transcript_states_an_answer(chapter: Any) -> None:
+    key = f"ch{chapter.number:02d}"
+    answers = page_test.answers_of(chapter.number)
+    prediction = prediction_for(key)
+    if not prediction.is_choice:
+        answers[f"prediction {key}"] = (float(prediction.actual()), prediction.unit)
+    elif prediction.measure is not None:
+        answers[f"prediction {key}"] = (float(prediction.measure()), prediction.measure_unit)
+    texts = [segment(f"{key}/{section}").text for section in SECTIONS]
+    found = page_test.leaks(texts, answers)
+    assert not found, f"{key}: {found}"
