@@ -24,15 +24,15 @@ from pathlib import Path
 
 from autograder.grading.fill import fill_answers
 from autograder.personal import personalised, read_secret, student_seed
-from workbook import grading
-from workbook.instructor.term import TermArguments
-from workbook.release import (
+from workbook.instructor import grading
+from workbook.instructor.release import (
     chapter_records,
     learner_notebook,
     new_secret_cli,
     parse_chapters,
     personal_notebook,
 )
+from workbook.instructor.term import TermArguments
 
 
 def _values(records: tuple, seed: str | None) -> dict[str, str]:

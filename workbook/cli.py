@@ -237,7 +237,7 @@ def _cmd_narrate(args: argparse.Namespace) -> int:
 
 
 def _cmd_grade(args: argparse.Namespace) -> int:
-    from workbook.grading import grade_cli
+    from workbook.instructor.grading import grade_cli
     from workbook.instructor.term import TermArguments
 
     term = TermArguments(
@@ -262,14 +262,14 @@ def _beside(out: str, suffix: str) -> str | None:
 
 
 def _cmd_release(args: argparse.Namespace) -> int:
-    from workbook.release import release_cli
+    from workbook.instructor.release import release_cli
 
     return release_cli(args.out, args.chapters, args.roster, args.secret_file,
                        args.lms_worksheet)
 
 
 def _cmd_new_secret(args: argparse.Namespace) -> int:
-    from workbook.release import new_secret_cli
+    from workbook.instructor.release import new_secret_cli
 
     return new_secret_cli(args.path)
 

@@ -129,9 +129,10 @@ def test_strong_scaling_series_exist() -> None:
     assert sum(1 for n in series.values() if n >= 3) >= 1
 
 
-def test_split_is_about_one_third_fit_and_held_out_keeps_whole_sources() -> None:
+def test_split_fits_on_few_rows_and_held_out_keeps_whole_sources() -> None:
+    # a quarter or less of the rows may set constants, and never a whole source
     fit = [r for r in RUNS if r["split"] == "fit"]
-    assert 0.25 <= len(fit) / len(RUNS) <= 0.40
+    assert 0.15 <= len(fit) / len(RUNS) <= 0.30
     assert {r["split"] for r in RUNS} == {"fit", "held_out"}
     fit_sources = {r["source_id"] for r in fit}
     held_only = {r["source_id"] for r in RUNS} - fit_sources

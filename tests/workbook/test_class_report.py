@@ -14,7 +14,7 @@ import pytest
 
 from autograder.grading.fill import fill_answers
 from autograder.grading.model import Batch, ExerciseResult, NotebookResult, Status
-from workbook import grading
+from workbook.instructor import grading
 from workbook.instructor.class_report import class_report, csv_text
 from workbook.instructor.class_report_html import render, write_class_report
 from workbook.instructor.regrade import read_previous

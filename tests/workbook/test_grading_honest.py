@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grading.fill import fill_answers
-from workbook import grading
+from workbook.instructor import grading
 
 # A learner's own input checks, in a cell of their own at the top of the exercises.
 HELPERS = '''

@@ -25,7 +25,7 @@ import pytest
 
 from autograder.grading import Batch, grade_folder, write_outputs
 from autograder.grading.fill import fill_answers
-from workbook import grading
+from workbook.instructor import grading
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 

@@ -21,7 +21,7 @@ import pytest
 from autograder.grading import Batch, grade_folder
 from autograder.grading.fill import fill_answers
 from autograder.sandbox import bwrap
-from workbook import grading
+from workbook.instructor import grading
 
 sys.path.insert(0, str(Path(__file__).parent))
 from nbgrader_course import RIGHT_FUNCTIONS  # noqa: E402

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grading.fill import fill_answers
-from workbook import grading
+from workbook.instructor import grading
 from workbook.outline import CHAPTERS
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "solutions"))

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from autograder.grading.fill import fill_answers
-from workbook import grading
 from workbook.cli import main
+from workbook.instructor import grading
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grading.fill import fill_answers
-from workbook import grading
+from workbook.instructor import grading
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from workbook import grading
+from workbook.instructor import grading
 from workbook.records import all_challenges, all_exercises, all_labs
 
 

@@ -36,7 +36,7 @@ import pytest
 
 import workbook
 from autograder.grading.fill import fill_answers
-from workbook import grading
+from workbook.instructor import grading
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 

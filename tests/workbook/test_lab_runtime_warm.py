@@ -19,7 +19,7 @@ from pathlib import Path
 from autograder.grading import guard
 from autograder.grading.fill import fill_answers
 from autograder.grading.jobs import module_sources
-from workbook import grading
+from workbook.instructor import grading
 from workbook.outline import CHAPTERS
 from workbook.records import all_labs
 

@@ -30,10 +30,10 @@ from pathlib import Path
 import pytest
 
 from autograder.grading.fill import fill_answers
+from workbook.instructor.release import chapter_records
 from workbook.outline import CHAPTERS
 from workbook.paths import learner_path
 from workbook.records import lookup
-from workbook.release import chapter_records
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 
@@ -296,7 +296,7 @@ def test_honest_wrong_answers_of_a_large_class_flag_nobody() -> None:
     thousand, a plain miscalculation, the answer of a formula with N for N - 1). Many of
     these land on some classmate's right answer; none may be flagged."""
     from autograder.grading.model import Batch
-    from workbook.grading_personal import Personaliser
+    from workbook.instructor.personal_grading import Personaliser
 
     students = [f"h{i:03d}" for i in range(400)]
     personaliser = Personaliser.for_class(b"0123456789abcdef0123456789abcdef", students)

@@ -20,7 +20,7 @@ from autograder.grading.model import Batch, ExerciseResult, NotebookResult
 from autograder.grading.report import batch_json, csv_text
 from autograder.grading.totals import Handed, totals
 from autograder.kinds import Function
-from workbook import grading
+from workbook.instructor import grading
 from workbook.instructor.adjust import Adjusted, apply_policies, judged_handed
 from workbook.instructor.policies import Policies, parse_policies
 from workbook.instructor.regrade import read_previous

@@ -20,16 +20,16 @@ from autograder.personal import (
     student_seed,
 )
 from workbook import cli
+from workbook.instructor.release import (
+    chapter_records,
+    parse_chapters,
+    personal_notebook,
+)
 from workbook.instructor.roster import RosterError
 from workbook.instructor.roster_files import parse_roster
 from workbook.outline import CHAPTERS
 from workbook.personal_numbers import current_seed
 from workbook.records import all_exercises, lookup, printed
-from workbook.release import (
-    chapter_records,
-    parse_chapters,
-    personal_notebook,
-)
 
 SECRET = b"0123456789abcdef0123456789abcdef"
 OTHER_SECRET = b"fedcba9876543210fedcba9876543210"

@@ -14,7 +14,7 @@ import pytest
 from autograder.grading.discover import Options, discover, parse_time
 from autograder.grading.feedback import folder_names, safe_folder
 from autograder.grading.swap import replace_problem, swap_in
-from workbook import grading
+from workbook.instructor import grading
 from workbook.instructor.term import TermArguments
 
 DUE = datetime(2026, 3, 1, 18, 0, tzinfo=timezone.utc)
@@ -125,8 +125,8 @@ def test_grading_a_forged_seed_uses_the_submitters_numbers(tmp_path: Path) -> No
     it, earns nothing: the grader recomputes the submitter's numbers from the secret."""
     from autograder.grading.fill import fill_answers
     from autograder.personal import personalised, student_seed
+    from workbook.instructor.release import personal_notebook
     from workbook.records import printed
-    from workbook.release import personal_notebook
 
     secret = b"0123456789abcdef0123456789abcdef"
     forged = "f" * 32
@@ -153,7 +153,7 @@ def test_grading_a_forged_seed_uses_the_submitters_numbers(tmp_path: Path) -> No
 def test_grading_with_another_secret_warns(tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     from autograder.personal import student_seed
-    from workbook.release import personal_notebook
+    from workbook.instructor.release import personal_notebook
 
     released_with = b"0123456789abcdef0123456789abcdef"
     for student in ("s1", "s2"):
@@ -188,7 +188,7 @@ def test_totals_give_everyone_on_the_roster_a_row() -> None:
 def test_a_personal_notebook_graded_without_the_secret_says_so(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from autograder.personal import student_seed
-    from workbook.release import personal_notebook
+    from workbook.instructor.release import personal_notebook
 
     notebook = personal_notebook(grading.CHAPTERS[3], "s1", student_seed(b"k" * 32, "s1"))
     touch(tmp_path, "in/s1/ch03.ipynb", json.dumps(notebook))
@@ -204,7 +204,7 @@ def test_a_labs_graded_cases_come_from_the_secret_per_student() -> None:
     """Its seed is keyed by the secret, not by the student's seed the notebook carries, so
     the cases are the student's own, the same at every regrade, and unknown in advance."""
     from autograder.personal import grading_seed
-    from workbook.grading_personal import Personaliser
+    from workbook.instructor.personal_grading import Personaliser
     from workbook.records import printed
 
     secret = b"0123456789abcdef0123456789abcdef"

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.grading.model import Batch, NotebookResult
-from workbook.release import KEY_FOLDER, parse_chapters
+from workbook.instructor.release import KEY_FOLDER, parse_chapters
 
 
 @dataclass(frozen=True)

@@ -32,9 +32,9 @@ from workbook.instructor.adjust import judged_handed
 from workbook.instructor.class_report import class_report
 from workbook.instructor.class_report_html import write_class_report
 from workbook.instructor.handback import write_lms_feedback
+from workbook.instructor.release import chapter_records
 from workbook.instructor.term import Term, handed
 from workbook.outline import CHAPTERS
-from workbook.release import chapter_records
 
 CANVAS_IMPORT = "canvas_import.csv"
 MOODLE_WORKSHEET = "moodle_grading_worksheet.csv"

@@ -10,7 +10,7 @@
   of its chapters' points; another chapter's notebook is an error row
   (:mod:`workbook.instructor.assignment`). An LMS download must name it.
 * **Per-student numbers**: with ``--secret-file`` each notebook is graded against the
-  numbers of the student it was handed in under (:mod:`workbook.grading_personal`).
+  numbers of the student it was handed in under (:mod:`workbook.instructor.personal_grading`).
 * **Hand back**: :mod:`workbook.instructor.gradebook` writes the outputs.
 """
 
@@ -37,11 +37,11 @@ from autograder.grading.discover import (
 from autograder.grading.model import Batch
 from autograder.grading.totals import Handed
 from autograder.personal import read_secret
-from workbook.grading_personal import Personaliser, PrintedNumbers
 from workbook.instructor import lms_canvas, lms_moodle
 from workbook.instructor.adjust import apply_policies
 from workbook.instructor.assignment import Assignment, bind
 from workbook.instructor.assignment import from_arguments as assignment_from
+from workbook.instructor.personal_grading import Personaliser, PrintedNumbers
 from workbook.instructor.policies import Policies, PolicyError, read_policies
 from workbook.instructor.roster import Roster
 from workbook.instructor.roster_files import read_roster

@@ -43,8 +43,13 @@ from autograder.personal import (
 )
 from autograder.template import fill
 from workbook.instructor.evidence import Weighed, explained, weigh
+from workbook.instructor.release import (
+    NUMBERS_ROLE,
+    numbers_cell_id,
+    numbers_source,
+    personal_source,
+)
 from workbook.records import printed
-from workbook.release import NUMBERS_ROLE, numbers_cell_id, numbers_source, personal_source
 
 _CARRIED = re.compile(r"wb\.your_numbers\(\s*\"[^\"\n]{0,200}\"\s*,\s*\"([0-9a-f]{32})\"\s*\)")
 COPIED_NOTE = ("Integrity: this is the right answer for a classmate's numbers, not for yours, "
