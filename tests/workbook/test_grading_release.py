@@ -48,7 +48,7 @@ def test_release_cells_carry_roles_and_nbgrader_grade_ids() -> None:
 
 def test_learner_code_may_not_read_the_grader_files(tmp_path: Path) -> None:
     settings = grading.settings(1, 1.0, tmp_path / "in", tmp_path / "out")
-    root = Path(grading.__file__).resolve().parents[1]
+    root = Path(grading.__file__).resolve().parents[2]   # workbook/instructor/grading.py
     for folder in ("solutions", "workbook", "autograder", "tests"):
         assert str(root / folder) in settings.protected
     assert str(root / ".venv") not in settings.protected  # the learner's numpy lives there
