@@ -7,11 +7,12 @@
     workbook hint 0.1 | solution 0.1   the next hint | the worked solution
     workbook progress [--json]         mastery and streaks
     workbook export-progress           print a code; import-progress CODE merges it
+    workbook progress-key [KEY]        print the key that signs your codes, or use KEY
     workbook build [--check]           rebuild the notebooks from their sources
     workbook narrate [--chapter N]     render narration audio offline
     workbook new-secret course.key     create a course secret (per-student numbers)
     workbook release --out DIR [--chapters 0,5] [--roster R.csv --secret-file course.key]
-    workbook grade SUBMISSIONS --out OUT [--secret-file course.key --roster R.csv]
+    workbook grade SUBMISSIONS --out OUT [--chapters N --roster R.csv --secret-file KEY]
 
 Exit status: 0 on success, 1 when a check fails or work could not be done, 2 on bad
 arguments.
@@ -45,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("export-progress", help="print a code holding your progress")
     imp = sub.add_parser("import-progress", help="merge a code from export-progress")
     imp.add_argument("code")
+    key = sub.add_parser("progress-key", help="print the key that signs your progress "
+                         "codes, or give your other machine's key to use it here")
+    key.add_argument("key", nargs="?", help="the key printed by progress-key elsewhere")
     build = sub.add_parser("build", help="build the notebooks from the chapter sources")
     build.add_argument("--check", action="store_true", help="fail if a notebook is stale")
     narrate = sub.add_parser("narrate", help="render narration audio offline")
@@ -218,6 +222,23 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_progress_key(args: argparse.Namespace) -> int:
+    from workbook.progress_commands import progress_key, use_progress_key
+
+    if args.key is None:
+        print(progress_key())
+        print("Run `workbook progress-key THIS-KEY` on your other machine once; codes "
+              "exported here then import there.", file=sys.stderr)
+        return 0
+    try:
+        where = use_progress_key(args.key)
+    except ValueError as error:
+        print(f"workbook progress-key: {error}", file=sys.stderr)
+        return 2
+    print(f"Using that key from now on (kept in {where}).")
+    return 0
+
+
 def _cmd_build(args: argparse.Namespace) -> int:
     from workbook.build import build
 
@@ -277,7 +298,8 @@ def _cmd_new_secret(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "list": _cmd_list, "show": _cmd_show, "check": _cmd_check, "hint": _cmd_text,
     "solution": _cmd_text, "progress": _cmd_progress, "export-progress": _cmd_export,
-    "import-progress": _cmd_import, "build": _cmd_build, "narrate": _cmd_narrate,
+    "import-progress": _cmd_import, "progress-key": _cmd_progress_key, "build": _cmd_build,
+    "narrate": _cmd_narrate,
     "grade": _cmd_grade, "release": _cmd_release, "new-secret": _cmd_new_secret,
 }
 

@@ -79,8 +79,9 @@ def import_code(code: str, key: bytes | None = None) -> list[Event]:
             "this code was not made with your progress key, so it cannot be imported here. "
             "A code imports only where the progress key of the machine that made it is in "
             "use: to move progress between your own machines, show the key there "
-            "(workbook.progress_key()) and use it here (workbook.use_progress_key(...)), "
-            "then import again. A code made by someone else, or written by hand, never "
+            "(wb.progress_key() in a notebook, `workbook progress-key` in a terminal) and "
+            "use it here (wb.use_progress_key(KEY), `workbook progress-key KEY`), then "
+            "import again. A code made by someone else, or written by hand, never "
             "imports.")
     payload = _decompress(_decode_base64(body))
     containers = payload.count(b"{") + payload.count(b"[")

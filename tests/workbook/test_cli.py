@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -134,3 +135,26 @@ def test_output_into_a_closed_pipe_ends_quietly(tmp_path) -> None:
                           stderr=subprocess.PIPE, env=env, text=True, timeout=60)
     os.close(write_end)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+
+
+def test_progress_moves_between_machines_with_the_progress_key(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A code from one machine imports on another only once that machine uses the first
+    one's key (`workbook progress-key`, then `workbook progress-key KEY`)."""
+    from workbook import progress_log
+
+    monkeypatch.setenv("WORKBOOK_HOME", str(tmp_path / "laptop"))
+    progress_log.reopen()
+    main(["check", "0.1", "1 GB"])
+    assert main(["progress-key"]) == 0
+    key = capsys.readouterr().out.strip().splitlines()[-1]
+    main(["export-progress"])
+    code = capsys.readouterr().out.strip()
+    monkeypatch.setenv("WORKBOOK_HOME", str(tmp_path / "desktop"))
+    progress_log.reopen()
+    assert main(["import-progress", code]) == 1            # another machine's key
+    assert main(["progress-key", "DTWK-nonsense"]) == 2
+    assert main(["progress-key", key]) == 0
+    assert main(["import-progress", code]) == 0
+    assert "Imported 1 new event(s)." in capsys.readouterr().out
