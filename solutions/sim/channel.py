@@ -30,9 +30,10 @@ claim of any other message breaks the channel); it stops where this side's rules
 run, and a process that does not (its last frame not where the run ended), or that says
 one of its ranks broke its channel (``spent``), is not used again. Memory: what the kernel
 counts for each rank's process at the end of each step (measured by the ranks' process,
-where no learner code runs), plus the messages the rank sent that are not yet received:
-a message in flight is its sender's. Time: a deadline per run; a process that misses it is
-killed.
+where no learner code runs; a message that arrived and is not yet received is in its
+destination's process, and counts there), plus the messages the rank sent in that step:
+a message in flight is its sender's, so no data rests uncounted between steps. Time: a
+deadline per run; a process that misses it is killed.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class _Run:
         self.inbox: list[dict[int, deque[int]]] = [{} for _ in data]
         self.results: list[Any] = [None] * self.n
         self.memory: list[list[int]] = [[] for _ in data]
-        self.unreceived = [0] * self.n   # bytes each rank sent that are not yet received
+        self.in_flight = [0] * self.n    # bytes each rank sent in this step
         self.held: dict[int, int] = {}   # this step's kernel figure per rank
         self.sent_bytes = [0] * self.n
         self.budget = budget_bytes
@@ -89,7 +90,7 @@ class _Run:
                       f"this lab never needs more than {self.budget} from one rank", rank)
             return
         payload.flags.writeable = False
-        self.unreceived[rank] += payload.nbytes
+        self.in_flight[rank] += payload.nbytes
         self.log.append([self.step, rank, dst, -1, -1, payload])
         self.pending.append(len(self.log) - 1)
 
@@ -106,7 +107,6 @@ class _Run:
         queue.popleft()
         entry = self.log[index]
         entry[3] = self.step
-        self.unreceived[entry[1]] -= entry[5].nbytes
 
     def on_free(self, rank: int, index: Any) -> None:
         ok = isinstance(index, int) and not isinstance(index, bool) and \
@@ -132,7 +132,7 @@ class _Run:
         records = simwire.step_answer(got, live)
         payloads = got[1:]
         still = []
-        self.held = {}
+        self.held, self.in_flight = {}, [0] * self.n
         for rank, (outcome, held, peak, ops) in zip(live, records, strict=True):
             self.apply(rank, ops, payloads)
             if self.failure:
@@ -142,8 +142,8 @@ class _Run:
                 return [], last
             if outcome == simwire.YIELDED:
                 still.append(rank)
-        for rank, held in self.held.items():  # once every receive of the step is applied
-            self.memory[rank].append(held + self.unreceived[rank])
+        for rank, held in self.held.items():
+            self.memory[rank].append(held + self.in_flight[rank])
         return still, last
 
     def apply(self, rank: int, ops: list[int], payloads: list[np.ndarray]) -> None:

@@ -1,21 +1,24 @@
-"""One case in the ranks' process: fork a process per rank, relay its messages, measure it.
+"""One case in the ranks' process: a process per rank, its messages relayed, its memory measured.
 
 The ranks' process (:mod:`solutions.sim.host`) runs a case here. The trusted side sends the
-case's header (cluster size, bounds); this side forks one walled-in process per rank
-(:class:`solutions.sim.host.Child`), notes what each holds when forked, says ``forked``,
-and only then reads each rank's data and forwards it to that rank's process, so that no
-rank's process ever had another rank's data in its memory. Then, step by step: every live
-rank is told to go; a receive is answered from the messages that have arrived for it
-(oldest first from that source); when all have stepped, each is measured while it waits
-(:func:`solutions.sim.host.resident`), and one answer frame goes to the trusted side
-(laid out as :mod:`solutions.sim.wire` says). A rank's process that breaks its channel
-(dies, writes what is not a frame, claims receives it was not given) raised, in the
-trusted side's eyes, and this ranks' process is not used again (``spent``).
+case's header (cluster size, bounds); this side has one walled-in process per rank
+(:class:`solutions.sim.host.Child`; forked at the first case that needs it, before any of
+that case's data reached this process, and kept for the later cases of the same learner's
+function, its memory counted from when it was forked), says ``forked``, and only then
+reads each rank's data and forwards it to that rank's process, so that no rank's process
+ever has another rank's data in its memory. Then, step by step: every live
+rank is told to go, with the messages that arrived for it when the last step ended (it
+keeps them, and they count as its memory, until it receives them); when all have stepped,
+each is measured while it waits (:func:`solutions.sim.host.resident`), and one answer
+frame goes to the trusted side (laid out as :mod:`solutions.sim.wire` says). A rank's
+process that breaks its channel (dies, writes what is not a frame) raised, in the trusted
+side's eyes, and this ranks' process is not used again (``spent``); a receive it claims
+that it was not given breaks the trusted side's rules (which check every claim against
+their own inboxes).
 """
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any
 
 import numpy as np
@@ -24,7 +27,7 @@ from solutions.sim import host as simhost
 from solutions.sim import rank as simrank
 from solutions.sim import wire as simwire
 
-Inbox = dict[int, deque[tuple[int, np.ndarray]]]
+Arrival = tuple[int, int, np.ndarray]   # src, message id, payload
 
 
 class Case:
@@ -37,10 +40,12 @@ class Case:
         self.collectives, self.track = bool(header["collectives"]), bool(header["track"])
         self.budget, self.last_step = int(header["budget"]), int(header["max_steps"])
         bundle = host.bundle
-        self.children = [simhost.Child(
-            lambda link: simrank.serve(link, bundle, simhost.release), host.confine)
-            for _ in range(self.n)]
-        self.inboxes: list[Inbox] = [{} for _ in range(self.n)]
+        if len(host.ranks) < self.n:
+            host.ranks += simhost.fork_all(
+                self.n - len(host.ranks),
+                lambda link: simrank.serve(link, bundle, simhost.release), host.confine)
+        self.children = host.ranks[:self.n]
+        self.arrivals: list[list[Arrival]] = [[] for _ in range(self.n)]  # for the next go
         self.pending: list[tuple[int, int, np.ndarray]] = []   # dst, src, payload
         self.next_id = 0
         self.sent = [0] * self.n
@@ -62,40 +67,32 @@ class Case:
     def collect(self, live: list[int]) -> dict[int, Any]:
         """Every live rank's step: its stepped frame, or a text saying how it broke."""
         waiting = {rank: self.children[rank] for rank in live}
-        served: dict[int, list[int]] = {rank: [] for rank in live}
         answers: dict[int, Any] = {}
-        for child in waiting.values():
-            child.tell({"op": "go", "step": self.step})
+        for rank, child in waiting.items():
+            arrived, self.arrivals[rank] = self.arrivals[rank], []
+            try:
+                child.tell({"op": "go", "step": self.step,
+                            "arrived": [[src, message] for src, message, _ in arrived]},
+                           [payload for _, _, payload in arrived])
+            except OSError as error:
+                answers[rank] = self.break_off(rank, error)
+        for rank in answers:
+            del waiting[rank]
         while waiting:
             for rank in simhost.readable(waiting):
-                child = waiting[rank]
                 try:
-                    header, arrays = child.hear(self.budget + (64 << 20))
-                    op = header.get("op")
-                    if op == "recv":
-                        self.serve_recv(rank, header.get("src"), served[rank])
-                        continue
-                    if op != "stepped":
-                        raise simwire.WireError(f"it sent {op!r} during its step")
-                    answers[rank] = self.read_step(header, arrays, served[rank])
+                    header, arrays = waiting[rank].hear(self.budget + (64 << 20))
+                    if header.get("op") != "stepped":
+                        raise simwire.WireError(f"it sent {header.get('op')!r} for its step")
+                    answers[rank] = self.read_step(header, arrays)
                 except (simwire.WireError, simwire.ChannelClosed, OSError, KeyError,
                         TypeError, ValueError) as error:
                     answers[rank] = self.break_off(rank, error)
                 del waiting[rank]
         return answers
 
-    def serve_recv(self, rank: int, src: Any, served: list[int]) -> None:
-        queue = self.inboxes[rank].get(src) if type(src) is int else None
-        if queue:
-            message, payload = queue.popleft()
-            served += (src, message)
-            self.children[rank].tell({"op": "message", "id": message}, (payload,))
-        else:
-            served += (src if type(src) is int else -1, -1)
-            self.children[rank].tell({"op": "none"})
-
     def read_step(self, header: dict[str, Any], arrays: list[np.ndarray],
-                  served: list[int]) -> tuple[int, list[int], list[np.ndarray], Any, Any]:
+                  ) -> tuple[int, list[int], list[np.ndarray], Any, Any]:
         """(outcome, requests, payloads, returned value, raised text) from a stepped frame,
         checked: WireError for one that does not hold together."""
         outcome, ops = header["outcome"], header["ops"]
@@ -103,9 +100,6 @@ class Case:
                 not isinstance(ops, list) or len(ops) % 3 or \
                 not all(type(x) is int for x in ops):
             raise simwire.WireError("a step's answer that is not one")
-        claimed = [x for k in range(0, len(ops), 3) if ops[k] == 1 for x in ops[k + 1:k + 3]]
-        if claimed != served:
-            raise simwire.WireError("it claimed receives it was not given")
         for k in range(0, len(ops), 3):
             if ops[k] not in (0, 1, 2) or ops[k] == 0 and not 0 <= ops[k + 2] < len(arrays):
                 raise simwire.WireError("a request that is not one")
@@ -175,22 +169,16 @@ class Case:
             "rank.send, rank.recv and rank.free")
 
     def deliver(self) -> bool:
-        """The step's messages into their destinations' inboxes, numbered in the order the
-        trusted side applies them; True if one has no destination."""
+        """The step's messages, numbered in the order the trusted side applies them, to go
+        to their destinations with the next step; True if one has no destination."""
         for dst, src, payload in self.pending:
             if type(dst) is not int or not 0 <= dst < self.n or dst == src:
                 self.pending = []
                 return True
-            self.inboxes[dst].setdefault(src, deque()).append((self.next_id, payload))
+            self.arrivals[dst].append((src, self.next_id, payload))
             self.next_id += 1
         self.pending = []
         return False
-
-    def close(self) -> None:
-        if self.broken:
-            return  # this whole process is closed by the trusted side next
-        for child in self.children:
-            child.close()
 
 
 def run_case(host: simhost.Host, header: dict[str, Any]) -> None:
@@ -198,13 +186,10 @@ def run_case(host: simhost.Host, header: dict[str, Any]) -> None:
     case = Case(host, header)
     host.tell({"op": "forked"})
     live = list(range(case.n))
-    try:
-        case.start(host)
-        while True:
-            answers = case.collect(live)
-            last, live = case.answer(live, answers)
-            if last:
-                return
-            case.step += 1
-    finally:
-        case.close()
+    case.start(host)
+    while True:
+        answers = case.collect(live)
+        last, live = case.answer(live, answers)
+        if last:
+            return
+        case.step += 1

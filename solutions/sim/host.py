@@ -3,9 +3,10 @@
 Started by the trusted side (:mod:`solutions.sim.channel`) as ``python -I`` on a staged copy
 of a few modules of this package (forked from a warm server inside bubblewrap where
 available), it reads frames on its stdin and writes frames on its stdout
-(:mod:`solutions.sim.wire`). It never runs the learner's code itself: for every case it
-forks one process per rank (:mod:`solutions.sim.rank`) before any rank's data reaches it,
-and relays between them:
+(:mod:`solutions.sim.wire`). It never runs the learner's code itself: it forks one process
+per rank (:mod:`solutions.sim.rank`) before any of a case's data reaches it, and relays
+between them (a rank's process serves that rank in every case of the function
+loaded, so a case costs no fork):
 
 * a rank's process is walled in before it loads the learner's code (:func:`_wall`): only
   its own two pipes open, no new process or thread, no file it can write or grow (a memfd
@@ -13,11 +14,13 @@ and relays between them:
   dumpable (no other process of the user may read its memory), killed with this process,
   and the caller's ``confine`` (the sandbox's seccomp wall) on top;
 * it holds nothing of any other rank: this process forks the ranks, then receives their
-  data and forwards each rank's to its own process; messages stay here until received;
+  data and forwards each rank's to its own process, and each message to its destination
+  at the start of the step after it was sent;
 * its memory is the kernel's account of its process (:func:`resident`: anonymous, shared
   and swapped pages, which is where ``mmap``, a memfd, ``malloc`` through ctypes, SQLite
   and numpy all keep their bytes), less what it held when it was forked, read here after
-  every step while it waits; what it allocates when the learner's file is loaded counts.
+  every step while it waits; what it allocates when the learner's file is loaded, and
+  whatever it still holds from an earlier case, counts.
 
 After each step this side streams one answer frame to the trusted side, without being
 asked: each rank's requests (send, recv, free) in order, how its step ended and its
@@ -129,9 +132,11 @@ def _wall(into: int, out: int, parent: int, confine: Confine | None) -> None:
 
 
 class Child:
-    """A forked rank's (or the caller's) process and this side's ends of its pipes."""
+    """A forked rank's (or the caller's) process and this side's ends of its pipes;
+    ``ready()`` waits for it to say it is walled in, and notes what it holds then."""
 
-    def __init__(self, serve: Callable[[simrank.Link], None], confine: Confine | None) -> None:
+    def __init__(self, serve: Callable[[simrank.Link], None], confine: Confine | None,
+                 wait: bool = True) -> None:
         into_r, into_w = os.pipe()
         out_r, out_w = os.pipe()
         parent = os.getpid()
@@ -150,6 +155,10 @@ class Child:
         self.writer: BinaryIO = os.fdopen(into_w, "wb", buffering=1 << 16)
         self.reader: BinaryIO = os.fdopen(out_r, "rb", buffering=1 << 16)
         self.base = 0
+        if wait:
+            self.ready()
+
+    def ready(self) -> None:
         try:
             header, _ = self.hear(0)
         except (simwire.WireError, simwire.ChannelClosed) as error:
@@ -168,16 +177,45 @@ class Child:
              ) -> tuple[dict[str, Any], list[np.ndarray]]:
         return simwire.read_frame(self.reader, max_bytes)
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
+        """Close its pipes (it exits when its input ends) and, with ``wait``, reap it."""
         for stream in (self.writer, self.reader):
             try:
                 stream.close()
             except OSError:
                 pass
+        if wait:
+            reap([self.pid], block=True)
+
+
+def reap(pids: list[int], block: bool = False) -> list[int]:
+    """Reap the ended processes among ``pids``; the ones still running."""
+    running = []
+    for pid in pids:
         try:
-            os.waitpid(self.pid, 0)
+            done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
         except ChildProcessError:
-            pass
+            continue
+        if done == 0:
+            running.append(pid)
+    return running
+
+
+def fork_all(count: int, serve: Callable[[simrank.Link], None],
+             confine: Confine | None) -> list[Child]:
+    """``count`` walled-in processes running ``serve``, forked one after the other and
+    then waited for (each walls itself in while the next is forked)."""
+    children: list[Child] = []
+    try:
+        for _ in range(count):
+            children.append(Child(serve, confine, wait=False))
+        for child in children:
+            child.ready()
+    except BaseException:
+        for child in children:
+            child.close(wait=False)
+        raise
+    return children
 
 
 class Host:
@@ -187,6 +225,7 @@ class Host:
         self.into, self.out, self.confine = into, out, confine
         self.bundle: Any = None
         self.caller: Child | None = None
+        self.ranks: list[Child] = []   # rank r's process, for every case of this function
 
     def tell(self, header: dict[str, Any], arrays: Any = ()) -> None:
         simwire.write_frame(self.out, header, tuple(arrays))

@@ -19,9 +19,9 @@ backward; equal to the peak of :func:`solutions.pipeline_schedules.interleaved_o
 every case drawn). GPipe meets the makespan but not the memory bound.
 
 The graded cases come from a space no table of answers can cover at less than the size of
-the code it replaces (:func:`draw_space`: 1F1B on 2..16 stages with any m from 1 to 64, so
+the code it replaces (:func:`draw_space`: 1F1B on 2..16 stages with any m from 2 to 64, so
 mostly m not a multiple of p; interleaved on 2..8 stages with v from 2 to 4 and m a multiple
-of p up to 8p, as Megatron-LM requires): 1,128 shapes whose answers, written out, are several
+of p up to 8p, as Megatron-LM requires): 1,113 shapes whose answers, written out, are several
 megabytes.
 """
 
@@ -65,17 +65,17 @@ MAX_PP_INTERLEAVED, MAX_V, MAX_GROUPS = 8, 4, 8
 
 def draw(rng: random.Random) -> dict[str, Any]:
     """A fresh graded case from :func:`draw_space`: 1F1B with m below, at or above p (any
-    m, mostly not a multiple of p), or interleaved with m a multiple of p (as Megatron-LM
-    requires)."""
+    m from 2, mostly not a multiple of p; with one microbatch every order is 1F1B), or
+    interleaved with m a multiple of p (as Megatron-LM requires)."""
     if rng.random() < 0.6:
-        return dict(pp=rng.randint(2, MAX_PP_1F1B), m=rng.randint(1, MAX_M_1F1B), v=1)
+        return dict(pp=rng.randint(2, MAX_PP_1F1B), m=rng.randint(2, MAX_M_1F1B), v=1)
     pp = rng.randint(2, MAX_PP_INTERLEAVED)
     return dict(pp=pp, m=pp * rng.randint(1, MAX_GROUPS), v=rng.randint(2, MAX_V))
 
 
 def draw_space() -> list[tuple[int, int, int]]:
     """Every (p, m, v) :func:`draw` can give."""
-    return [(pp, m, 1) for pp in range(2, MAX_PP_1F1B + 1) for m in range(1, MAX_M_1F1B + 1)] \
+    return [(pp, m, 1) for pp in range(2, MAX_PP_1F1B + 1) for m in range(2, MAX_M_1F1B + 1)] \
         + [(pp, pp * k, v) for pp in range(2, MAX_PP_INTERLEAVED + 1)
            for v in range(2, MAX_V + 1) for k in range(1, MAX_GROUPS + 1)]
 

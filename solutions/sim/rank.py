@@ -8,17 +8,16 @@ process. The exchange, after the process says ``ready``::
 
     ranks' process                         this rank
     start: rank id, cluster size, data -->
-    go: step t                         -->  runs the rank's step
-                                       <--  recv src (during the step, as often as it asks)
-    message id + payload, or none      -->
+    go: step t, the messages that      -->  runs the rank's step (a receive takes the
+      arrived for it (ids, payloads)          oldest arrived message from that source)
                                        <--  stepped: how the step ended (yielded, returned
                                                 value, raised text), the requests in order
                                                 (send dst + payload, recv src -> id, free
                                                 id), the payloads
                                        <--  idle (its copies let go: now it may be measured)
 
-A message is sent at the end of the step that sent it and stays with the ranks' process
-until received: a receive asks for it, so what a rank holds is what it received and kept.
+A message sent in step t travels with the ``go`` of step t + 1 into its destination's
+process, where it is held (and counted) until received and let go.
 The learner's ``print`` goes to stderr; fd 1 is the channel, and anything else written there
 breaks this rank's channel and ends its run.
 """
@@ -27,6 +26,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import deque
 from collections.abc import Generator
 from typing import Any, BinaryIO
 
@@ -49,10 +49,14 @@ class Link:
         self.sent, self.budget = 0, 0           # bytes this rank sent; the run's bound
         self.ops: list[int] = []              # kind, a, b per request (see simwire)
         self.outgoing: list[np.ndarray] = []  # this step's payloads, then returned arrays
+        self.inbox: dict[int, deque[tuple[int, np.ndarray]]] = {}   # src -> (id, payload)
 
-    def ask(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[np.ndarray]]:
-        simwire.write_frame(self.out, header)
-        return simwire.read_frame(self.into)
+    def arrive(self, arrived: Any, arrays: list[np.ndarray]) -> None:
+        """Messages the ranks' process delivers with a ``go``: [[src, id], ...] in order."""
+        if not isinstance(arrived, list) or len(arrived) != len(arrays):
+            raise simwire.WireError("a go whose messages do not match its arrays")
+        for (src, message), payload in zip(arrived, arrays, strict=True):
+            self.inbox.setdefault(int(src), deque()).append((int(message), payload))
 
 
 def _word(number: Any) -> int:
@@ -115,14 +119,16 @@ class Rank:
         """The oldest arrived message from rank ``src`` (a copy, read-only)."""
         if not _is_rank_number(src):
             raise SimError(f"rank {self._id}: recv({src!r}) needs a rank number")
-        reply, arrays = self._link.ask({"op": "recv", "src": _word(src)})
-        if reply.get("op") != "message" or len(arrays) != 1:
+        queue = self._link.inbox.get(int(src))
+        if not queue:
             self._link.ops += (1, _word(src), -1)
             raise SimError(f"{self._where()}: recv({src}) but no message has arrived")
-        payload: np.ndarray = arrays[0].copy()
+        message, arrived = queue.popleft()
+        payload: np.ndarray = arrived.copy()
         payload.flags.writeable = False
-        self._link.ops += (1, _word(src), int(reply["id"]))
-        self._ids[id(payload)] = (int(reply["id"]), payload)
+        del arrived
+        self._link.ops += (1, _word(src), message)
+        self._ids[id(payload)] = (message, payload)
         return payload
 
     def free(self, *arrays: Any) -> None:
@@ -188,28 +194,40 @@ def _step(link: Link, program: Any, rank: Rank | None, live: Any) -> tuple[int, 
     return simwire.YIELDED, live, None
 
 
-def serve(link: Link, bundle: Any, release: Any) -> None:
-    """Run this rank's case: the start frame, then one step per ``go`` until the channel
-    closes. ``release`` lets go of freed memory before each ``idle`` (when measured)."""
-    header, arrays = simwire.read_frame(link.into)
-    if header.get("op") != "start":
-        return
-    link.n, link.collectives = int(header["n"]), bool(header["collectives"])
-    link.budget = int(header["budget"])
-    track = bool(header["track"])
+def _load(bundle: Any) -> tuple[Any, str]:
+    """The learner's function, or why it could not be loaded."""
     try:
-        program, problem = simbundle.unpack(bundle), ""
+        return simbundle.unpack(bundle), ""
     except BaseException as error:  # noqa: BLE001 - a file that does not load
-        program, problem = None, f"your code could not be loaded: {error_text(error)}"
-    rank: Rank | None = Rank(link, int(header["rank"]), _own(simwire.from_tree(
-        header["data"], arrays)))
-    del header, arrays
+        return None, f"your code could not be loaded: {error_text(error)}"
+
+
+def serve(link: Link, bundle: Any, release: Any) -> None:
+    """Run this rank's cases until the channel closes: each a ``start`` frame, then one step
+    per ``go``. The learner's code is loaded at the first start (its module is this
+    process's for every case). ``release`` lets go of freed memory before each ``idle``
+    (when measured)."""
+    program: Any = None
+    problem, loaded, track = "", False, False
+    rank: Rank | None = None
     live: Any = None
     while True:
-        order, _ = simwire.read_frame(link.into, 0)
+        order, arrived = simwire.read_frame(link.into)
+        if order.get("op") == "start":
+            if not loaded:
+                (program, problem), loaded = _load(bundle), True
+            link.n, link.collectives = int(order["n"]), bool(order["collectives"])
+            link.budget, link.sent, link.inbox = int(order["budget"]), 0, {}
+            track, live = bool(order["track"]), None
+            rank = Rank(link, int(order["rank"]), _own(simwire.from_tree(order["data"],
+                                                                         arrived)))
+            del order, arrived
+            continue
         if order.get("op") != "go":
             return
         link.step = int(order["step"])
+        link.arrive(order.get("arrived"), arrived)
+        del arrived
         if problem:
             outcome, value = simwire.RAISED, problem
         else:

@@ -242,7 +242,7 @@ def test_a_rank_that_breaks_its_own_channel_fails_and_retires_the_process() -> N
 
 def test_a_message_claimed_early_or_out_of_turn_is_refused() -> None:
     # a rank that lists a receive it was never given (its own message, at once, inside the
-    # step) is refused: the ranks' process hands out messages, a rank cannot claim one
+    # step) is refused by the trusted side's rules: nothing from rank 0 has arrived yet
     def early(rank: Any) -> Any:
         import numpy as np
         rank.send((rank.id + 1) % 2, np.ones(1))
@@ -251,8 +251,23 @@ def test_a_message_claimed_early_or_out_of_turn_is_refused() -> None:
         yield
 
     failure = _run(early, _two())
-    assert isinstance(failure, RunFailure), failure
-    assert "rank 1 at step 0" in failure.problem and "broke the channel" in failure.problem
+    assert isinstance(failure, RunFailure) and failure.cause == "rule", failure
+    assert "rank 1 at step 0: recv(0) but no message" in failure.problem
+
+    # claiming the newer of two arrived messages first breaks the channel
+    def newest_first(rank: Any) -> Any:
+        import numpy as np
+        if rank.id == 0:
+            rank.send(1, np.ones(1))
+            rank.send(1, np.zeros(1))
+        yield
+        if rank.id == 1:
+            rank._link.ops += (1, 0, 1)   # "received message 1 from rank 0"
+        return None
+
+    failure = _run(newest_first, _two())
+    assert isinstance(failure, RunFailure) and failure.cause == "channel", failure
+    assert "not the oldest" in failure.problem
 
     # receiving before anything has arrived is refused by the rules, naming rank and step
     def too_soon(rank: Any) -> Any:
