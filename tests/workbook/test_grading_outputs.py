@@ -21,7 +21,7 @@ HOSTILE_TEXT = '<script>alert("x")</script> & </code>'
 # shows it) but no other hidden input.
 CONSTANT = "def ring_allreduce_time_ms(message_gb, n_gpus, link_gb_per_s, latency_us):\n" \
            "    return 1.0"
-FIRST_CASE = "ring_allreduce_time_ms(2.0, 8, 50.0, 5.0)"
+FIRST_CASE = "ring_allreduce_time_ms(4.0, 16, 100.0, 10.0)"
 SECOND_CASE = "ring_allreduce_time_ms(1.0, 1, 100.0, 5.0)"
 
 
@@ -52,7 +52,8 @@ def test_csv_header_and_rows(out: Path) -> None:
     by_id = {row["exercise_id"]: row for row in rows if row["student"] == "ann"}
     assert [by_id[ex]["status"] for ex in ("0.1", "0.2", "0.3", "0.4", "0.5", "0.6")] == [
         "correct", "wrong", "unanswered", "unanswered", "wrong", "unanswered"]
-    assert by_id["0.5"]["message"] == f"{FIRST_CASE} returned 1.0; expected 70.07."
+    # 2 (N - 1) (M / (N B) + alpha) = 30 x (4 GB / (16 x 100 GB/s) + 10 us) = 75.3 ms
+    assert by_id["0.5"]["message"] == f"{FIRST_CASE} returned 1.0; expected 75.3."
 
 
 def test_json_shape(out: Path) -> None:

@@ -314,7 +314,7 @@ def test_outputs_are_private_and_feedback_pages_never_collide(graded: dict[str, 
     files = [p for p in out.rglob("*") if p.is_file()]
     assert {stat.S_IMODE(p.stat().st_mode) for p in files} == {0o600}
     assert not [p for p in files if p.name.startswith(".tmp-")]
-    pages = [p for p in files if p.suffix == ".html"]
+    pages = [p for p in files if p.suffix == ".html" and "feedback" in p.parts]
     assert len(pages) == len(HONEST) + len(ATTACKERS)  # one page each, none overwritten
     texts = "\n".join(p.read_text(encoding="utf-8") for p in pages)
     assert "\x1b" not in texts and "M\\xfcller" in texts
