@@ -119,6 +119,7 @@ class _Weights:
 
     def __init__(self, weights: list[np.ndarray], n: int) -> None:
         flat = np.concatenate([w.ravel() for w in weights])
+        self.flat = flat
         self.order = np.argsort(flat, kind="stable")
         self.sorted = flat[self.order]
         self.size = flat.size
@@ -127,8 +128,18 @@ class _Weights:
                                      for w in weights])
 
     def find(self, values: np.ndarray) -> np.ndarray:
-        """Global element ids of ``values``; -1 where a value is no weight element."""
+        """Global element ids of ``values``; -1 where a value is no weight element. A run of
+        consecutive elements (a shard, or a piece of one: what a gather sends) is found
+        from its first element and one comparison; anything else element by element."""
         v = values.astype(np.float64).ravel()
+        if v.size > 1:
+            start = int(self._search(v[:1])[0])
+            if 0 <= start <= self.size - v.size and \
+                    np.array_equal(self.flat[start:start + v.size], v):
+                return np.arange(start, start + v.size)
+        return self._search(v)
+
+    def _search(self, v: np.ndarray) -> np.ndarray:
         at = np.minimum(np.searchsorted(self.sorted, v), self.size - 1)
         return np.where(self.sorted[at] == v, self.order[at], -1)
 
@@ -139,14 +150,11 @@ def _content(log: Log, weights: list[np.ndarray], n: int) -> str:
     table = _Weights(weights, n)
     held = [table.owner == r for r in range(n)]
     messages = sorted(log.messages, key=lambda m: (m.step, m.index))
-    # every payload's element ids, found in one search
-    found = table.find(np.concatenate([m.payload.ravel().astype(np.float64)
-                                       for m in messages])) if messages else np.zeros(0)
-    ends = np.cumsum([m.payload.size for m in messages])
     received: list[list[np.ndarray]] = [[] for _ in range(n)]
     arrivals: dict[int, list[tuple[int, np.ndarray]]] = {}
-    for msg, ids in zip(messages, np.split(found, ends[:-1]) if messages else (), strict=True):
+    for msg in messages:
         tick()
+        ids = table.find(msg.payload)
         for step in [s for s in sorted(arrivals) if s <= msg.step]:
             for dst, arrived in arrivals.pop(step):
                 held[dst][arrived] = True

@@ -92,6 +92,74 @@ def test_zero3_sending_activations_is_not_a_shard_move() -> None:
     assert "not an element of any layer's weights" in _first_problem(simzero.SPEC, leak)
 
 
+
+def _with_the_model(case: dict[str, Any], program: Callable[..., Any]) -> str:
+    """The problem the verifier finds in ``program``, which may use the full model (carried
+    in as a closure value, the way a rank that could read the others' shards would)."""
+    return simzero.verify(case, run_case(simzero.SPEC, program, case)).problem
+
+
+def test_zero3_messages_are_checked_element_by_element() -> None:
+    case = dict(n=3, layers=3, d=8, batch=2, seed=9)
+    weights, _ = simzero.model(case)
+    shards = [np.array_split(w.ravel(), 3) for w in weights]
+
+    def right_output(rank: Any) -> np.ndarray:
+        x = rank.data["x"]
+        for w in weights:
+            x = np.maximum(x @ w, 0.0)
+        return x
+
+    def zeros(rank: Any):          # the gathers' shapes, filled with zeros
+        for shard in rank.data["shards"]:
+            for s in range(rank.size - 1):
+                rank.send((rank.id + 1) % rank.size, np.zeros_like(shard))
+                yield
+                rank.free(rank.recv((rank.id - 1) % rank.size))
+        return right_output(rank)
+
+    def neighbours(rank: Any):     # each rank sends the next rank's shard, never received
+        n = rank.size
+        for layer in range(len(weights)):
+            for s in range(n - 1):
+                rank.send((rank.id + 1) % n, shards[layer][(rank.id + s + 1) % n])
+                yield
+                rank.free(rank.recv((rank.id - 1) % n))
+        return right_output(rank)
+
+    def twice(rank: Any):          # every gather done twice
+        for shard in rank.data["shards"]:
+            for _ in range(2):
+                parts = yield from rank.all_gather(shard)
+                rank.free(*parts)
+        return right_output(rank)
+
+    def scrambled(rank: Any):      # the real shards, sent in reverse order
+        n = rank.size
+        for shard in rank.data["shards"]:
+            parts = yield from simzero_gather_reversed(rank, shard, n)
+            rank.free(*parts)
+        return right_output(rank)
+
+    assert "0, a placeholder that carries no weight" in _with_the_model(case, zeros)
+    assert "neither owns nor had received" in _with_the_model(case, neighbours)
+    assert "more than once" in _with_the_model(case, twice)
+    assert _with_the_model(case, scrambled) == ""
+
+
+def simzero_gather_reversed(rank: Any, shard: np.ndarray, n: int):
+    """A ring all-gather whose every message is its shard back to front (the same
+    elements, not one consecutive run of the weights)."""
+    me = rank.id
+    parts: list[Any] = [None] * n
+    parts[me] = shard
+    for s in range(n - 1):
+        rank.send((me + 1) % n, parts[(me - s) % n][::-1])
+        yield
+        got = rank.recv((me - 1) % n)
+        parts[(me - s - 1) % n] = got[::-1]
+    return parts
+
 # -- tensor parallel -----------------------------------------------------------------------
 
 def test_tp_reducing_before_the_activation_gives_the_wrong_output() -> None:
