@@ -112,7 +112,7 @@ def test_zero3_messages_are_checked_element_by_element() -> None:
 
     def zeros(rank: Any):          # the gathers' shapes, filled with zeros
         for shard in rank.data["shards"]:
-            for s in range(rank.size - 1):
+            for _ in range(rank.size - 1):
                 rank.send((rank.id + 1) % rank.size, np.zeros_like(shard))
                 yield
                 rank.free(rank.recv((rank.id - 1) % rank.size))
