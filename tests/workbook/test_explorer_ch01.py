@@ -72,8 +72,10 @@ def test_curves_and_dashboard() -> None:
 def test_explorer_redraws_when_a_slider_moves() -> None:
     box = ch01.explorer()
     assert set(box.controls) == {"n_params_b", "n_gpus", "activations_gb", "budget_gb"}
-    # the default 7B on 8 GPUs: only plain DP (112 GB) is over 80 GB
-    assert box.status.value.count("out of memory") == 1
+    # the default 34B on 8 GPUs: plain DP (544 GB), ZeRO-1 (34 x 5.5 = 187 GB) and ZeRO-2
+    # (34 x 3.75 = 127.5 GB) are over 80 GB; ZeRO-3 (34 x 2 = 68 GB) fits
+    assert box.status.value.count("out of memory") == 3
+    assert "Lowest stage that fits: ZeRO-3, 68.0 of 80 GB" in box.status.value
     box.controls["n_params_b"].value = 175.0
     assert "No ZeRO stage fits" in box.status.value
     box.controls["n_gpus"].value = 1024  # stage 3: 16/1024 x 175 = 2.7 GB

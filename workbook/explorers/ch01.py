@@ -179,14 +179,14 @@ PARAM_SIZES_B = (1.0, 1.3, 3.0, 7.0, 7.5, 8.0, 13.0, 30.0, 34.0, 65.0, 70.0, 175
 def explorer() -> Any:
     """Sliders for model size, GPUs, activations and budget; bars, curves and verdicts redraw.
 
-    It starts at 13B on 8 GPUs: not the 7B model the exercises and the prediction ask about,
+    It starts at 34B on 8 GPUs: not the 7B model of the exercises nor the prediction's 13B,
     so its bars never show their answers before the learner works them out."""
     import ipywidgets as w
 
     from workbook.explorers.view import STYLE, View, options_slider
 
     controls = dict(
-        n_params_b=options_slider(PARAM_SIZES_B, 13.0, "parameters", label=lambda v: f"{v:g}B"),
+        n_params_b=options_slider(PARAM_SIZES_B, 34.0, "parameters", label=lambda v: f"{v:g}B"),
         n_gpus=w.IntSlider(value=8, min=1, max=1024, description="data-parallel GPUs",
                            style=STYLE),
         activations_gb=w.FloatSlider(value=0.0, min=0.0, max=80.0, step=1.0,
