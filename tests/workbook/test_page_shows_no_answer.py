@@ -111,6 +111,7 @@ def restated(texts: list[str], chapter: int) -> dict[str, list[str]]:
     for exercise_id, words in right_options(chapter).items():
         runs = {" ".join(words[i:i + RUN]) for i in range(len(words) - RUN + 1)}
         record = lookup(exercise_id)
+        assert isinstance(record.answer_kind, Choice)
         labels = set(choice_labels(record.answer_kind, record.params))
         for text in texts:
             if text.lstrip().startswith(f"### Exercise {exercise_id} ") or text in labels:
