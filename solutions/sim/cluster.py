@@ -1,13 +1,17 @@
-"""One case in the ranks' process: a process per rank, its messages relayed, its memory measured.
+"""The ranks' process's work: the trusted side's frames answered, a case run on its ranks.
 
-The ranks' process (:mod:`solutions.sim.host`) runs a case here. The trusted side sends the
-case's header (cluster size, bounds); this side has one walled-in process per rank
-(:class:`solutions.sim.host.Child`; forked at the first case that needs it, before any of
-that case's data reached this process, and kept for the later cases of the same learner's
-function, its memory counted from when it was forked), says ``forked``, and only then
-reads each rank's data and forwards it to that rank's process, so that no rank's process
-ever has another rank's data in its memory. Then, step by step: every live
-rank is told to go, with the messages that arrived for it when the last step ended (it
+:func:`main` is what the ranks' process runs (the parts it is made of, the walls, the rank
+processes and their measurement, are in :mod:`solutions.sim.host`): ``load`` forks the
+caller's process, which loads the function and says whether it loaded; ``call`` passes a
+call to it; ``case`` runs one case (:func:`run_case`).
+
+A case: the trusted side sends its header (cluster size, bounds); this side has one
+walled-in process per rank (:class:`solutions.sim.host.Child`; forked at the first case
+that needs it, before any of that case's data reached this process, and kept for the later
+cases of the same learner's function, its memory counted from when it was forked), says
+``forked``, and only then reads each rank's data and forwards it to that rank's process,
+so that no rank's process ever has another rank's data in its memory. Then, step by step:
+every live rank is told to go, with the messages that arrived for it when the last step ended (it
 keeps them, and they count as its memory, until it receives them); when all have stepped,
 each is measured while it waits (:func:`solutions.sim.host.resident`), and one answer
 frame goes to the trusted side (laid out as :mod:`solutions.sim.wire` says). A rank's
@@ -19,6 +23,9 @@ their own inboxes).
 
 from __future__ import annotations
 
+import gc
+import os
+import sys
 from typing import Any
 
 import numpy as np
@@ -193,3 +200,70 @@ def run_case(host: simhost.Host, header: dict[str, Any]) -> None:
         if last:
             return
         case.step += 1
+
+
+def _load(host: simhost.Host, bundle: Any) -> None:
+    """Fork the caller's process with ``bundle`` and pass on whether it loaded."""
+    host.bundle = bundle
+    gc.collect()
+    try:
+        host.caller = simhost.Child(lambda link: simrank.serve_calls(link, bundle), host.confine)
+        header, _ = host.caller.hear(0)
+    except (simwire.WireError, simwire.ChannelClosed, OSError) as error:
+        header = {"op": "raised", "value": f"the process loading it broke the channel "
+                  f"({type(error).__name__})"}
+    host.tell(header if header.get("op") in ("loaded", "raised") else
+              {"op": "raised", "value": "the process loading it answered out of turn"})
+
+
+def _call(host: simhost.Host, header: dict[str, Any],
+          arrays: list[np.ndarray]) -> None:
+    """Pass a call to the caller's process and its answer back; a caller that breaks the
+    channel ends this process too (the trusted side reads that as a broken channel)."""
+    if host.caller is None:
+        raise SystemExit(1)
+    host.caller.tell(header, arrays)
+    try:
+        answer, got = host.caller.hear(64 << 20)
+    except (simwire.WireError, simwire.ChannelClosed, OSError):
+        raise SystemExit(1) from None
+    if answer.get("op") not in ("returned", "raised"):
+        raise SystemExit(1)
+    host.tell(answer, got)
+
+
+def serve(host: simhost.Host) -> None:
+    """Answer the trusted side's frames until it closes the channel."""
+    while True:
+        try:
+            header, arrays = simwire.read_frame(host.into)
+        except simwire.ChannelClosed:
+            return
+        op = header["op"]
+        if op == "load":
+            _load(host, header["bundle"])
+        elif op == "case":
+            run_case(host, header)
+        elif op == "call":
+            _call(host, header, arrays)
+        else:
+            return
+
+
+def main(confine: simhost.Confine | None = None) -> None:
+    """Take the channel off fds 0 and 1 (so that nothing printed reaches it), then serve.
+    ``confine`` (the sandbox's wall for a rank's process) is installed in every forked
+    rank before it loads the learner's code."""
+    into = os.fdopen(os.dup(0), "rb", buffering=1 << 16)
+    out = os.fdopen(os.dup(1), "wb", buffering=1 << 16)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    sys.setrecursionlimit(10_000)
+    gc.freeze()
+    serve(simhost.Host(into, out, confine))
+
+
+if __name__ == "__main__":
+    main()

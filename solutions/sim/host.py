@@ -1,4 +1,4 @@
-"""The ranks' process: it runs a case's ranks, one process each, and measures their memory.
+"""The ranks' process's parts: the rank processes it forks, their walls, their memory.
 
 Started by the trusted side (:mod:`solutions.sim.channel`) as ``python -I`` on a staged copy
 of a few modules of this package (forked from a warm server inside bubblewrap where
@@ -31,18 +31,17 @@ after the step in which a rank raised, a send could not be delivered, a rank sen
 the run's budget, or the run reached its last step, and marks that step's frame the last.
 
 A function that is simply called (a schedule) runs in one process of its own, forked when
-the function is loaded.
+the function is loaded. What the ranks' process does with these parts, case by case, is
+:mod:`solutions.sim.cluster` (its entry point, :func:`solutions.sim.cluster.main`).
 """
 
 from __future__ import annotations
 
 import ctypes
-import gc
 import os
 import resource
 import select
 import signal
-import sys
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
@@ -231,84 +230,9 @@ class Host:
         simwire.write_frame(self.out, header, tuple(arrays))
 
 
-def _load(host: Host, bundle: Any) -> None:
-    """Fork the caller's process with ``bundle`` and pass on whether it loaded."""
-    host.bundle = bundle
-    gc.collect()
-    try:
-        host.caller = Child(lambda link: simrank.serve_calls(link, bundle), host.confine)
-        header, _ = host.caller.hear(0)
-    except (simwire.WireError, simwire.ChannelClosed, OSError) as error:
-        header = {"op": "raised", "value": f"the process loading it broke the channel "
-                  f"({type(error).__name__})"}
-    host.tell(header if header.get("op") in ("loaded", "raised") else
-              {"op": "raised", "value": "the process loading it answered out of turn"})
-
-
-def _call(host: Host, header: dict[str, Any], arrays: list[np.ndarray]) -> None:
-    """Pass a call to the caller's process and its answer back; a caller that breaks the
-    channel ends this process too (the trusted side reads that as a broken channel)."""
-    if host.caller is None:
-        raise SystemExit(1)
-    host.caller.tell(header, arrays)
-    try:
-        answer, got = host.caller.hear(64 << 20)
-    except (simwire.WireError, simwire.ChannelClosed, OSError):
-        raise SystemExit(1) from None
-    if answer.get("op") not in ("returned", "raised"):
-        raise SystemExit(1)
-    host.tell(answer, got)
-
-
-def serve(host: Host) -> None:
-    """Answer the trusted side's frames until it closes the channel."""
-    from solutions.sim import cluster as simcluster
-
-    while True:
-        try:
-            header, arrays = simwire.read_frame(host.into)
-        except simwire.ChannelClosed:
-            return
-        op = header["op"]
-        if op == "load":
-            _load(host, header["bundle"])
-        elif op == "case":
-            simcluster.run_case(host, header)
-        elif op == "call":
-            _call(host, header, arrays)
-        else:
-            return
-
-
-def main(confine: Confine | None = None) -> None:
-    """Take the channel off fds 0 and 1 (so that nothing printed reaches it), then serve.
-    ``confine`` (the sandbox's wall for a rank's process) is installed in every forked
-    rank before it loads the learner's code."""
-    into = os.fdopen(os.dup(0), "rb", buffering=1 << 16)
-    out = os.fdopen(os.dup(1), "wb", buffering=1 << 16)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    sys.setrecursionlimit(10_000)
-    gc.freeze()
-    serve(Host(into, out, confine))
-
-
-def idle_frame_wait(children: list[Child]) -> None:
-    """Block until every child in ``children`` has said ``idle``."""
-    for child in children:
-        header, _ = child.hear(0)
-        if header.get("op") != "idle":
-            raise simwire.WireError("a rank did not settle after its step")
-
-
 def readable(children: dict[int, Child]) -> list[int]:
     """The ranks among ``children`` with something to read."""
     fds = {child.reader.fileno(): rank for rank, child in children.items()}
     ready, _, _ = select.select(list(fds), [], [])
     return [fds[fd] for fd in ready]
 
-
-if __name__ == "__main__":
-    main()

@@ -34,7 +34,7 @@ from solutions.sim import wire as simwire
 # of solutions.sim; and collectives where allowed
 HOST_MODULES = ("wire", "classes", "bundle", "rank", "host", "cluster")
 BOOT = ("import sys; sys.path.insert(0, {code!r}); sys.dont_write_bytecode = True; "
-        "from solutions.sim import host, cluster; host.main()")
+        "from solutions.sim import cluster; cluster.main()")
 # The ranks run one after another: numpy's BLAS needs no thread per core (starting them
 # costs about 0.1 s of CPU per process). A sandbox's own environment says the same.
 ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -155,7 +155,7 @@ class Process(Protocol):
 # process forked from a warm server (the batch grader's sandbox provides one)
 Launch = Callable[[str, str, tuple[str, ...], str], Process]
 WARM = ("numpy", "solutions.sim.host", "solutions.sim.cluster")
-ENTRY = "solutions.sim.host:main"
+ENTRY = "solutions.sim.cluster:main"
 
 
 class Popened:
