@@ -14,7 +14,6 @@ from solutions import hardware, models, performance, planner
 from solutions.stack import LLAMA3
 from workbook.explorers import ch09
 from workbook.explorers.ch09_planner import (
-    PlannerExplorer,
     PlannerSettings,
     plan_numbers,
     planner_messages,
@@ -22,6 +21,7 @@ from workbook.explorers.ch09_planner import (
     summary_lines,
     with_layout,
 )
+from workbook.explorers.ch09_planner_view import PlannerExplorer
 from workbook.explorers.ch09_speed import mfu_by_gpu_count
 from workbook.prediction_page import prediction_for
 

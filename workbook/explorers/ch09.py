@@ -6,7 +6,8 @@
 * :func:`real_runs_table`: published layouts of four real runs from :mod:`solutions.models`.
 * :func:`reconstruction`: every figure recomputed with :mod:`solutions.llama3`, beside the
   paper's (Table 4) and the Llama 3.1 model card's 30.84M H100 GPU-hours.
-* :func:`explorer`: the 5D planner (:mod:`workbook.explorers.ch09_planner`), opening on a
+* :func:`explorer`: the 5D planner (:mod:`workbook.explorers.ch09_planner` and its widgets,
+  :mod:`workbook.explorers.ch09_planner_view`), opening on a
   layout the paper did not use (:func:`opening_settings`); its "Load published layout" sets
   the paper's run.
 * :func:`mfu_scaling_figure`: predicted MFU against GPU count as DP scales out
@@ -25,11 +26,11 @@ from solutions import hardware, models
 from solutions import llama3 as l3
 from workbook.explorers.ch09_planner import (
     PlannerSettings,
-    explorer,
     opening_settings,
     planner_figure,
     planner_messages,
 )
+from workbook.explorers.ch09_planner_view import explorer
 from workbook.explorers.ch09_speed import mfu_scaling_figure
 from workbook.explorers.ch09_withheld import answered_ids, listed, placeholder, withheld
 
