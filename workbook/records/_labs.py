@@ -8,7 +8,8 @@ which knows no simulator) calls to pack a learner's function and to run and veri
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
@@ -45,7 +46,24 @@ class SimRuntime:
             launch: Any) -> tuple[str, list[Any]]:
         reports = simlab.grade_bundle(self.spec, bundle, self.spec.graded(seed), launch,
                                       time_limit_s)
-        return self.spec.evidence, reports
+        return self.spec.evidence, [replace(r, problem=explained(r.problem)) if r.problem
+                                    else r for r in reports]
+
+
+# numpy's words for arrays whose shapes do not fit a product or an elementwise operation
+_SHAPE_ERROR = re.compile(r"mismatch in its core dimension|could not be broadcast together|"
+                          r"shapes \([^)]*\) and \([^)]*\) not aligned")
+SHAPE_ADVICE = ("Two arrays' shapes do not fit this product or sum: print each array's "
+                ".shape on one rank (the starting cell's comments say what each should be) "
+                "and check which you multiply with which.")
+
+
+def explained(problem: str) -> str:
+    """A case's problem as the learner reads it: numpy's shape errors, whose words name
+    gufunc signatures, get what they mean and what to do first."""
+    if not _SHAPE_ERROR.search(problem):
+        return problem
+    return f"{problem.rstrip('.')}. {SHAPE_ADVICE}"
 
 
 def lab_kind(lab: ModuleType, exercise: str, signature: str, stub_body: str) -> Lab:
