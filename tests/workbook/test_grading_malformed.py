@@ -169,7 +169,7 @@ def test_an_empty_submissions_folder(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert grading.grade_cli(str(tmp_path / "in"), str(tmp_path / "out")) == 1
     assert "no student folders with notebooks to grade" in capsys.readouterr().err
     lines = (tmp_path / "out" / "grades.csv").read_text().splitlines()
-    assert lines == ["student,chapter,exercise_id,points,max_points,status,message"]
+    assert lines == ["student,chapter,exercise_id,points,max_points,status,message,policy"]
 
 
 @pytest.mark.parametrize("args, message", [
