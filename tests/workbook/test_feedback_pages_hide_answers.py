@@ -221,7 +221,9 @@ def leaks(record: Exercise, params: Any, section: str) -> list[str]:
         found += re.findall(pattern, text)
     elif isinstance(kind, Constraints):
         shown = [f for f, v in expected.items() if re.search(rf"\b{f}\s*[=:]\s*{v}\b", text)]
-        if shown and len(shown) == len([v for v in expected.values() if v != 1]):
+        # every field at its reference value: a page showing the student's own
+        # configuration, which differs from the reference in some field, is not a leak
+        if shown and len(shown) == len(expected):
             found.append(f"the reference configuration {dict(expected)}")
     if isinstance(kind, Debug):
         found += re.findall(rf"\bline\s+{expected[0]}\b", text, re.IGNORECASE)
