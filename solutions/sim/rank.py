@@ -100,7 +100,12 @@ class Rank:
 
     def send(self, dst: int, array: Any) -> None:
         """Send a copy of ``array`` to rank ``dst``; it arrives when this step ends."""
-        payload = np.array(array, copy=True, order="C")
+        given = np.asarray(array)
+        if self._link.sent + given.nbytes > self._link.budget:  # refused before any copy
+            raise SimError(f"{self._where()}: {self._link.sent + given.nbytes} bytes sent in "
+                           f"all; this lab never needs more than {self._link.budget} from one "
+                           "rank")
+        payload = np.array(given, copy=True, order="C")
         if payload.dtype.str not in simwire.DTYPES:
             raise SimError(f"{self._where()}: send needs an array of numbers (int, uint, "
                            f"float or bool), not {payload.dtype}")
@@ -109,9 +114,6 @@ class Rank:
                            "rank number")
         link = self._link
         link.sent += payload.nbytes
-        if link.sent > link.budget:
-            raise SimError(f"{self._where()} has sent {link.sent} bytes; this lab never needs "
-                           f"more than {link.budget} from one rank")
         link.ops += (0, _word(dst), len(link.outgoing))
         link.outgoing.append(payload)
 
