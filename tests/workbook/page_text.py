@@ -323,6 +323,15 @@ def _powers(text: str) -> list[tuple[str, float]]:
     return found
 
 
+def _counted_later(text: str, end: int, family: str) -> bool:
+    """Whether the answer's counting word comes within the next three words ("64
+    accumulation steps" counts steps)."""
+    if not family.startswith(COUNT_PREFIX):
+        return False
+    words = re.findall(r"[A-Za-z]+", text[end:end + 60])[:3]
+    return any(count_unit(word).family == family for word in words)
+
+
 def found_in(text: str, forms: list[float], family: str = "",
              answer: tuple[float, str] | None = None) -> list[str]:
     """The numbers in ``text`` that print one of ``forms``: not one written with a unit or
@@ -337,7 +346,8 @@ def found_in(text: str, forms: list[float], family: str = "",
         token = match.group()
         unit = _unit_after(text, match.end())
         written = None if unit is None else unit.family
-        if written is not None and family and written != family:
+        if written is not None and family and written != family \
+                and not _counted_later(text, match.end(), family):
             continue
         candidates = forms
         if answer is not None and unit is not None and written == family \

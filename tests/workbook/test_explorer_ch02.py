@@ -81,8 +81,9 @@ def test_explorer_redraws_when_a_slider_moves() -> None:
     box = ch02.explorer()
     assert "effective batch 1,024" in box.status.value  # not exercise 2.1's 2,048
     assert "✘" not in box.status.value
-    box.controls["micro_batch"].value = 3  # 1024 / 24 = 42.7 -> 43 steps, 1,032 sequences
-    assert "not a multiple" in box.status.value and "1,032" in box.status.value
+    # 16 GPUs: 1024 / (3 x 16) = 21.3 -> 22 steps, 22 x 48 = 1,056 sequences
+    box.controls["micro_batch"].value = 3
+    assert "not a multiple" in box.status.value and "1,056" in box.status.value
     box.controls["checkpointing"].value = "on"  # 200 ms x 4/3
     assert "takes 267 ms instead of 200 ms" in box.status.value
     assert len(box.state["figure"].axes[0].collections) == 8

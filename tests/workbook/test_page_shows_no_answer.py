@@ -35,10 +35,10 @@ from autograder.kinds import Choice, Numeric
 from autograder.markup import NO_MATH_CLASS
 from autograder.unit_table import target_unit
 from autograder.widgets import choice_labels
-from workbook import progress_log
-from workbook.build import learner_path
+from workbook.build.notebooks import learner_path
+from workbook.learner import progress_log
+from workbook.learner.prediction_page import prediction_for
 from workbook.outline import CHAPTERS
-from workbook.prediction_page import prediction_for
 from workbook.records import all_challenges, all_exercises, lookup
 
 
@@ -252,6 +252,9 @@ def test_the_search_finds_printed_answers() -> None:
     assert found_in("comm 0.6 %", answer_forms(0.0061, ""), "ratio", (0.0061, "")) == ["0.6"]
     assert not found_in("a TP group of 16", answer_forms(16.1, "GB"), "size")
     assert not found_in("128 query heads", answer_forms(128.0, ""), "ratio")
+    assert found_in("64 accumulation steps of 4", answer_forms(64.0, "steps"),
+                    "count:step") == ["64"]
+    assert not found_in("64 query heads", answer_forms(64.0, "steps"), "count:step")
     assert found_in("TP 8 x PP 16 x DP 128: each cell", answer_forms(128.0, ""), "ratio")
     # narration is written for the ear: numbers in words are numbers
     assert found_in(readable("one checkpoint takes ninety-eight seconds"),

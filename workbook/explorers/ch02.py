@@ -190,8 +190,9 @@ def timeline_figure(accum_steps: int = 8, micro_batch_ms: float = 120.0,
 def explorer() -> Any:
     """Sliders for the batch, the GPUs and the timings; timeline and verdicts redraw.
 
-    It starts from a step of its own (a batch of 1024, 200 ms micro-batches), not from the
-    exercises' numbers, so its readouts never answer them before the learner does."""
+    It starts from a step of its own (a batch of 1024 on 16 GPUs, 200 ms micro-batches, a
+    40 ms AllReduce), not from the exercises' numbers, so its readouts never answer them
+    before the learner does, not even once one slider is moved to an exercise's number."""
     import ipywidgets as w
 
     from workbook.explorers.view import STYLE, View
@@ -201,12 +202,12 @@ def explorer() -> Any:
                                  description="target effective batch", style=STYLE),
         micro_batch=w.IntSlider(value=4, min=1, max=64, description="micro-batch per GPU",
                                 style=STYLE),
-        dp_degree=w.IntSlider(value=8, min=1, max=512, description="data-parallel GPUs",
+        dp_degree=w.IntSlider(value=16, min=1, max=512, description="data-parallel GPUs",
                               style=STYLE),
         micro_batch_ms=w.FloatSlider(value=200.0, min=10.0, max=1000.0, step=10.0,
                                      description="fwd + bwd per micro-batch (ms)",
                                      style=STYLE),
-        allreduce_ms=w.FloatSlider(value=50.0, min=0.0, max=500.0, step=5.0,
+        allreduce_ms=w.FloatSlider(value=40.0, min=0.0, max=500.0, step=5.0,
                                    description="one AllReduce (ms)", style=STYLE),
         optimizer_ms=w.FloatSlider(value=0.0, min=0.0, max=200.0, step=5.0,
                                    description="optimizer update (ms)", style=STYLE),

@@ -203,7 +203,7 @@ def status_html(size_gb: float, write_gb_per_s: float, mtbf_h: float, recovery_m
 
 
 #: the slider stops: every value the chapter and its exercises use is one of them
-SIZES_GB = (10.0, 18.2, 98.0, 182.0, 490.0, 980.0, 2000.0, 5670.0, 10000.0)
+SIZES_GB = (10.0, 18.2, 98.0, 112.0, 182.0, 490.0, 2000.0, 5670.0, 10000.0)
 WRITE_GB_PER_S = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0)
 MTBF_H = (0.5, 1.0, 2.0, 3.0, 6.0, 12.0, 24.0, 48.0, 100.0, 500.0)
 INTERVAL_MIN = (1.0, 2.0, 5.0, 10.0, 15.0, 22.0, 30.0, 45.0, 60.0, 68.0, 69.0, 90.0, 120.0,
