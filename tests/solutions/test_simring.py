@@ -236,3 +236,42 @@ def test_a_rank_that_sends_nothing_is_marked_in_its_empty_cell() -> None:
     rows = ring.ring_picture(log, offender).splitlines()
     step_row = next(r for r in rows if r.lstrip().startswith("0"))
     assert "✘." in step_row and "->0:8" in step_row
+
+
+def test_data_passed_outside_the_channel_is_caught_by_provenance() -> None:
+    """Ranks in processes of their own can still signal each other through what the
+    system shows of a process (here its name, 15 bytes a step, read from /proc): every
+    rank learns every vector and returns the right sum, which it could not have built
+    from what it was sent."""
+    def by_names(rank: Any):
+        import ctypes
+        import os
+        libc = ctypes.CDLL(None)
+        n, me, x = rank.size, rank.id, [int(v) for v in rank.data]
+        got = {me: list(x)}
+        for k in range(len(x)):
+            name = f"{me}{k:02d}{x[k] & 0xFFFFFFFFFFF:x}"
+            libc.prctl(15, name.encode()[:15], 0, 0, 0)       # PR_SET_NAME
+            yield
+            for pid in os.listdir("/proc"):
+                try:
+                    with open(f"/proc/{pid}/comm") as f:
+                        seen = f.read().strip()
+                except OSError:
+                    continue
+                if len(seen) >= 4 and seen[:3].isdigit() and int(seen[1:3]) == k:
+                    value = int(seen[3:], 16)
+                    value -= (1 << 44) if value >= 1 << 43 else 0
+                    if int(seen[0]) != me:
+                        got.setdefault(int(seen[0]), [0] * len(x))[k] = value
+            yield
+        return np.sum([np.array(got.get(r, [0] * len(x)), dtype=np.int64) for r in range(n)],
+                      axis=0)
+
+    case = dict(n=3, m=5, dtype="int64", seed=21)
+    log = run_case(ring.SPEC, by_names, case)
+    want = sum(ring.data(case))
+    if not all(np.array_equal(r, want) for r in log.results):
+        pytest.skip("this system did not show the ranks' names to each other")
+    problem = ring.verify(case, log).problem
+    assert problem.startswith("rank 0 returned element 0") and "could have built" in problem
