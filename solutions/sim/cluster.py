@@ -83,19 +83,19 @@ class Case:
                            [payload for _, _, payload in arrived])
             except OSError as error:
                 answers[rank] = self.break_off(rank, error)
-        for rank in answers:
-            del waiting[rank]
-        while waiting:
-            for rank in simhost.readable(waiting):
-                try:
-                    header, arrays = waiting[rank].hear(self.budget + (64 << 20))
-                    if header.get("op") != "stepped":
-                        raise simwire.WireError(f"it sent {header.get('op')!r} for its step")
-                    answers[rank] = self.read_step(header, arrays)
-                except (simwire.WireError, simwire.ChannelClosed, OSError, KeyError,
-                        TypeError, ValueError) as error:
-                    answers[rank] = self.break_off(rank, error)
-                del waiting[rank]
+        # the ranks run side by side; their answers are read in rank order (none waits
+        # for another, so reading the first does not hold up the rest)
+        for rank, child in waiting.items():
+            if rank in answers:
+                continue
+            try:
+                header, arrays = child.hear(self.budget + (64 << 20))
+                if header.get("op") != "stepped":
+                    raise simwire.WireError(f"it sent {header.get('op')!r} for its step")
+                answers[rank] = self.read_step(header, arrays)
+            except (simwire.WireError, simwire.ChannelClosed, OSError, KeyError,
+                    TypeError, ValueError) as error:
+                answers[rank] = self.break_off(rank, error)
         return answers
 
     def read_step(self, header: dict[str, Any], arrays: list[np.ndarray],

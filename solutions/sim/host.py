@@ -40,7 +40,6 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
-import select
 import signal
 from collections.abc import Callable
 from typing import Any, BinaryIO
@@ -121,6 +120,10 @@ def _wall(into: int, out: int, parent: int, confine: Confine | None) -> None:
         for limit, value in ((resource.RLIMIT_NPROC, 0), (resource.RLIMIT_FSIZE, 0),
                              (resource.RLIMIT_NOFILE, RANK_FILES)):
             resource.setrlimit(limit, (value, value))
+        try:  # woken by this process, a rank does not preempt it: a step's go reaches
+            os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))  # every rank first
+        except (AttributeError, OSError):
+            pass
         _LIBC.mallopt(_M_MMAP_THRESHOLD, 64 << 10)  # a large array is its own mapping,
         _LIBC.mallopt(_M_TRIM_THRESHOLD, 128 << 10)  # given back when freed
         if confine is not None and confine() is not None:
@@ -228,11 +231,3 @@ class Host:
 
     def tell(self, header: dict[str, Any], arrays: Any = ()) -> None:
         simwire.write_frame(self.out, header, tuple(arrays))
-
-
-def readable(children: dict[int, Child]) -> list[int]:
-    """The ranks among ``children`` with something to read."""
-    fds = {child.reader.fileno(): rank for rank, child in children.items()}
-    ready, _, _ = select.select(list(fds), [], [])
-    return [fds[fd] for fd in ready]
-
