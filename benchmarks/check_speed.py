@@ -59,7 +59,7 @@ def main() -> None:
     import workbook
     from autograder.progress.events import Event
     from solutions.collectives import ring_allreduce_time_ms
-    from workbook import progress_log
+    from workbook.learner import progress_log
 
     cold = cold_start_s()
     bare = baseline_python_s()

@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from workbook.build import learner_path
+from workbook.build.notebooks import learner_path
 from workbook.outline import CHAPTERS
 
 

@@ -19,18 +19,17 @@ if TYPE_CHECKING:
     from autograder.exercise import Exercise
 
 # name -> module that defines it; loaded on first use to keep `import workbook` fast.
+_CHECKING, _PROGRESS = "workbook.learner.checking", "workbook.learner.progress_commands"
+_PAGE = "workbook.learner.prediction_page"
 _LAZY = {
-    "check": "workbook.checking", "hint": "workbook.checking", "solution": "workbook.checking",
-    "practice": "workbook.checking", "grading_mode": "workbook.checking",
-    "progress": "workbook.progress_commands", "export_progress": "workbook.progress_commands",
-    "import_progress": "workbook.progress_commands", "use_drive": "workbook.progress_commands",
-    "predict": "workbook.progress_commands", "predictions": "workbook.progress_commands",
-    "progress_key": "workbook.progress_commands",
-    "use_progress_key": "workbook.progress_commands",
-    "widget": "workbook.widgets",
-    "prediction_lock": "workbook.prediction_page", "reveal": "workbook.prediction_page",
-    "reflection": "workbook.prediction_page", "ledger": "workbook.prediction_page",
-    "narration": "workbook.narrate", "your_numbers": "workbook.personal_numbers",
+    "check": _CHECKING, "hint": _CHECKING, "solution": _CHECKING, "practice": _CHECKING,
+    "grading_mode": _CHECKING,
+    "progress": _PROGRESS, "export_progress": _PROGRESS, "import_progress": _PROGRESS,
+    "use_drive": _PROGRESS, "predict": _PROGRESS, "predictions": _PROGRESS,
+    "progress_key": _PROGRESS, "use_progress_key": _PROGRESS,
+    "widget": "workbook.learner.widgets",
+    "prediction_lock": _PAGE, "reveal": _PAGE, "reflection": _PAGE, "ledger": _PAGE,
+    "narration": "workbook.narrate", "your_numbers": "workbook.learner.personal_numbers",
 }
 
 __all__ = ["exercise", "exercises", *_LAZY]

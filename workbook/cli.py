@@ -144,7 +144,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_show(args: argparse.Namespace) -> int:
     import workbook
     from autograder.markup import plain_text
-    from workbook.notebook_cells import prompt_lines
+    from workbook.build.cells import prompt_lines
 
     record = workbook.exercise(args.id)
     print(plain_text("\n".join(prompt_lines(record))))
@@ -223,7 +223,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_progress_key(args: argparse.Namespace) -> int:
-    from workbook.progress_commands import progress_key, use_progress_key
+    from workbook.learner.progress_commands import progress_key, use_progress_key
 
     if args.key is None:
         print(progress_key())
@@ -240,7 +240,7 @@ def _cmd_progress_key(args: argparse.Namespace) -> int:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from workbook.build import build
+    from workbook.build.notebooks import build
 
     stale = build(check=args.check)
     verb = "stale" if args.check else "written"

@@ -80,7 +80,7 @@ RECORD = Exercise(
 
 
 def test_notebook_cells_come_from_the_kind() -> None:
-    from workbook.notebook_cells import answer_source, check_source, prompt_markdown
+    from workbook.build.cells import answer_source, check_source, prompt_markdown
 
     learner = answer_source(RECORD, instructor=False)
     assert learner == ("answer_1_99 = dict(weights=None, grads=None, optimizer=None)  "

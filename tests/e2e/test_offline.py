@@ -121,7 +121,7 @@ def audit_kernels(log: Path, loaded: Path) -> None:
 
 def run_inside(out: Path) -> dict[str, Any]:
     """Everything done inside the namespace; returns the findings as plain data."""
-    from workbook.build import learner_path
+    from workbook.build.notebooks import learner_path
     from workbook.outline import CHAPTERS
 
     report: dict[str, Any] = {"interfaces": sorted(n for _, n in socket.if_nameindex()),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from workbook import checking, progress_log
+from workbook.learner import checking, progress_log
 
 
 @pytest.fixture(autouse=True)

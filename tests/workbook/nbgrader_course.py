@@ -47,7 +47,7 @@ import nbformat
 
 from autograder.exercise import Exercise
 from autograder.kinds import Choice, Constraints, Function, Lab, Numeric, Ordering, Trace
-from workbook.build import instructor_path
+from workbook.build.notebooks import instructor_path
 from workbook.outline import CHAPTERS
 from workbook.records import lookup
 

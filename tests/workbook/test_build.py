@@ -8,8 +8,14 @@ from collections import Counter
 import pytest
 
 import workbook
-from workbook.build import build, build_chapter, instructor_path, learner_path, source_path
-from workbook.notebook_source import SourceError, parse
+from workbook.build.notebooks import (
+    build,
+    build_chapter,
+    instructor_path,
+    learner_path,
+    source_path,
+)
+from workbook.build.source import SourceError, parse
 from workbook.outline import CHAPTERS
 
 BUILT = {c.number: build_chapter(c) for c in CHAPTERS}

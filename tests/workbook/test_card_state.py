@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from autograder.exercise import same_answer
-from workbook import widgets
+from workbook.learner import widgets
 from workbook.records import all_challenges, all_exercises, lookup
 
 
@@ -86,7 +86,7 @@ def test_every_variant_changes_the_answer(record: Any) -> None:
 @pytest.mark.parametrize("record", [r for r in all_exercises() if r.category == "debug"],
                          ids=lambda r: r.id)
 def test_a_debug_card_offers_variants_that_show_their_own_program(record: Any) -> None:
-    from workbook import checking
+    from workbook.learner import checking
 
     assert not widgets.widget(record.id).buttons["variant"].disabled
     for seed in range(10):
@@ -98,7 +98,7 @@ def test_a_debug_card_offers_variants_that_show_their_own_program(record: Any) -
 
 @pytest.mark.parametrize("exercise_id", ["0.4", "2.5", "3.5", "8.4"])
 def test_a_pooled_choice_variant_shows_its_own_options(exercise_id: str) -> None:
-    from workbook import checking
+    from workbook.learner import checking
 
     record = lookup(exercise_id)
     for seed in range(10):

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from autograder.kinds import Choice
-from workbook import checking, widgets
+from workbook.learner import checking, widgets
 from workbook.records import by_id
 
 SEEDS = (0, 1, 2, 7, 31)

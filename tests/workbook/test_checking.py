@@ -8,7 +8,7 @@ import pytest
 
 import workbook as wb
 from autograder.template import fill
-from workbook import progress_log
+from workbook.learner import progress_log
 
 
 def checks() -> list:

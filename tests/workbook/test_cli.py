@@ -142,7 +142,7 @@ def test_progress_moves_between_machines_with_the_progress_key(
         capsys: pytest.CaptureFixture[str]) -> None:
     """A code from one machine imports on another only once that machine uses the first
     one's key (`workbook progress-key`, then `workbook progress-key KEY`)."""
-    from workbook import progress_log
+    from workbook.learner import progress_log
 
     monkeypatch.setenv("WORKBOOK_HOME", str(tmp_path / "laptop"))
     progress_log.reopen()

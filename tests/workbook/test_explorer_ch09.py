@@ -23,7 +23,7 @@ from workbook.explorers.ch09_planner import (
 )
 from workbook.explorers.ch09_planner_view import PlannerExplorer
 from workbook.explorers.ch09_speed import mfu_by_gpu_count
-from workbook.prediction_page import prediction_for
+from workbook.learner.prediction_page import prediction_for
 
 PAPER = PlannerSettings()  # TP 8, CP 1, PP 16, DP 128, Llama 3's FSDP, no recompute, v = 8
 # every exercise of the chapter answered: the tables show all they hold
@@ -267,7 +267,7 @@ def test_explorer_builds_and_rerenders_on_a_slider() -> None:
 
 def _answer(*exercise_ids: str) -> None:
     """The learner has seen these exercises' solutions (so the planner may show them)."""
-    from workbook import progress_log
+    from workbook.learner import progress_log
 
     for exercise_id in exercise_ids:
         progress_log.record_event("solution", exercise_id)
@@ -433,8 +433,8 @@ def test_tables_withhold_each_answer_until_its_exercise_is_answered() -> None:
 
 def test_answered_means_the_printed_numbers_checked_right_or_the_solution_seen() -> None:
     import workbook as wb
-    from workbook import checking
     from workbook.explorers.ch09_withheld import answered_ids
+    from workbook.learner import checking
 
     assert answered_ids() == frozenset()
     wb.check("9.1", 64)                                     # wrong: still withheld

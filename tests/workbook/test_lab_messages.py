@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbook import checking
+from workbook.learner import checking
 from workbook.records._labs import SHAPE_ADVICE, explained
 
 

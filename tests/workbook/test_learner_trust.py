@@ -23,9 +23,9 @@ import workbook as wb
 from autograder.progress.events import Event
 from autograder.progress.store import ProgressStore
 from autograder.progress.transfer import ProgressCodeError, import_code
-from workbook import progress_log
 from workbook.cli import main
-from workbook.write_behind import MAX_QUEUED, WriteBehind
+from workbook.learner import progress_log
+from workbook.learner.write_behind import MAX_QUEUED, WriteBehind
 
 
 # 0.5's function, by hand: 2(N-1) steps, each one S/N chunk at B GB/s plus the latency, ms.

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from narration.scripts import segment
+from workbook.learner.prediction_page import prediction_for
 from workbook.outline import CHAPTERS
-from workbook.prediction_page import prediction_for
 
 ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
         "fourteen fifteen sixteen seventeen eighteen nineteen").split()

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from narration.scripts import SECTIONS, segment
+from workbook.learner.prediction_page import prediction_for
 from workbook.outline import CHAPTERS
-from workbook.prediction_page import prediction_for
 
 
 def _load(name: str) -> Any:

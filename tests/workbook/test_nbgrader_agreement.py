@@ -22,7 +22,7 @@ import nbformat
 import pytest
 
 from autograder.exercise import Exercise
-from workbook.notebook_cells import answer_source
+from workbook.build.cells import answer_source
 from workbook.outline import CHAPTERS
 from workbook.records import all_challenges, all_exercises, all_labs, lookup
 

@@ -16,7 +16,7 @@ import pytest
 from autograder.exercise import same_answer
 from autograder.kinds import Numeric
 from autograder.units import UnitError, format_quantity, parse_quantity
-from workbook import widgets
+from workbook.learner import widgets
 from workbook.records import all_challenges, all_exercises
 
 NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?", re.IGNORECASE)

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from workbook.build import instructor_path, learner_path
+from workbook.build.notebooks import instructor_path, learner_path
 from workbook.outline import CHAPTERS
 
 pytestmark = pytest.mark.slow

@@ -204,7 +204,7 @@ def test_the_kernel_hints_solves_and_checks_in_the_students_numbers(student: str
     the student's params and says nothing of the printed question that theirs does not;
     a debug card lists the student's program and its check takes the student's line."""
     import workbook as wb
-    from workbook import personal_numbers
+    from workbook.learner import personal_numbers
     from workbook.records import all_challenges, all_exercises
 
     exec(f'wb.your_numbers("{student}", "{seed_of(student)}")', {"wb": wb})

@@ -11,7 +11,7 @@ import pytest
 
 from autograder.prediction import COVERED, WAITING, Reveal
 
-predictions = importlib.import_module("workbook.prediction_page")
+predictions = importlib.import_module("workbook.learner.prediction_page")
 
 matplotlib.use("Agg")
 

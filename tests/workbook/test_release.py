@@ -27,8 +27,8 @@ from workbook.instructor.release import (
 )
 from workbook.instructor.roster import RosterError
 from workbook.instructor.roster_files import parse_roster
+from workbook.learner.personal_numbers import current_seed
 from workbook.outline import CHAPTERS
-from workbook.personal_numbers import current_seed
 from workbook.records import all_exercises, lookup, printed
 
 SECRET = b"0123456789abcdef0123456789abcdef"
@@ -39,7 +39,7 @@ CLASS = [f"s{n:03d}" for n in range(40)]
 @pytest.fixture(autouse=True)
 def printed_numbers() -> None:
     """Each test starts (and leaves the kernel) in the printed numbers."""
-    from workbook import personal_numbers
+    from workbook.learner import personal_numbers
 
     personal_numbers._current.clear()
     yield

@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from workbook import checking
 from workbook.cli import main
+from workbook.learner import checking
 from workbook.records import by_id
 
 MARKDOWN = re.compile(r"\*\*|`|\\\$|^#{1,6} |\*\([a-z]+\)\*", re.MULTILINE)

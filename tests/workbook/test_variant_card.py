@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from autograder.widgets import PRINTED, PRINTED_ONLY
-from workbook import widgets
+from workbook.learner import widgets
 from workbook.records import all_labs, by_id, lookup
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import workbook as wb
 from autograder.progress.store import ProgressStore
-from workbook import progress_log
+from workbook.learner import progress_log
 
 
 def test_a_process_that_exits_right_after_a_check_keeps_the_event(fresh_home: Path) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from workbook import progress_log
+from workbook.learner import progress_log
 
 
 def answered_ids() -> frozenset[str]:

@@ -82,7 +82,7 @@ class View:
                  extra: Sequence[Any] = (), slot: str = "explorer") -> None:
         import ipywidgets as w
 
-        from workbook.prediction_page import cover_until_locked
+        from workbook.learner.prediction_page import cover_until_locked
 
         self.status = w.HTML()
         self.out = w.Output(layout=w.Layout(width="100%"))

@@ -81,7 +81,7 @@ def personal_source(role: str, record: Exercise) -> str | None:
     """What an exercise cell of ``role`` holds in ``record``'s numbers: the prompt, or the
     answer cell a learner starts from (a debug exercise's program is the student's own);
     None for a cell that reads the same in every student's numbers (check, card)."""
-    from workbook.notebook_cells import answer_source, prompt_markdown
+    from workbook.build.cells import answer_source, prompt_markdown
 
     if role == "prompt":
         return prompt_markdown(record)

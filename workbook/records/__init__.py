@@ -78,7 +78,7 @@ def lookup(exercise_id: object) -> Exercise:
     Only the exercise's own chapter module is imported, so a first check stays fast. In a
     personalised notebook (after ``wb.your_numbers``) the record is in the student's numbers.
     """
-    from workbook.personal_numbers import in_your_numbers
+    from workbook.learner.personal_numbers import in_your_numbers
 
     return in_your_numbers(printed(exercise_id))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from autograder.widgets import Actions, ExerciseWidget
-from workbook import checking
+from workbook.learner import checking
 from workbook.records import lookup
 
 

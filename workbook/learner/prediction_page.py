@@ -15,7 +15,7 @@ from typing import Any
 
 from autograder.ledger import Ledger, LedgerRow, ReflectionBox
 from autograder.prediction import Cover, LiveReveal, Prediction, PredictionLock
-from workbook import progress_log
+from workbook.learner import progress_log
 from workbook.outline import CHAPTERS
 
 KEYS = tuple(f"ch{c.number:02d}" for c in CHAPTERS)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from autograder.progress.events import Event
 from autograder.progress.location import default_log_path
 from autograder.progress.store import ProgressFileError, ProgressStore
-from workbook.write_behind import WriteBehind
+from workbook.learner.write_behind import WriteBehind
 
 if TYPE_CHECKING:
     from autograder.kinds.base import Verdict

@@ -15,8 +15,8 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from autograder.cell_metadata import METADATA_KEY, NBGRADER_KEY
-from workbook import notebook_cells as cells
-from workbook.notebook_source import Block, SourceError, parse
+from workbook.build import cells
+from workbook.build.source import Block, SourceError, parse
 from workbook.outline import CHAPTERS, Chapter
 from workbook.paths import PACKAGE_DIR, instructor_path, learner_path, source_path
 from workbook.records import lookup

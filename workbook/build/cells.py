@@ -45,7 +45,7 @@ def prompt_markdown(record: Exercise) -> str:
 
 def prompt_lines(record: Exercise) -> list[str]:
     """The exercise as markdown lines: heading, question, notes, options or code."""
-    from workbook.widgets import challenge_note
+    from workbook.learner.widgets import challenge_note
 
     parts = [f"### Exercise {record.id} · {record.title} *({record.category})*", "",
              escape_dollars(record.render_prompt())]

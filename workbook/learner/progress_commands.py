@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from workbook import progress_log
+from workbook.learner import progress_log
 
 if TYPE_CHECKING:
     from autograder.progress.summary import ProgressSummary

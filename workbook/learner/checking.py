@@ -16,7 +16,7 @@ from autograder.exercise import Exercise
 from autograder.kinds.base import Verdict
 from autograder.result import CheckResult
 from autograder.template import fill
-from workbook import progress_log
+from workbook.learner import progress_log
 from workbook.records import lookup
 
 GRADING_FLAGS = ("NBGRADER_EXECUTION", "WORKBOOK_GRADING")
