@@ -9,19 +9,30 @@ another family's speed. :func:`clock_fraction_at_power` is the clock a power lim
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from solutions._checks import positive
 
-if TYPE_CHECKING:
-    from solutions.hardware import GPU
+
+class NamedGPU(Protocol):
+    """What this module reads of a GPU (:class:`solutions.hardware.GPU` has it; a protocol,
+    so that this module, which the hardware module imports, imports nothing back)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def family(self) -> str: ...
+
+    @property
+    def tdp_watts(self) -> float: ...
 
 #: Families the step-time model has tables for, in the order a GPU's name is matched
 #: (GB200 before B200, whose name it contains).
 FAMILIES: tuple[str, ...] = ("GB200", "B200", "H200", "H800", "H100", "A100")
 
 
-def family_of(gpu: GPU) -> str:
+def family_of(gpu: NamedGPU) -> str:
     """The GPU family the step-time model reads its tables by: ``gpu.family`` when set, else
     the first of :data:`FAMILIES` the name contains. ValueError for any other GPU: its
     GEMM ceiling and attention rates are not known, and borrowing another family's would
@@ -45,7 +56,7 @@ def family_of(gpu: GPU) -> str:
 POWER_CLOCK_EXPONENT = 3.0
 
 
-def clock_fraction_at_power(gpu: GPU, power_watts: float) -> float:
+def clock_fraction_at_power(gpu: NamedGPU, power_watts: float) -> float:
     """Tensor-core clock under a power limit, as a fraction of the boost clock:
     ``min(1, (P / TDP) ^ (1/3))`` (:data:`POWER_CLOCK_EXPONENT`); 500 W on a 700 W H100
     gives 0.894."""
