@@ -67,3 +67,15 @@ def test_the_search_finds_a_chained_number() -> None:
     forms, family = pt.answer_forms(value, unit), target_unit(unit).family
     assert pt.found_in("one checkpoint takes C = 98 s", forms, family, (value, unit)) == ["98"]
     assert type(next(r for r in RECORDS if r.id == "7.2").answer_kind) is Numeric
+
+
+@pytest.mark.parametrize("chapter", sorted({r.chapter for r in RECORDS}))
+def test_no_hint_states_its_own_answer(chapter: int) -> None:
+    # a hint leads to the answer; the last rung still leaves the arithmetic to the learner
+    answers = page_test.answers_of(chapter)
+    found = []
+    for record in (r for r in RECORDS if r.chapter == chapter and r.id in answers):
+        hints = [pt.prose(record.render_hint(i)) for i in range(len(record.hints))]
+        for lines in page_test.leaks(hints, {record.id: answers[record.id]}).values():
+            found.append(f"{record.id}: {lines[0]}")
+    assert not found, "\n".join(found)
