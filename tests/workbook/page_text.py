@@ -141,6 +141,11 @@ class Page(NamedTuple):
     errors: list[str]  # a page that stopped early would hide what comes after
     prose: list[str]
 
+    def worded_ticks(self) -> list[str]:
+        """The tick labels that are words, not an axis's scale ("FP16 (1-5-10)", not
+        "1e-40"): a category's label can carry a readout."""
+        return [t for t in self.ticks if re.search(r"[A-Za-z]{2,}", t)]
+
 
 def page_texts(nb: Any) -> Page:
     """Everything an executed page shows (see :class:`Page`)."""

@@ -81,6 +81,8 @@ class Figures:
         mf.Figure.__init__ = self._init  # type: ignore[method-assign]
 
     def texts(self) -> list[str]:
+        """Every text drawn, tick labels that are words included (a scale's numbers are
+        not readouts; "FP16 (1-5-10)" is a category's label and may carry one)."""
         import matplotlib.text as mt
 
         found = []
@@ -89,7 +91,8 @@ class Figures:
             ticks = {id(t) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
                      for t in axis.get_ticklabels(which="both")}
             found += [t.get_text() for t in fig.findobj(mt.Text)
-                      if t.get_visible() and t.get_text().strip() and id(t) not in ticks]
+                      if t.get_visible() and t.get_text().strip()
+                      and (id(t) not in ticks or re.search(r"[A-Za-z]{2,}", t.get_text()))]
         self.made.clear()
         return found
 

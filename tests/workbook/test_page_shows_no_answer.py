@@ -186,7 +186,9 @@ def leaks(texts: list[str], answers: dict[str, tuple[float, str]]) -> dict[str, 
 
 @pytest.mark.parametrize("chapter", LEAK_CASES, ids=lambda c: c.stem)
 def test_before_the_lock_nothing_shows_an_answer(chapter: Any) -> None:
-    outputs, figures, _, errors, prose = executed(chapter.stem, False)
+    page = executed(chapter.stem, False)
+    outputs, figures, errors, prose = page.texts, page.figures, page.errors, page.prose
+    figures = figures + page.worded_ticks()
     texts = outputs + prose
     assert not errors, errors
     key = f"ch{chapter.number:02d}"
@@ -206,7 +208,9 @@ def test_before_the_lock_nothing_shows_an_answer(chapter: Any) -> None:
 
 @pytest.mark.parametrize("chapter", LEAK_CASES, ids=lambda c: c.stem)
 def test_after_the_lock_no_exercise_answer_shows(chapter: Any) -> None:
-    outputs, figures, _, errors, prose = executed(chapter.stem, True)
+    page = executed(chapter.stem, True)
+    outputs, figures, errors, prose = page.texts, page.figures, page.errors, page.prose
+    figures = figures + page.worded_ticks()
     texts = outputs + prose
     assert not errors, errors
     assert any("Your prediction, revealed" in t for t in texts), "the lock did not open"
@@ -256,6 +260,11 @@ def test_the_search_finds_printed_answers() -> None:
                     "count:step") == ["64"]
     assert not found_in("64 query heads", answer_forms(64.0, "steps"), "count:step")
     assert found_in("TP 8 x PP 16 x DP 128: each cell", answer_forms(128.0, ""), "ratio")
+    # a category's tick label is read (chapter 8's axis once named FP16's smallest normal,
+    # 8.1's answer); a scale's numbers are not
+    ticks = pt.Page([], [], ["1e-40", "FP16 (1-5-10)\nmin normal 6.10e-05"], [], []).worded_ticks()
+    assert ticks == ["FP16 (1-5-10)\nmin normal 6.10e-05"]
+    assert found_in(ticks[0], answer_forms(6.103515625e-05, "")) == ["6.10e-05"]
     # narration is written for the ear: numbers in words are numbers
     assert found_in(readable("one checkpoint takes ninety-eight seconds"),
                     answer_forms(98.0, "s"), "time", (98.0, "s")) == ["98"]

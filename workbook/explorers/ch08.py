@@ -167,8 +167,10 @@ def number_lines_figure(value: float | None = None,
     ax.set_xscale("log")
     _plain_ticks(ax.xaxis, [10.0**k for k in range(-40, 40, 10)], lambda v: f"{v:.0e}")
     ax.set_yticks(range(len(formats)))
-    ax.set_yticklabels([f"{f.name} (1-{f.exponent_bits}-{f.mantissa_bits})\nmin normal "
-                        f"{f.min_normal:.2e}" for f in reversed(formats)], fontsize=8)
+    # no "min normal" beside each name: FP16's is exercise 8.1's answer; the thick bar's
+    # left end shows where each format's normal numbers start
+    ax.set_yticklabels([f"{f.name} (1-{f.exponent_bits}-{f.mantissa_bits})"
+                        for f in reversed(formats)], fontsize=8)
     ax.set_ylim(-0.6, len(formats) - 0.3)
     ax.set_xlabel("magnitude (log scale); dashed = subnormals, thick = normal numbers")
     ax.set_title("Where each format can store a number (sign-exponent-mantissa bits)",
