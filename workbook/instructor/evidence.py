@@ -8,7 +8,8 @@ exercise with a handful of variants, a common slip can land on a neighbour's val
 
 * a wrong answer that one of the student's *own* known mistakes explains (a misconception
   of the exercise evaluated in their numbers, or a generic slip such as a missing factor of
-  two or a unit off by a thousand) is no evidence at all;
+  two or a unit off by a thousand) is no evidence at all (once the other matches to the
+  same classmate are strong, it is flagged with them: it is that classmate's answer);
 * each remaining match is weighed by the chance that an honest wrong answer is right for
   that one classmate by luck: 1 / (distinct answers the exercise gives over its whole
   variant space), i.e. a wrong answer spread evenly over the answers the exercise can have;
@@ -26,7 +27,7 @@ classmate's numbers cell is strong evidence on its own (a 128-bit seed is not gu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -83,10 +84,11 @@ class Weighed:
     classmate: str
     exercises: tuple[str, ...]
     p: float
+    evidence: tuple[str, ...] = ()     # the matches no known mistake explains
 
     @property
     def strong(self) -> bool:
-        return len(self.exercises) >= MIN_EXERCISES and self.p <= MAX_CHANCE
+        return len(self.evidence) >= MIN_EXERCISES and self.p <= MAX_CHANCE
 
     def words(self) -> str:
         level = "strong" if self.strong else "weak, not flagged"
@@ -94,17 +96,21 @@ class Weighed:
                 f"({level}: chance for an honest student about {self.p:.1g})")
 
 
-def weigh(copied: Mapping[tuple[str, str], str], seeds: Mapping[str, str]) -> list[Weighed]:
+def weigh(copied: Mapping[tuple[str, str], str], seeds: Mapping[str, str],
+          explained: Collection[tuple[str, str]] = ()) -> list[Weighed]:
     """Every (student, classmate) pair of matches in ``copied`` ((student, exercise) ->
-    classmate), weighed."""
+    classmate), weighed by its ``evidence``: the matches no known mistake of the
+    student's explains (``explained``). A strong pair holds all its matches, explained
+    ones included: once copying from that classmate is shown, their answer is theirs."""
     pairs: dict[tuple[str, str], list[str]] = {}
     for (student, exercise), classmate in sorted(copied.items()):
         pairs.setdefault((student, classmate), []).append(exercise)
     out = []
     classmates = max(1, len(seeds) - 1)
     for (student, classmate), exercises in sorted(pairs.items()):
+        evidence = tuple(e for e in exercises if (student, e) not in explained)
         p = float(classmates)
-        for exercise in exercises:
+        for exercise in evidence:
             p /= answer_space(exercise)
-        out.append(Weighed(student, classmate, tuple(exercises), min(1.0, p)))
+        out.append(Weighed(student, classmate, tuple(exercises), min(1.0, p), evidence))
     return out

@@ -69,11 +69,13 @@ class _Watched(Exercise):
         if verdict.status != "wrong" or params is not None or self.watcher is None \
                 or self.base is None:
             return verdict  # right, or unreadable (then it is nobody's right answer)
-        if explained(self, answer, verdict.message):
-            return verdict   # one of the student's own known mistakes: no evidence
         who = self.watcher.classmates.whose_answer(self.base, self.student, answer)
         if not who:
             return verdict
+        if explained(self, answer, verdict.message):
+            # one of the student's own known mistakes: no evidence, but the row is the
+            # classmate's answer if other evidence against the pair is strong
+            self.watcher.explained.add((self.student, self.id))
         self.watcher.copied[(self.student, self.id)] = who
         return dataclasses.replace(verdict, message=f"{verdict.message} {COPIED_NOTE}")
 
@@ -116,6 +118,7 @@ class Personaliser:
     classmates: Classmates
     carried: dict[tuple[str, int], str] = field(default_factory=dict)   # -> whose numbers
     copied: dict[tuple[str, str], str] = field(default_factory=dict)    # (student, ex) -> who
+    explained: set[tuple[str, str]] = field(default_factory=set)  # matches a slip explains
     seen: dict[str, int] = field(default_factory=dict)  # notebooks carrying "own"/"foreign"
     weighed: list[Weighed] = field(default_factory=list)  # matches to classmates, weighed
     _releases: dict[tuple[str, int], Release] = field(default_factory=dict)
@@ -183,7 +186,7 @@ class Personaliser:
         """The batch with every copied answer's row given status ``integrity`` where the
         evidence is strong (:mod:`workbook.instructor.evidence`); a weak coincidence stays
         an ordinary wrong answer, and its feedback does not mention a classmate."""
-        self.weighed = weigh(self.copied, self.classmates.seeds)
+        self.weighed = weigh(self.copied, self.classmates.seeds, self.explained)
         strong = {(w.student, exercise) for w in self.weighed if w.strong
                   for exercise in w.exercises}
         self.copied = {key: who for key, who in self.copied.items() if key in strong}
