@@ -16,29 +16,14 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+import test_page_shows_no_answer as leak_test
 
 from workbook.outline import CHAPTERS
 from workbook.paths import SOURCE_DIR
-
-
-def _load(name: str) -> Any:
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-pt = _load("page_text")
-leak_test = _load("test_page_shows_no_answer")
 
 #: chapter -> the settings its prose tells the learner to try, by control description,
 #: applied in order (each on top of the one before, as a learner does)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import importlib.util
 import inspect
 import json
 import os
@@ -34,7 +33,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+import page_text as pt
 import pytest
+import wrong_answers as wa
 
 from autograder.exercise import Exercise, NoVariantError
 from autograder.kinds import Choice, Constraints, Debug, Numeric, Ordering, Trace
@@ -46,20 +47,6 @@ from workbook.records import all_challenges, all_exercises, printed
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")]
 
-
-def _load(name: str) -> Any:
-    """Helpers next to this file (tests are not a package)."""
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(
-            f"{name}.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-pt, wa = _load("page_text"), _load("wrong_answers")
 SECRET = b"fedcba9876543210fedcba9876543210"
 CLASS = ("ann", "bo", "cy", "di", "ed", "flo")
 _SECTION = re.compile(r'<section[^>]*aria-labelledby="ex-([^"]+)">(.*?)</section>', re.DOTALL)

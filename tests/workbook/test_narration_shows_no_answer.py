@@ -8,29 +8,14 @@ prediction is searched for the prediction's own answer too.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
+import test_page_shows_no_answer as page_test
 
 from narration.scripts import SECTIONS, segment
 from workbook.learner.prediction_page import prediction_for
 from workbook.outline import CHAPTERS
-
-
-def _load(name: str) -> Any:
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-page_test = _load("test_page_shows_no_answer")
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.stem)

@@ -10,30 +10,16 @@ data-parallel degree, and its memory the weights per GPU of 9.3), in 9.10's own 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
+import page_text as pt
 import pytest
+import test_page_shows_no_answer as page_test
 
 from autograder.kinds import Numeric
 from autograder.unit_table import target_unit
 from workbook.records import all_challenges, all_exercises
 
-
-def _load(name: str) -> Any:
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-pt = _load("page_text")
-page_test = _load("test_page_shows_no_answer")
 RECORDS = [*all_exercises(), *all_challenges()]
 #: exercise -> the exercises whose answers its own answer contains
 CONTAINS = {"9.10": {"9.1", "9.3"}}

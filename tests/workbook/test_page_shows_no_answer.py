@@ -17,17 +17,16 @@ The same pass checks that no output shows "$...$" that a front end would typeset
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
 import shutil
-import sys
 import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import page_text as pt
 import pytest
 
 from autograder.exercise import Exercise
@@ -41,20 +40,6 @@ from workbook.learner.prediction_page import prediction_for
 from workbook.outline import CHAPTERS
 from workbook.records import all_challenges, all_exercises, lookup
 
-
-def _load_page_text() -> Any:
-    """The helpers live next to this file; tests are not a package, so load them by path."""
-    if "page_text" not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            "page_text", Path(__file__).with_name("page_text.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["page_text"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["page_text"]
-
-
-pt = _load_page_text()
 answer_forms, found_in, page_texts, readable = (pt.answer_forms, pt.found_in, pt.page_texts,
                                                pt.readable)
 unescaped_dollars = pt.unescaped_dollars
