@@ -4,10 +4,10 @@
     s1234,61,67,91.0,no,2026-03-01T17:59:12+00:00,ch00_ring_allreduce.ipynb,
 
 Moodle's "Import grades > CSV file" reads it as is: map ``student`` to the user's "ID
-number" (or username) and ``points`` to the grade item. For Canvas the same totals are
-also written as ``totals_canvas.csv`` when the roster names Canvas ids (see
-:func:`canvas_text`). ``max_points`` is what the graded chapters are worth, also for a
-student who handed in nothing (so a missing notebook counts as zero, not as "excused").
+number" (or username) and ``points`` to the grade item (an LMS's own import format is
+written by the caller, which knows the LMS). ``max_points`` is what the graded chapters
+are worth, also for a student who handed in nothing (so a missing notebook counts as zero,
+not as "excused").
 ``late`` is ``yes``/``no``, or empty when nothing said when it was handed in. Points are
 whole unless a term's policies made them fractional (two decimals at most, no trailing
 zeros); an exercise a term's override excuses leaves that student's ``max_points``.
@@ -88,21 +88,4 @@ def csv_text(rows: Sequence[Total]) -> str:
         writer.writerow([for_csv(v) for v in (
             t.student, points_text(t.points), t.max_points, t.percent, _late_word(t.late),
             t.submitted_at, " ".join(t.notebooks), t.integrity)])
-    return buffer.getvalue()
-
-
-def canvas_text(rows: Sequence[Total], canvas_ids: Mapping[str, str], assignment: str,
-                names: Mapping[str, str] | None = None) -> str:
-    """The totals as a Canvas gradebook import: Canvas matches rows on ``ID`` (its user id)
-    and takes the points from the column named after the assignment."""
-    names = names or {}
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", assignment])
-    writer.writerow(["Points Possible", "", "", "", "", rows[0].max_points if rows else 0])
-    for t in rows:
-        if t.student in canvas_ids:
-            writer.writerow([for_csv(v) for v in (names.get(t.student, ""),
-                                                  canvas_ids[t.student], t.student, "", "",
-                                                  points_text(t.points))])
     return buffer.getvalue()

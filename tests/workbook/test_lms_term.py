@@ -20,6 +20,7 @@ an answer earns its exercise's points when it is the student's own key answer.
 
 from __future__ import annotations
 
+import ast
 import csv
 import json
 import re
@@ -121,6 +122,14 @@ def wrong_letter(answer: str) -> str:
     return next(letter for letter in "ABCD" if letter != answer.split(":")[0])
 
 
+def copied_from(k: dict[tuple[str, str], str]) -> str:
+    """The classmate s10 copies: the first whose four answers are all wrong for s10's own
+    numbers (an answer that happens to be right for both is no sign of copying, and a
+    copy that coincides on most exercises leaves too little to tell)."""
+    return next(sid for sid, *_ in CLASS[1:8] if not any(
+        right_for(e, source(e, k[(sid, e)]), k[("s10", e)]) for e in VALUES))
+
+
 def answers_for(k: dict[tuple[str, str], str], sid: str) -> dict[str, str]:
     """What each student writes, by exercise (their own key answer unless they err)."""
     own = {e: k[(sid, e)] for e in VALUES}
@@ -137,8 +146,8 @@ def answers_for(k: dict[tuple[str, str], str], sid: str) -> dict[str, str]:
         return {**{e: (source(e, scaled(own[e], 0.613)) if e != "0.4" else
                        f"answer_0_4 = {wrong_letter(own[e])!r}") for e in VALUES},
                 "0.5": PARTLY_RIGHT_0_5}
-    if sid == "s10":      # copies s02's answers into their own notebook
-        return {e: source(e, k[("s02", e)]) for e in VALUES}
+    if sid == "s10":      # copies a classmate's answers into their own notebook
+        return {e: source(e, k[(copied_from(k), e)]) for e in VALUES}
     return {e: source(e, own[e]) for e in VALUES}
 
 
@@ -161,6 +170,20 @@ def handed_in(folder: Path) -> dict[str, tuple[bytes, bool]]:
     return out
 
 
+def right_for(exercise: str, written: str, own: str) -> bool:
+    """Whether the answer line ``written`` is right for a student whose key answer is ``own``:
+    the same letter for the choice, else the same unit and a value within the tolerance the
+    exercise states (two students' numbers can differ and still share an answer)."""
+    value = str(ast.literal_eval(written.split(" = ", 1)[1]))
+    if exercise == "0.4":
+        return value == own.split(":")[0]
+    number, unit = re.fullmatch(r"([-\d.e+]+)\s*(.*)", value).groups()  # type: ignore[union-attr]
+    want, want_unit = re.fullmatch(r"([-\d.e+]+)\s*(.*)", own).groups()  # type: ignore[union-attr]
+    kind = lookup(exercise).answer_kind
+    return unit == want_unit and abs(float(number) - float(want)) <= max(
+        kind.rel_tol * abs(float(want)), kind.abs_tol) + 1e-6 * abs(float(want))
+
+
 def expected_points(folder: Path) -> dict[str, int]:
     """Per student: the points of every value exercise whose handed answer is their own key
     answer (the functions are left unanswered, and s11's notebook counts for nothing)."""
@@ -174,7 +197,7 @@ def expected_points(folder: Path) -> dict[str, int]:
         written = {e: source(e, k[(giver, e)]) for e in VALUES} if sid == "s09" else \
             answers_for(k, sid)
         out[sid] = sum(lookup(e).points for e in VALUES
-                       if written[e] == source(e, k[(sid, e)]))
+                       if right_for(e, written[e], k[(sid, e)]))
     return out
 
 
@@ -436,10 +459,9 @@ def test_the_class_report_counts_the_class(term: Path) -> None:
     assert list(lines)[:4] == list(VALUES) and "0.7" in lines
     k = key(term)
     for exercise in VALUES:
-        right = sum(1 for sid, *_ in CLASS if sid not in ("s11", "s12") and (
-            answers_for(k, sid) if sid != "s09" else {
-                e: source(e, k[("s01", e)]) for e in VALUES})[exercise] ==
-            source(exercise, k[(sid, exercise)]))
+        right = sum(1 for sid, *_ in CLASS if sid not in ("s11", "s12") and right_for(
+            exercise, (answers_for(k, sid) if sid != "s09" else {
+                e: source(e, k[("s01", e)]) for e in VALUES})[exercise], k[(sid, exercise)]))
         assert int(lines[exercise]["students"]) == 12
         assert int(lines[exercise]["attempted"]) == 10, lines[exercise]
         assert int(lines[exercise]["correct"]) == right, (exercise, lines[exercise])

@@ -35,6 +35,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from autograder.grading.discover import NOTEBOOK_SUFFIX, Claim
+from autograder.grading.report import points_text
 from autograder.grading.safe_text import for_csv
 
 NAME = "canvas"
@@ -87,13 +88,9 @@ def import_text(rows: Sequence[tuple[str, float]], canvas_ids: Mapping[str, str]
     writer = csv.writer(buffer)
     writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
                      for_csv(column)])
-    writer.writerow(["Points Possible", "", "", "", "", _number(points_possible)])
+    writer.writerow(["Points Possible", "", "", "", "", points_text(points_possible)])
     for student, points in rows:
         if student in canvas_ids:
             writer.writerow([for_csv(names.get(student, "")), canvas_ids[student],
-                             for_csv(student), "", "", _number(points)])
+                             for_csv(student), "", "", points_text(points)])
     return buffer.getvalue()
-
-
-def _number(value: float) -> str:
-    return f"{value:.2f}".rstrip("0").rstrip(".")

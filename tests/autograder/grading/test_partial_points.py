@@ -19,7 +19,7 @@ from autograder.grading.compare import _score
 from autograder.grading.feedback import render_page
 from autograder.grading.model import Batch, ExerciseResult, NotebookResult
 from autograder.grading.report import batch_json, csv_text, points_text, points_value
-from autograder.grading.totals import Handed, canvas_text, totals
+from autograder.grading.totals import Handed, totals
 from autograder.grading.totals import csv_text as totals_csv
 from autograder.kinds import (
     Choice,
@@ -33,6 +33,7 @@ from autograder.kinds import (
 )
 from autograder.kinds.base import AnswerKind, Verdict
 from autograder.kinds.named_numbers import NamedNumbers
+from workbook.instructor.lms_canvas import import_text
 
 
 def _record(kind: AnswerKind | type[AnswerKind]) -> Exercise:
@@ -133,7 +134,8 @@ def test_totals_add_fractional_points_and_leave_excused_exercises_out_of_the_max
     assert rows[0].percent == 64.0
     written = list(csv.DictReader(io.StringIO(totals_csv(rows))))
     assert [(r["points"], r["max_points"]) for r in written] == [("3.2", "5"), ("0", "9")]
-    canvas = list(csv.reader(io.StringIO(canvas_text(rows, {"ann": "501"}, "Ch 0"))))
+    canvas = list(csv.reader(io.StringIO(import_text(
+        [(t.student, t.points) for t in rows], {"ann": "501"}, {}, "Ch 0", 5))))
     assert canvas[2] == ["", "501", "ann", "", "", "3.2"]
 
 
