@@ -17,13 +17,12 @@ on Canvas each student's folder is handed out another way (see the instructors' 
 
 from __future__ import annotations
 
-import zipfile
 from pathlib import Path
 
+from workbook.instructor.handback import write_zip
 from workbook.instructor.lms_moodle import FULL_NAME, IDENTIFIER, Worksheet, participant
 
 MOODLE_RELEASE = "moodle_release.zip"
-_STAMP = (2020, 1, 1, 0, 0, 0)
 
 
 def _full_names(sheet: Worksheet) -> dict[str, str]:
@@ -45,16 +44,13 @@ def moodle_release_zip(students_folder: Path, sheet: Worksheet, out: Path) -> li
     names = _full_names(sheet)
     by_student = {student: pid for pid, student in sheet.students.items()}
     missing: list[str] = []
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        for folder in sorted(p for p in students_folder.iterdir() if p.is_dir()):
-            pid = by_student.get(folder.name)
-            if pid is None:
-                missing.append(folder.name)
-                continue
-            prefix = f"{names.get(pid, 'Participant')}_{pid}_assignsubmission_file_"
-            for notebook in sorted(folder.glob("*.ipynb")):
-                info = zipfile.ZipInfo(prefix + notebook.name, _STAMP)
-                info.external_attr = 0o600 << 16
-                archive.writestr(info, notebook.read_bytes(), zipfile.ZIP_DEFLATED)
-    out.chmod(0o600)
+    entries: dict[str, bytes] = {}
+    for folder in sorted(p for p in students_folder.iterdir() if p.is_dir()):
+        pid = by_student.get(folder.name)
+        if pid is None:
+            missing.append(folder.name)
+            continue
+        prefix = f"{names.get(pid, 'Participant')}_{pid}_assignsubmission_file_"
+        entries.update({prefix + nb.name: nb.read_bytes() for nb in folder.glob("*.ipynb")})
+    write_zip(out, entries)
     return missing
