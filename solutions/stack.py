@@ -102,6 +102,15 @@ Fields (booleans say whether the software does it):
   ``torch.compile``); ``"megatron"``, Megatron-LM's hand-fused bias + GeLU and scale + mask
   + softmax kernels (Narayanan et al. 2021, §4.2); ``"fused"``, Transformer Engine's fused
   LayerNorm/RMSNorm + GEMM, bias + dropout + residual and SwiGLU kernels (Megatron-Core).
+* ``linear_precision``: the number format of the transformer layers' linear GEMMs
+  (attention projections, FFN and experts): ``"bf16"``, or ``"fp8"``, E4M3/E5M2 with
+  per-tensor scales (Micikevicius et al. 2022, arXiv:2209.05433; Transformer Engine's
+  ``fp8_autocast`` in Megatron-Core ``--fp8-format hybrid``; torchao's ``Float8Linear`` in
+  torchtitan). The attention core, the output head and the loss stay in 16 bits in both
+  libraries (TE casts only its ``Linear`` modules; torchtitan leaves ``output`` out of the
+  conversion), so only the layers' GEMMs run at the FP8 rate, and each of their 16-bit
+  inputs and output gradients is scaled and cast on the way in
+  (:func:`solutions.performance.flops.fp8_cast_bytes_per_layer`).
 """
 
 from __future__ import annotations
@@ -113,6 +122,8 @@ from solutions._checks import positive
 #: Share of a DeepSpeed ZeRO-3 parameter gather that runs under compute: an assumption
 #: (see module doc), neither measured nor fitted.
 ZERO3_GATHER_HIDDEN = 0.5
+#: Number formats of the linear layers' GEMMs (``Stack.linear_precision``).
+LINEAR_PRECISIONS = ("bf16", "fp8")
 
 
 @dataclass(frozen=True)
@@ -143,6 +154,7 @@ class Stack:
     ep_node_dedup: bool = False
     elementwise: str = "fused"
     loss_bytes_per_logit: float = 6.0
+    linear_precision: str = "bf16"
     source: str = ""
 
     def __post_init__(self) -> None:
@@ -158,6 +170,9 @@ class Stack:
         if self.selective_recompute not in ("attention", "alternate_matmuls"):
             raise ValueError("selective_recompute must be 'attention' or 'alternate_matmuls', "
                              f"got {self.selective_recompute!r}")
+        if self.linear_precision not in LINEAR_PRECISIONS:
+            raise ValueError(f"linear_precision must be one of {LINEAR_PRECISIONS}, "
+                             f"got {self.linear_precision!r}")
         if not 0.0 <= self.gather_hidden_fraction <= 1.0:
             raise ValueError("gather_hidden_fraction is a share in [0, 1], "
                              f"got {self.gather_hidden_fraction}")
