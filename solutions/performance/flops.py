@@ -63,6 +63,22 @@ from solutions.layout import ParallelConfig
 GEMM_CEILING: dict[str, float] = {"A100": 267.9 / 312.0, "H100": 792.1 / 989.0,
                                   "H800": 792.1 / 989.0, "H200": 792.1 / 989.0,
                                   "B200": 1745.0 / 2250.0, "GB200": 1822.0 / 2500.0}
+#: The same for FP8 GEMMs (``float8_e4m3fn`` inputs, per-tensor scales), as a fraction of the
+#: dense FP8 peak, which is twice the dense BF16 peak on every part here (Bekman, *ML
+#: Engineering*, MAMF table "FP8 (float8_e4m3fn)": H100 SXM 1,402.6 of 1,979, B200 3,432.5 of
+#: 4,500, GB200 3,615.6 of 5,000; Hopper parts share the H100's). The A100 has no FP8 tensor
+#: cores.
+FP8_GEMM_CEILING: dict[str, float] = {"H100": 1402.6 / 1979.0, "H800": 1402.6 / 1979.0,
+                                      "H200": 1402.6 / 1979.0, "B200": 3432.5 / 4500.0,
+                                      "GB200": 3615.6 / 5000.0}
+FP8_PEAK_OVER_BF16 = 2.0
+#: HBM bytes moved per element of a 16-bit tensor cast to FP8 for a GEMM under per-tensor
+#: current scaling: the amax reduction reads it (2), then the cast reads it again (2) and
+#: writes it twice in FP8 (1 + 1), as it is and transposed, because Hopper's FP8 tensor
+#: cores multiply only the "TN" layout and the backward's GEMMs need the other orientation
+#: (Transformer Engine's fused ``cast_transpose``; NVIDIA Transformer Engine user guide,
+#: "Using FP8 with Transformer Engine").
+FP8_CAST_BYTES = 6.0
 #: Streaming multiprocessors per GPU (A100 and H100 architecture whitepapers; B200 148,
 #: as CUDA reports it, two dies of 74).
 SM_COUNT: dict[str, int] = {"A100": 108, "H100": 132, "H800": 132, "H200": 132, "B200": 148,
@@ -208,9 +224,10 @@ def sustained_fraction(gpu: hardware.GPU) -> float:
     return SUSTAINED_FRACTION[SUSTAINED_AS[gpu_family(gpu)]] * gpu.clock_fraction
 
 
-def gemm_intensity(m: float, k: float, n: float) -> float:
-    """FLOP per byte of a 16-bit ``[m, k] x [k, n]`` GEMM: ``2mkn / (2(mk + kn + mn))``."""
-    return m * k * n / (m * k + k * n + m * n)
+def gemm_intensity(m: float, k: float, n: float, operand_bytes: float = 2.0) -> float:
+    """FLOP per byte of a ``[m, k] x [k, n]`` GEMM with ``operand_bytes`` per input element
+    and a 16-bit output: ``2mkn / (operand_bytes (mk + kn) + 2 mn)``."""
+    return 2 * m * k * n / (operand_bytes * (m * k + k * n) + 2 * m * n)
 
 
 def wave_factor(gpu: hardware.GPU, m: float, n: float) -> float:
@@ -221,13 +238,23 @@ def wave_factor(gpu: hardware.GPU, m: float, n: float) -> float:
     return m * n / (tiles * GEMM_TILE_M * GEMM_TILE_N) * waves / (waves + 0.5)
 
 
-def matmul_efficiency(gpu: hardware.GPU, m: float, k: float, n: float) -> float:
-    """Fraction of the dense peak a ``[m, k] x [k, n]`` GEMM sustains in a training step:
-    ``SUSTAINED_FRACTION x ceiling x wave factor / (1 + f ridge / AI)`` (module docstring)."""
+def matmul_efficiency(gpu: hardware.GPU, m: float, k: float, n: float,
+                      precision: str = "bf16") -> float:
+    """Fraction of the dense BF16 peak a ``[m, k] x [k, n]`` GEMM sustains in a training
+    step: ``SUSTAINED_FRACTION x ceiling x wave factor / (1 + f ridge / AI)`` (module
+    docstring). ``precision="fp8"``: the FP8 ceiling of the FP8 peak (twice the BF16 one,
+    :data:`FP8_GEMM_CEILING`) and 1-byte operands; ValueError on a GPU without FP8."""
     family = gpu_family(gpu)
-    f = sustained_fraction(gpu) * GEMM_CEILING[family] * wave_factor(gpu, m, n)
+    if precision == "fp8":
+        if family not in FP8_GEMM_CEILING:
+            raise ValueError(f"{gpu.name} has no FP8 tensor cores; FP8 GEMMs need a Hopper "
+                             f"or Blackwell GPU ({sorted(FP8_GEMM_CEILING)})")
+        ceiling, operand_bytes = FP8_PEAK_OVER_BF16 * FP8_GEMM_CEILING[family], 1.0
+    else:
+        ceiling, operand_bytes = GEMM_CEILING[family], 2.0
+    f = sustained_fraction(gpu) * ceiling * wave_factor(gpu, m, n)
     ridge = gpu.peak_flops / (gpu.hbm_bandwidth_tb_per_s * 1e12)
-    return f / (1.0 + f * ridge / gemm_intensity(m, k, n))
+    return f / (1.0 + f * ridge / gemm_intensity(m, k, n, operand_bytes))
 
 
 #: Sequence length at which a fused attention kernel runs at half its long-sequence rate:
@@ -300,3 +327,27 @@ def elementwise_bytes_per_layer(arch: models.Architecture, cfg: ParallelConfig,
 def hbm_seconds(gpu: hardware.GPU, n_bytes: float) -> float:
     """Seconds to stream ``n_bytes`` through HBM at the datasheet bandwidth."""
     return n_bytes / (gpu.hbm_bandwidth_tb_per_s * 1e12)
+
+
+def fp8_cast_elements_per_token(arch: models.Architecture, tp: int, sequence_parallel: bool,
+                                moe_layer: bool = False) -> tuple[float, float]:
+    """(forward, backward) 16-bit elements per token one GPU casts to FP8 in one layer.
+
+    Forward, the inputs of the four linear blocks: the QKV and first FFN inputs (``h`` each,
+    ``h / t`` with sequence parallelism, whose shard is cast before the all-gather), the
+    output projection's (``a d_head / t``) and the down projection's (``f / t``). Backward,
+    the gradients of their outputs: QKV's (``(a + 2 kv) d_head / t``), the output and down
+    projections' (``h``, ``h / t`` with sequence parallelism) and the up projection's (``2 f
+    / t`` for SwiGLU's gate and up, ``f / t`` for GeLU). A MoE layer counts each of a
+    token's ``k`` routed copies and the shared experts at the expert width."""
+    width = arch.n_heads * arch.head_dim
+    kv = 2 * arch.n_kv_heads * arch.head_dim
+    outside = arch.d_model / (tp if sequence_parallel else 1)
+    if moe_layer and arch.moe is not None:
+        ffn = (arch.moe.experts_per_token + arch.moe.n_shared_experts) * arch.moe.expert_d_ffn
+    else:
+        ffn = arch.d_ffn
+    up = 2 * ffn if arch.ffn != "gelu" else ffn
+    forward = 2 * outside + (width + ffn) / tp
+    backward = 2 * outside + (width + kv + up) / tp
+    return forward, backward

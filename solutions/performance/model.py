@@ -110,6 +110,8 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     dense_layers, moe_layers = stage_layer_kinds(arch, cfg.pp)[stage]
     tokens = cfg.micro_batch * cfg.seq_len / cfg.cp / cfg.tp  # per GPU share of the work
     eff = pf.matmul_efficiency(gpu, *pf.layer_gemm_shape(arch, cfg))
+    linear = stack.linear_precision  # the layers' GEMMs; the output head stays 16-bit
+    linear_eff = pf.matmul_efficiency(gpu, *pf.layer_gemm_shape(arch, cfg), precision=linear)
     attn = pf.attention_flops_per_token(arch, cfg.seq_len, causal=stack.fused_attention)
     matmul = (dense_layers * 2 * pf.matmul_params_per_token(arch, False)
               + moe_layers * 2 * (pf.matmul_params_per_token(arch, True) if moe_layers else 0))
@@ -117,10 +119,12 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     layers = dense_layers + moe_layers
     logits = pf.logits_flops_per_token(arch) if stage == cfg.pp - 1 else 0.0
     flops_s = tokens / (gpu.peak_flops * eff)
+    linear_s = tokens / (gpu.peak_flops * linear_eff)
     # routed experts run at the efficiency of their own, smaller GEMMs
     expert_s = (tokens / (gpu.peak_flops * pf.matmul_efficiency(
-        gpu, *pf.expert_gemm_shape(arch, cfg))) if routed else 0.0)
-    gemm_s = (matmul - routed) * flops_s + routed * expert_s
+        gpu, *pf.expert_gemm_shape(arch, cfg), precision=linear)) if routed else 0.0)
+    gemm_s = (matmul - routed) * linear_s + routed * expert_s
+    cast_fwd, cast_bwd = _fp8_cast_s(arch, cfg, gpu, stack, dense_layers, moe_layers)
     passes = pf.ELEMENTWISE_PASSES[stack.elementwise]
     elementwise = pf.hbm_seconds(gpu, passes * layers
                                  * pf.elementwise_bytes_per_layer(
@@ -129,7 +133,7 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
                                                                    cfg.seq_len)
                                          if stack.fused_attention
                                          else eff))
-    layer_fwd = gemm_s + layers * attn * attn_s + elementwise / 3
+    layer_fwd = gemm_s + layers * attn * attn_s + elementwise / 3 + cast_fwd
     forward = layer_fwd + logits * flops_s
     if cfg.activation_recompute == "full":
         recompute = layer_fwd
@@ -138,7 +142,7 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     elif cfg.activation_recompute == "selective":  # every second matmul, all element-wise ops
         alternate = (dense_layers * 2 * pf.alternate_matmul_params_per_token(arch, False)
                      + moe_layers * 2 * pf.alternate_matmul_params_per_token(arch, True))
-        recompute = alternate * flops_s + elementwise / 3
+        recompute = alternate * linear_s + elementwise / 3
     else:
         recompute = 0.0
     comm = layer_comm_s(arch, cfg, links, stack.sequence_parallel, dense_layers, moe_layers,
@@ -147,10 +151,31 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     if stack.tp_comm_overlap:  # chunks of the TP collectives run under the GEMMs they feed
         gemm = gemm_s * (3 + (cfg.activation_recompute == "full"))
         tp = max(0.0, tp - gemm) + OVERLAP_INTERFERENCE * min(tp, gemm)
-    accumulate = _grad_accumulation_s(arch, cfg, gpu, stack, stage)
+    # the backward is twice the forward's FLOPs but casts only the output gradients
+    accumulate = _grad_accumulation_s(arch, cfg, gpu, stack, stage) + cast_bwd - 2 * cast_fwd
     return _Stage(compute=3 * forward + accumulate, recompute=recompute,
                   backward=2 * forward + recompute + accumulate, forward=forward, comm=comm,
                   layers=layers, tp_exposed=tp)
+
+
+def _fp8_cast_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
+                stack: Stack, dense_layers: int, moe_layers: int) -> tuple[float, float]:
+    """(forward, backward) seconds per micro-batch of casting the FP8 GEMMs' 16-bit inputs
+    and output gradients on one GPU of the stage (:data:`pf.FP8_CAST_BYTES` per element of
+    :func:`pf.fp8_cast_elements_per_token`); (0, 0) for 16-bit linear layers. The weights'
+    own casts (once per step: Transformer Engine keeps them across micro-batches, torchao
+    casts the shard before FSDP's FP8 all-gather) are left out."""
+    if stack.linear_precision != "fp8":
+        return 0.0, 0.0
+    tokens = cfg.micro_batch * cfg.seq_len / cfg.cp
+    fwd = bwd = 0.0
+    for count, moe in ((dense_layers, False), (moe_layers, True)):
+        if count:
+            f, b = pf.fp8_cast_elements_per_token(arch, cfg.tp, stack.sequence_parallel, moe)
+            fwd += count * f
+            bwd += count * b
+    return (pf.hbm_seconds(gpu, pf.FP8_CAST_BYTES * fwd * tokens),
+            pf.hbm_seconds(gpu, pf.FP8_CAST_BYTES * bwd * tokens))
 
 
 def _grad_accumulation_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
