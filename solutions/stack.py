@@ -102,6 +102,12 @@ Fields (booleans say whether the software does it):
   ``torch.compile``); ``"megatron"``, Megatron-LM's hand-fused bias + GeLU and scale + mask
   + softmax kernels (Narayanan et al. 2021, §4.2); ``"fused"``, Transformer Engine's fused
   LayerNorm/RMSNorm + GEMM, bias + dropout + residual and SwiGLU kernels (Megatron-Core).
+* ``unit_reduce_scatter``: gradients are reduce-scattered per FSDP unit (a layer) as the
+  backward produces them, from a buffer of their own (PyTorch FSDP1's flat gradient; FSDP2's
+  ``foreach_reduce`` copy-in buffer at ``grad_reduce_bytes``), so a resharding stage-3 GPU
+  holds a layer's unsharded gradient and two layers' reduce-scatter inputs
+  (:func:`solutions.planner.memory.reduce_scatter_buffer_bytes`); DeepSpeed reduces from
+  fixed-size buckets instead.
 * ``linear_precision``: the number format of the transformer layers' linear GEMMs
   (attention projections, FFN and experts): ``"bf16"``, or ``"fp8"``, E4M3/E5M2 with
   per-tensor scales (Micikevicius et al. 2022, arXiv:2209.05433; Transformer Engine's
@@ -154,6 +160,7 @@ class Stack:
     ep_node_dedup: bool = False
     elementwise: str = "fused"
     loss_bytes_per_logit: float = 6.0
+    unit_reduce_scatter: bool = False
     linear_precision: str = "bf16"
     source: str = ""
 
@@ -228,7 +235,7 @@ DEEPSPEED_PIPELINE_2020 = replace(
 FSDP = Stack(
     "PyTorch FSDP (FULL_SHARD)", sequence_parallel=False, fused_attention=True,
     overlap_dp=True, elementwise="eager", fused_grad_accumulation=False,
-    loss_bytes_per_logit=12.0,
+    loss_bytes_per_logit=12.0, unit_reduce_scatter=True,
     source="Zhao et al. 2023 (PyTorch FSDP, arXiv:2304.11277) §3.2 FULL_SHARD (gather "
            "before forward and backward, reshard after each), §3.3 backward/forward "
            "prefetch overlapping the next unit's all-gather with compute; the model runs in "
@@ -236,9 +243,12 @@ FSDP = Stack(
 FSDP2 = Stack(
     "FSDP2 / torchtitan", sequence_parallel=True, fused_attention=True, overlap_dp=True,
     elementwise="eager", uneven_chunks=True, fused_grad_accumulation=False,
-    loss_bytes_per_logit=12.0, keep_gathered_with_pp=True,
+    loss_bytes_per_logit=12.0, keep_gathered_with_pp=True, unit_reduce_scatter=True,
+    grad_reduce_bytes=4.0,
     source="torchtitan (Liang et al. 2024, arXiv:2410.06511) §2.1: per-parameter DTensor "
-           "FSDP2 with implicit prefetch, reshard_after_forward=True by default, SP with "
+           "FSDP2 with implicit prefetch, reshard_after_forward=True by default, gradients "
+           "reduce-scattered in FP32 (config_manager.py, December 2024: "
+           "--training.mixed_precision_reduce, default and only choice 'float32'), SP with "
            "TP (async TP optional); eager mode unless torch.compile is turned on; pipeline "
            "stages cut at user-given module names (pipeline_parallel_split_points), so "
            "stages and chunks may hold different layer counts.")

@@ -45,8 +45,14 @@ each chunk recurs in every group of p micro-batches). Accumulating the whole sta
 gradient instead would add ``g Psi`` = 12.8 GB on Llama 3's middle stage, and the paper's
 8K run would not fit; reducing every micro-batch's gradient would move m times the traffic.
 A resharding ZeRO-3 also holds the gathered weights of the unit being computed and the one
-being prefetched (two layers, :data:`GATHERED_UNITS`). Transient buffers (a layer's 16-bit
-gradient as it is produced, communication buckets) are not counted.
+being prefetched (two layers, :data:`GATHERED_UNITS`). PyTorch's FSDP reduce-scatters each
+unit's gradient as the backward produces it (``Stack.unit_reduce_scatter``), so it also holds
+the layer's 16-bit unsharded gradient (2 bytes per parameter) and the reduce-scatter inputs
+of the two layers in flight on the reduce-scatter stream, at ``grad_reduce_bytes`` each (FSDP2
+``foreach_reduce`` copies the gradients into an FP32 buffer with torchtitan's default
+``mixed_precision_reduce = "float32"``; FSDP1 reduce-scatters the flat 16-bit gradient
+itself): :func:`reduce_scatter_buffer_bytes`. Other transient buffers (DeepSpeed's reduce
+buckets, NCCL's own memory) are not counted.
 
 **Activations** per layer and micro-batch, in bytes, following Korthikanti et al. 2022
 ("Reducing Activation Recomputation in Large Transformer Models", arXiv:2205.05198, §4.1,
@@ -339,6 +345,21 @@ def gathered_layers_bytes(arch: models.Architecture, cfg: ParallelConfig, stage:
     return (sum(largest) + end_tables_params(arch, cfg, stage)) / cfg.tp * zero.WEIGHT_BYTES
 
 
+def reduce_scatter_buffer_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
+                                stack: Stack) -> float:
+    """Bytes of PyTorch FSDP's per-unit gradient reduce-scatter on one GPU of ``stage``: the
+    largest layer's 16-bit unsharded gradient as it is produced, and the reduce-scatter
+    inputs of the :data:`GATHERED_UNITS` largest layers at ``grad_reduce_bytes`` (module
+    doc); 0 for a stack that does not reduce-scatter per unit or does not reshard."""
+    if cfg.zero_stage < 3 or not stack.unit_reduce_scatter or not stack.reshard_after_forward:
+        return 0.0
+    gathered = gathered_layers_bytes(arch, cfg, stage) / zero.WEIGHT_BYTES  # parameters
+    tables = end_tables_params(arch, cfg, stage) / cfg.tp
+    layers = gathered - tables
+    largest = layers / GATHERED_UNITS
+    return largest * zero.WEIGHT_BYTES + layers * stack.grad_reduce_bytes
+
+
 def end_tables_params(arch: models.Architecture, cfg: ParallelConfig, stage: int) -> float:
     """Parameters of the embedding (first stage) and output head (last stage) ``stage``
     holds, before TP: the root unit of a stage's FSDP wrapping (torchtitan
@@ -367,7 +388,8 @@ def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int,
     return MemoryBreakdown(
         stage=stage, weights_bytes=weights,
         gradients_bytes=(params.dense * dense.gradients + params.expert * expert.gradients
-                         + chunk_accumulator_bytes(arch, cfg, stage, stack)),
+                         + chunk_accumulator_bytes(arch, cfg, stage, stack)
+                         + reduce_scatter_buffer_bytes(arch, cfg, stage, stack)),
         optimizer_bytes=params.dense * dense.optimizer + params.expert * expert.optimizer,
         activations_bytes=stage_activation_bytes(arch, cfg, stage, stack),
         buffers_bytes=transient_bytes(arch, cfg, stage, stack),

@@ -39,3 +39,25 @@ def test_torchtitan_alternate_matmul_checkpointing_keeps_half_the_matmuls() -> N
     outside, inside = pm.alternate_activation_units(m.LLAMA3_8B)
     assert outside == 2.0
     assert inside == pytest.approx(11.5 + 2 + 4 * 32 / 4096)
+
+
+def test_fsdp_reduce_scatter_buffers_by_hand() -> None:
+    from solutions.stack import DEEPSPEED_ZERO3, FSDP, FSDP2
+    # Llama 3 8B layer: Q and O 4096 x 4096 each, K and V 4096 x 1024 each, SwiGLU 3 x 4096
+    # x 14336, two RMSNorm weights of 4096: 218,112,000 parameters.
+    layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336 + 2 * 4096
+    assert layer == 218_112_000
+    cfg = ParallelConfig(tp=1, pp=1, dp=8, zero_stage=3, seq_len=8192)
+    # FSDP2 (torchtitan): the layer's BF16 gradient (2) and two FP32 reduce-scatter inputs
+    assert pm.reduce_scatter_buffer_bytes(m.LLAMA3_8B, cfg, 0, FSDP2) == layer * (2 + 2 * 4)
+    # FSDP1 reduces the flat BF16 gradient: 2 + 2 x 2 bytes per parameter
+    assert pm.reduce_scatter_buffer_bytes(m.LLAMA3_8B, cfg, 0, FSDP) == layer * 6
+    # DeepSpeed's buckets and stages below 3 are not counted
+    assert pm.reduce_scatter_buffer_bytes(m.LLAMA3_8B, cfg, 0, DEEPSPEED_ZERO3) == 0
+    assert pm.reduce_scatter_buffer_bytes(m.LLAMA3_8B, replace(cfg, zero_stage=2), 0,
+                                          FSDP2) == 0
+    # they are part of the GPU's gradients
+    with_rs = pm.stage_memory(m.LLAMA3_8B, cfg, 0, FSDP2).gradients_bytes
+    without = pm.stage_memory(m.LLAMA3_8B, cfg, 0,
+                              replace(FSDP2, unit_reduce_scatter=False)).gradients_bytes
+    assert with_rs - without == layer * 10
