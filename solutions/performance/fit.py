@@ -134,7 +134,10 @@ START: dict[str, float] = {c.name: v for c, v in zip(CONSTANTS, (1.0, 1.0, 6.0, 
 def fit(runs: Sequence[FittableRun], rounds: int = 4) -> dict[str, float]:
     """Coordinate descent from :data:`START`: each constant in turn takes the grid value
     with the lowest :func:`score` on ``runs`` (only rows with ``fitted`` set are used;
-    ValueError if there are none). The module's constants are left unchanged."""
+    ValueError if there are none). A constant that no row depends on (every grid value
+    scores the same, e.g. Megatron-LM's element-wise passes when no Megatron-LM run is
+    among the rows) keeps its starting value instead of the grid's first. The module's
+    constants are left unchanged."""
     rows = [r for r in runs if r.fitted]
     if not rows:
         raise ValueError("no runs marked for fitting")
@@ -144,5 +147,8 @@ def fit(runs: Sequence[FittableRun], rounds: int = 4) -> dict[str, float]:
             def trial(value: float, name: str = constant.name) -> float:
                 with constants_set({**best, name: value}):
                     return score(rows)
-            best[constant.name] = min(constant.grid, key=trial)
+            scores = {value: trial(value) for value in constant.grid}
+            lowest = min(scores.values())
+            if max(scores.values()) - lowest > 1e-12:
+                best[constant.name] = min(constant.grid, key=scores.__getitem__)
     return best
