@@ -98,3 +98,15 @@ def test_long_context_memory_of_torchtitan_table_2(dp: int, cp: int, seq_len: in
                          grad_accum=1, seq_len=seq_len, activation_recompute="full")
     predicted = memory_per_gpu(models.LLAMA3_8B, cfg, FSDP2).total_bytes / 2**30
     assert abs(predicted / measured_gib - 1) <= 0.10
+
+
+def test_a_constant_no_fitted_row_depends_on_keeps_its_starting_value() -> None:
+    # MosaicML's and IBM's FSDP rows run eager PyTorch: nothing in them reads Megatron-LM's
+    # hand-fused passes or Transformer Engine's, so a fit on them alone leaves both where
+    # the search starts, not at the bottom of their grids.
+    fsdp = [r for r in RUNS if r.family == "fsdp" and r.fitted]
+    assert fsdp and all(r.stack.elementwise == "eager" for r in fsdp)
+    constants = fit.fit(fsdp, rounds=1)
+    for name in ("ELEMENTWISE_PASSES['megatron']", "ELEMENTWISE_PASSES['fused']"):
+        assert constants[name] == fit.START[name]
+    assert constants["ELEMENTWISE_PASSES['eager']"] != fit.START["ELEMENTWISE_PASSES['eager']"]
