@@ -4,8 +4,9 @@ Every other number in the model is a datasheet figure, a microbenchmark or a sta
 assumption; these are the only ones chosen to match training runs, and only on the runs of
 ``solutions/data/published_runs.json`` marked ``"split": "fit"``:
 
-* ``SUSTAINED_FRACTION`` per GPU generation (A100; H100, which H800, H200 and, untested,
-  Blackwell share): the share of the
+* ``SUSTAINED_FRACTION`` per GPU generation (A100; H100, which H800 and H200 share;
+  Blackwell, B200 and GB200, which takes the H100's when no Blackwell run is fitted on): the
+  share of the
   microbenchmark GEMM and attention rates a training step sustains (clocks under sustained
   power, kernels and launch gaps the model does not list);
 * ``ELEMENTWISE_PASSES`` (eager PyTorch, Megatron-LM's hand-fused kernels, Transformer
@@ -53,6 +54,9 @@ class Constant:
 
     name: str
     grid: tuple[float, ...]
+    #: The constant whose fitted value this one takes when no fitted row depends on it
+    #: (a GPU generation with no run to fit on takes the previous one's share).
+    fallback: str | None = None
 
     def get(self) -> float:
         module, key = _where(self.name)
@@ -81,6 +85,8 @@ def _grid(lo: float, hi: float, step: float) -> tuple[float, ...]:
 CONSTANTS: tuple[Constant, ...] = (
     Constant("SUSTAINED_FRACTION['A100']", _grid(0.60, 1.00, 0.01)),
     Constant("SUSTAINED_FRACTION['H100']", _grid(0.60, 1.00, 0.01)),
+    Constant("SUSTAINED_FRACTION['B200']", _grid(0.60, 1.00, 0.01),
+             fallback="SUSTAINED_FRACTION['H100']"),
     # passes over HBM: within what counting the kernels allows (about 6 reads and writes
     # of Korthikanti's 34 s b h bytes per layer in eager mode, fewer when fused)
     Constant("ELEMENTWISE_PASSES['eager']", _grid(2.0, 12.0, 1.0)),
@@ -127,8 +133,8 @@ def current() -> dict[str, float]:
 
 #: Where the search starts: the microbenchmark rates as they are, a few passes, no
 #: interference.
-START: dict[str, float] = {c.name: v for c, v in zip(CONSTANTS, (1.0, 1.0, 6.0, 6.0, 3.0, 0.0),
-                                                       strict=True)}
+START: dict[str, float] = {c.name: v for c, v in zip(
+    CONSTANTS, (1.0, 1.0, 1.0, 6.0, 6.0, 3.0, 0.0), strict=True)}
 
 
 def fit(runs: Sequence[FittableRun], rounds: int = 4) -> dict[str, float]:
@@ -136,19 +142,26 @@ def fit(runs: Sequence[FittableRun], rounds: int = 4) -> dict[str, float]:
     with the lowest :func:`score` on ``runs`` (only rows with ``fitted`` set are used;
     ValueError if there are none). A constant that no row depends on (every grid value
     scores the same, e.g. Megatron-LM's element-wise passes when no Megatron-LM run is
-    among the rows) keeps its starting value instead of the grid's first. The module's
-    constants are left unchanged."""
+    among the rows) keeps its starting value instead of the grid's first, or takes its
+    ``fallback``'s fitted value (Blackwell's sustained share without a Blackwell run takes
+    the H100's). The module's constants are left unchanged."""
     rows = [r for r in runs if r.fitted]
     if not rows:
         raise ValueError("no runs marked for fitting")
     best = dict(START)
+    informed: set[str] = set()
     for _ in range(rounds):
         for constant in CONSTANTS:
             def trial(value: float, name: str = constant.name) -> float:
                 with constants_set({**best, name: value}):
                     return score(rows)
             scores = {value: trial(value) for value in constant.grid}
-            lowest = min(scores.values())
-            if max(scores.values()) - lowest > 1e-12:
+            if max(scores.values()) - min(scores.values()) > 1e-12:
                 best[constant.name] = min(constant.grid, key=scores.__getitem__)
+                informed.add(constant.name)
+            elif constant.fallback is not None:
+                best[constant.name] = best[constant.fallback]
+    for constant in CONSTANTS:
+        if constant.name not in informed and constant.fallback is not None:
+            best[constant.name] = best[constant.fallback]
     return best

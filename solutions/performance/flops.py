@@ -87,12 +87,12 @@ SM_COUNT: dict[str, int] = {"A100": 108, "H100": 132, "H800": 132, "H200": 132, 
 #: on Ampere and Hopper (NVIDIA Matrix Multiplication Background guide, "Tile Quantization").
 GEMM_TILE_M, GEMM_TILE_N = 128, 128
 #: Share of the microbenchmark rate a training step sustains, by GPU generation (fitted, see
-#: above). Hopper parts (H800, H200) share the H100's; Blackwell parts (B200, GB200) have no
-#: run in the data set to fit on and take the H100's too (:data:`SUSTAINED_AS`), an
-#: assumption.
-SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.88, "H100": 0.87}
+#: above). Hopper parts (H800, H200) share the H100's; the Blackwell parts (B200, GB200)
+#: share one, fitted on the smallest-scale GB200 run of the data set
+#: (:data:`SUSTAINED_AS`; without a Blackwell run the fit gives it the H100's).
+SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.88, "H100": 0.87, "B200": 0.87}
 SUSTAINED_AS: dict[str, str] = {"A100": "A100", "H100": "H100", "H800": "H100",
-                                "H200": "H100", "B200": "H100", "GB200": "H100"}
+                                "H200": "H100", "B200": "B200", "GB200": "B200"}
 #: Fraction of the dense peak a fused (flash) attention kernel reaches over forward +
 #: backward, causal, head dimension 128, long sequences, FLOPs of the causal half counted,
 #: by (kernel, GPU family). FlashAttention-2 (Dao 2023, arXiv:2307.08691, §4.1, Figs. 4-7):

@@ -344,6 +344,7 @@ def cross_validation_markdown(cv: CrossValidation) -> str:
     """The leave-one-source-out table: each source's runs predicted by constants fitted
     without it, and those constants."""
     names = {"SUSTAINED_FRACTION['A100']": "A100", "SUSTAINED_FRACTION['H100']": "H100",
+             "SUSTAINED_FRACTION['B200']": "Blackwell",
              "ELEMENTWISE_PASSES['eager']": "eager", "ELEMENTWISE_PASSES['megatron']":
              "megatron", "ELEMENTWISE_PASSES['fused']": "fused",
              "OVERLAP_INTERFERENCE": "interference"}
