@@ -259,7 +259,8 @@ def test_layers_divide_evenly_into_virtual_stages_where_the_framework_requires_i
     hand or by their own partitioner may be uneven, and a 1-stage run is always even."""
     lay = run["layout"]
     chunks = lay["pp"] * lay["virtual_stages"]
-    if run["stack"] not in UNEVEN_STAGES_OK:
+    uneven_option = run.get("stack_options", {}).get("uneven_chunks", False)
+    if run["stack"] not in UNEVEN_STAGES_OK and not uneven_option:
         assert run["model"]["n_layers"] % chunks == 0, (run["model"]["n_layers"], chunks)
 
 
@@ -306,7 +307,8 @@ def test_reported_number_is_physically_possible(run: dict[str, Any]) -> None:
 #: stack_options keys that describe a run without changing the model
 DESCRIPTIVE_OPTIONS = {"data_parallel"}
 #: options whose value a row must justify from its source in its assumptions
-KERNEL_OPTIONS = {"attention_kernel", "selective_recompute", "elementwise", "ep_node_dedup"}
+KERNEL_OPTIONS = {"attention_kernel", "selective_recompute", "elementwise", "ep_node_dedup",
+                  "linear_precision", "uneven_chunks"}
 
 
 @pytest.mark.parametrize("run", [r for r in RUNS if "stack_options" in r], ids=run_ids)
