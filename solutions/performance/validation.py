@@ -391,7 +391,8 @@ def validation_table_markdown(runs: Sequence[PublishedRun] = PUBLISHED_RUNS) -> 
     lines = ["| Run | Stack | Metric | Reported | Predicted | Error | Split "
              "| Error, source left out |", "|---|---|---|---|---|---|---|---|"]
     for run in runs:
-        lines.append(f"| {run.label} | {run.stack.name} | {run.metric} "
+        fp8 = ", FP8 linear layers" if run.stack.linear_precision == "fp8" else ""
+        lines.append(f"| {run.label} | {run.stack.name}{fp8} | {run.metric} "
                      f"| {_format(run, run.reported)} | {_format(run, run.predicted())} "
                      f"| {run.error():+.1%} | {'fit' if run.fitted else 'held out'} "
                      f"| {cv.errors[run.label]:+.1%} |")

@@ -46,7 +46,8 @@ def test_the_data_spans_what_generalisation_needs() -> None:
     assert len(RUNS) >= 40
     assert len({r.source_id for r in RUNS}) >= 8
     assert {r.cluster.gpu.name for r in RUNS} >= {"A100 SXM4 80GB", "H100 SXM5 80GB"}
-    assert 0.2 <= sum(r.fitted for r in RUNS) / len(RUNS) <= 0.45
+    # fitted on as few rows as the constants need; most rows are only measured
+    assert 0.15 <= sum(r.fitted for r in RUNS) / len(RUNS) <= 0.45
 
 
 def test_errors_are_in_each_sources_own_convention() -> None:
@@ -113,9 +114,10 @@ def test_held_out_median_error_stays_near_the_goal() -> None:
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "held-out median 5.9 % but 84 % within 15 % on 73 rows (docs/validation.md, 'What the "
+    "held-out median 5.9 % but 83 % within 15 % on 99 rows (docs/validation.md, 'What the "
     "numbers say'): Llama 3's 128K row under the PaLM count, torchtitan's and IBM's FSDP "
-    "runs on H100 and BigScience's pre-BLOOM benchmarks miss by more than 15 %"))
+    "runs on H100, Grok-1 in FP8 and BigScience's pre-BLOOM benchmarks miss by more than "
+    "15 %"))
 def test_held_out_runs_meet_the_goals() -> None:
     # goals: median |error| <= 6 % and at least 85 % of held-out runs within 15 %
     held = pv.summary(RUNS).held_out
