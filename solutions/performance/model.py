@@ -323,7 +323,10 @@ def estimate(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
     (:mod:`solutions.stack`) to Megatron-Core 2024, with a warning saying so.
     ``attention_flops`` chooses how MFU counts the attention scores: ``"causal"`` (half the
     score matrix, Megatron-LM's count) or ``"full"`` (all of it: PaLM App. B, NVIDIA,
-    MosaicML, torchtitan); the step time does not depend on it. Raises ValueError listing
+    MosaicML, torchtitan); the step time does not depend on it. A stack with
+    ``linear_precision="fp8"`` runs the layers' GEMMs in FP8 (ValueError on a GPU without
+    FP8 tensor cores); MFU and HFU still divide by the dense BF16 peak, so a layout's MFU in
+    BF16 and in FP8 compare directly. Raises ValueError listing
     every problem :func:`solutions.planner.validity.rejections` finds for that stack that
     leaves the step time undefined; the unusual but computable ones (TP across nodes, K/V
     heads not divided by TP, unequal splits, :data:`solutions.planner.validity.ADVISORY`)
