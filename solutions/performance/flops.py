@@ -276,7 +276,8 @@ def attention_efficiency(gpu: hardware.GPU, kernel: str = "flash2",
     return rate if seq_len is None else rate / (1.0 + ATTENTION_HALF_RATE_TOKENS / seq_len)
 
 
-def layer_gemm_shape(arch: models.Architecture, cfg: ParallelConfig) -> tuple[float, ...]:
+def layer_gemm_shape(arch: models.Architecture,
+                     cfg: ParallelConfig) -> tuple[float, float, float]:
     """The per-GPU shape of a layer's largest GEMM, the FFN up-projection:
     ``M = b s / cp`` tokens, ``K = h``, ``N = d_ffn / tp``."""
     d_ffn = arch.moe.expert_d_ffn if arch.moe is not None else arch.d_ffn
@@ -292,7 +293,8 @@ def routed_params_per_token(arch: models.Architecture) -> float:
     return arch.moe.experts_per_token * models.expert_params(arch)
 
 
-def expert_gemm_shape(arch: models.Architecture, cfg: ParallelConfig) -> tuple[float, ...]:
+def expert_gemm_shape(arch: models.Architecture,
+                      cfg: ParallelConfig) -> tuple[float, float, float]:
     """The per-GPU shape of a routed expert's up-projection: each GPU holds ``E / ep`` of
     the ``E`` experts and receives the tokens of its ``ep`` expert-parallel peers routed to
     them, ``k`` copies per token (balanced routing), so an expert's GEMM has ``M = b s / cp
