@@ -347,10 +347,11 @@ def gathered_layers_bytes(arch: models.Architecture, cfg: ParallelConfig, stage:
 
 def reduce_scatter_buffer_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
                                 stack: Stack) -> float:
-    """Bytes of PyTorch FSDP's per-unit gradient reduce-scatter on one GPU of ``stage``: the
-    largest layer's 16-bit unsharded gradient as it is produced, and the reduce-scatter
-    inputs of the :data:`GATHERED_UNITS` largest layers at ``grad_reduce_bytes`` (module
-    doc); 0 for a stack that does not reduce-scatter per unit or does not reshard."""
+    """Bytes of PyTorch FSDP's per-unit gradient reduce-scatter on one GPU of ``stage``: a
+    layer's 16-bit unsharded gradient as it is produced (the mean of the
+    :data:`GATHERED_UNITS` largest layers, all equal in a dense model), and those layers'
+    reduce-scatter inputs at ``grad_reduce_bytes`` (module doc); 0 for a stack that does not
+    reduce-scatter per unit or does not reshard."""
     if cfg.zero_stage < 3 or not stack.unit_reduce_scatter or not stack.reshard_after_forward:
         return 0.0
     gathered = gathered_layers_bytes(arch, cfg, stage) / zero.WEIGHT_BYTES  # parameters
