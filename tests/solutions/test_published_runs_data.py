@@ -85,9 +85,12 @@ def flops_per_token(run: dict[str, Any], convention: str) -> float:
 
 
 def implied_6n_utilisation(run: dict[str, Any]) -> float:
-    """6 x active parameters x tokens/s per GPU over the GPU's dense BF16 peak: a lower bound
-    on the MFU the reported number implies (attention FLOPs left out)."""
-    per_token = 6 * models.active_params(architecture(run))
+    """6 x active parameters plus the causal half of the attention scores (``6 l d s``) x
+    tokens/s per GPU over the GPU's dense BF16 peak: a lower bound on the MFU the reported
+    number implies (at 32K tokens a 3B model's attention is most of its work)."""
+    arch = architecture(run)
+    per_token = (6 * models.active_params(arch)
+                 + 6 * arch.n_layers * arch.d_model * run["layout"]["seq_len"])
     peak = GPU_BY_NAME[run["gpu"]].peak_flops
     value = float(run["reported"])
     tokens = tokens_per_s_per_gpu(run)
