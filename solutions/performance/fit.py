@@ -159,8 +159,6 @@ def fit(runs: Sequence[FittableRun], rounds: int = 4) -> dict[str, float]:
             if max(scores.values()) - min(scores.values()) > 1e-12:
                 best[constant.name] = min(constant.grid, key=scores.__getitem__)
                 informed.add(constant.name)
-            elif constant.fallback is not None:
-                best[constant.name] = best[constant.fallback]
     for constant in CONSTANTS:
         if constant.name not in informed and constant.fallback is not None:
             best[constant.name] = best[constant.fallback]

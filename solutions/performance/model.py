@@ -111,7 +111,8 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     tokens = cfg.micro_batch * cfg.seq_len / cfg.cp / cfg.tp  # per GPU share of the work
     eff = pf.matmul_efficiency(gpu, *pf.layer_gemm_shape(arch, cfg))
     linear = stack.linear_precision  # the layers' GEMMs; the output head stays 16-bit
-    linear_eff = pf.matmul_efficiency(gpu, *pf.layer_gemm_shape(arch, cfg), precision=linear)
+    linear_eff = (eff if linear == "bf16" else
+                  pf.matmul_efficiency(gpu, *pf.layer_gemm_shape(arch, cfg), precision=linear))
     attn = pf.attention_flops_per_token(arch, cfg.seq_len, causal=stack.fused_attention)
     matmul = (dense_layers * 2 * pf.matmul_params_per_token(arch, False)
               + moe_layers * 2 * (pf.matmul_params_per_token(arch, True) if moe_layers else 0))

@@ -333,32 +333,35 @@ def gathers_per_step(cfg: ParallelConfig, stack: Stack = MODERN) -> int:
     return 1 if not stack.reshard_after_forward else 2 * cfg.grad_accum
 
 
-def gathered_layers_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int) -> float:
-    """16-bit weights of the :data:`GATHERED_UNITS` largest layers of ``stage`` on one GPU:
-    what a resharding ZeRO-3/FSDP holds gathered at once."""
+def largest_layers_params(arch: models.Architecture, cfg: ParallelConfig,
+                          stage: int) -> list[float]:
+    """Parameters one GPU holds of each of the :data:`GATHERED_UNITS` largest layers of
+    ``stage`` (routed experts split over EP, everything over TP), largest first."""
     dense_layers, moe_layers = stage_layer_kinds(arch, cfg.pp)[stage]
     sizes: list[float] = [float(models.dense_layer_params(arch))] * dense_layers
     if arch.moe is not None and moe_layers:
         routed = arch.moe.n_routed_experts * models.expert_params(arch)
         sizes += [models.moe_layer_params(arch) - routed + routed / cfg.ep] * moe_layers
-    largest = sorted(sizes, reverse=True)[:GATHERED_UNITS]
-    return (sum(largest) + end_tables_params(arch, cfg, stage)) / cfg.tp * zero.WEIGHT_BYTES
+    return [size / cfg.tp for size in sorted(sizes, reverse=True)[:GATHERED_UNITS]]
+
+
+def gathered_layers_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int) -> float:
+    """16-bit weights of the :data:`GATHERED_UNITS` largest layers of ``stage`` on one GPU:
+    what a resharding ZeRO-3/FSDP holds gathered at once."""
+    tables = end_tables_params(arch, cfg, stage) / cfg.tp
+    return (sum(largest_layers_params(arch, cfg, stage)) + tables) * zero.WEIGHT_BYTES
 
 
 def reduce_scatter_buffer_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
                                 stack: Stack) -> float:
-    """Bytes of PyTorch FSDP's per-unit gradient reduce-scatter on one GPU of ``stage``: a
-    layer's 16-bit unsharded gradient as it is produced (the mean of the
-    :data:`GATHERED_UNITS` largest layers, all equal in a dense model), and those layers'
-    reduce-scatter inputs at ``grad_reduce_bytes`` (module doc); 0 for a stack that does not
-    reduce-scatter per unit or does not reshard."""
+    """Bytes of PyTorch FSDP's per-unit gradient reduce-scatter on one GPU of ``stage``: the
+    largest layer's 16-bit unsharded gradient as it is produced, and the reduce-scatter
+    inputs of the :data:`GATHERED_UNITS` largest layers at ``grad_reduce_bytes`` (module
+    doc); 0 for a stack that does not reduce-scatter per unit or does not reshard."""
     if cfg.zero_stage < 3 or not stack.unit_reduce_scatter or not stack.reshard_after_forward:
         return 0.0
-    gathered = gathered_layers_bytes(arch, cfg, stage) / zero.WEIGHT_BYTES  # parameters
-    tables = end_tables_params(arch, cfg, stage) / cfg.tp
-    layers = gathered - tables
-    largest = layers / GATHERED_UNITS
-    return largest * zero.WEIGHT_BYTES + layers * stack.grad_reduce_bytes
+    layers = largest_layers_params(arch, cfg, stage)
+    return layers[0] * zero.WEIGHT_BYTES + sum(layers) * stack.grad_reduce_bytes
 
 
 def end_tables_params(arch: models.Architecture, cfg: ParallelConfig, stage: int) -> float:

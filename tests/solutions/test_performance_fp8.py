@@ -86,7 +86,6 @@ def test_the_casts_cost_what_their_bytes_take_through_hbm() -> None:
     # Casting free (0 bytes per element) against 6: the difference is the cast traffic of
     # the busiest stage's layers per micro-batch, forward + backward (selective
     # recomputation redoes no GEMM input), times the micro-batches, over HBM.
-    free = _estimate(FP8_CORE, CFG)
     layers = m.LLAMA3_70B.n_layers // CFG.pp
     fwd, bwd = pf.fp8_cast_elements_per_token(m.LLAMA3_70B, CFG.tp, True)
     tokens = CFG.micro_batch * CFG.seq_len
