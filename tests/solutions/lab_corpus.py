@@ -146,6 +146,17 @@ _VISIBLE_58 = {(4, 8, 1), (3, 3, 1), (4, 2, 1), (2, 5, 1), (2, 4, 2), (4, 8, 2),
 # from a learner's kernel travels with what it uses, library code included, so there the
 # import is no different from copying the library's source.
 KERNEL_ONLY_PASSES = {"ring-borrowed-library"}
+# A cheat that takes whatever array of the right size its process holds ends one of two
+# ways, by the memory layout of the run: it sends values no rank could have built (the
+# provenance check) or it ends with the wrong sum. Either reason is the right one.
+OTHER_REASONS = {"ring-read-inbox": ("is not a partial sum",)}
+
+
+def reason_given(name: str, message: str) -> bool:
+    """Whether ``message`` names why the cheat ``name`` fails (its reason or, for a cheat
+    that can fail more than one way, one of :data:`OTHER_REASONS`)."""
+    reasons = (CHEATS[name][2], *OTHER_REASONS.get(name, ()))
+    return any(reason in message for reason in reasons)
 
 CHEATS: dict[str, tuple[str, str, str]] = {
     # -- the ring (0.7) -------------------------------------------------------------------
