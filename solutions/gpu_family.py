@@ -48,17 +48,21 @@ def family_of(gpu: NamedGPU) -> str:
                      f"{FAMILIES} (the step-time model does not guess a GPU's speed)")
 
 
-#: Exponent of the power law relating a GPU's power draw to its clock under a power limit:
-#: dynamic power is ``C V^2 f`` and the voltage tracks the frequency along the DVFS curve,
-#: so ``P ~ f^3`` (Weste & Harris, *CMOS VLSI Design*, §5.1 dynamic power; the cubic law
-#: of DVFS). An approximation for a GPU at its limit, stated so it can be replaced by a
-#: measured clock (``GPU.capped(clock_fraction=...)``).
-POWER_CLOCK_EXPONENT = 3.0
+#: Exponent of the power law relating a GPU's power draw to its tensor-core clock under a
+#: power limit, ``P ~ f^k``. Physics bounds it: dynamic power is ``C V^2 f``, so ``k = 3``
+#: where the voltage tracks the frequency along the DVFS curve (Weste & Harris, *CMOS VLSI
+#: Design*, §5.1; the search starts there) and ``k = 1`` where the voltage is already at
+#: its floor; power that does not scale with the SM clock (HBM, leakage) makes a cap bite
+#: harder still. Fitted (:mod:`solutions.performance.fit`) on one run at a stated limit,
+#: torchtitan's Llama 3.1 8B on 500 W H100s; its other tables at that limit (70B with TP,
+#: 405B with PP, context parallelism) are held out and say the same. Replace it with a
+#: measured clock where one is known (``GPU.capped(clock_fraction=...)``).
+POWER_CLOCK_EXPONENT = 1.0
 
 
 def clock_fraction_at_power(gpu: NamedGPU, power_watts: float) -> float:
     """Tensor-core clock under a power limit, as a fraction of the boost clock:
-    ``min(1, (P / TDP) ^ (1/3))`` (:data:`POWER_CLOCK_EXPONENT`); 500 W on a 700 W H100
-    gives 0.894."""
+    ``min(1, (P / TDP) ^ (1/k))`` with ``k`` = :data:`POWER_CLOCK_EXPONENT`, read when
+    called (so the fit can move it); 500 W on a 700 W H100 gives 0.714 at ``k = 1``."""
     positive("power_watts", power_watts)
     return min(1.0, float((power_watts / gpu.tdp_watts) ** (1.0 / POWER_CLOCK_EXPONENT)))

@@ -55,6 +55,7 @@ class GPU:
     source: str
     family: str = ""
     clock_fraction: float = 1.0
+    power_limit_watts: float | None = None
 
     def __post_init__(self) -> None:
         positive("bf16_dense_tflops", self.bf16_dense_tflops)
@@ -64,21 +65,33 @@ class GPU:
         if not 0.0 < self.clock_fraction <= 1.0:
             raise ValueError("clock_fraction is the tensor-core clock under a cap over the "
                              f"boost clock, in (0, 1], got {self.clock_fraction}")
+        if self.power_limit_watts is not None:
+            positive("power_limit_watts", self.power_limit_watts)
 
     def capped(self, power_watts: float | None = None,
                clock_fraction: float | None = None) -> GPU:
-        """This GPU run under a power limit or a locked clock: a copy whose tensor cores run
-        at ``clock_fraction`` of the boost clock (the datasheet peak, and so the MFU
-        denominator, is unchanged: MFU is quoted against the datasheet). Given a power limit
-        instead, the fraction is :func:`clock_fraction_at_power`."""
+        """This GPU run under a power limit or a locked clock (give exactly one). The
+        datasheet peak, and so the MFU denominator, is unchanged: MFU is quoted against the
+        datasheet; the tensor cores run at :attr:`tensor_clock_fraction` of it."""
         if (power_watts is None) == (clock_fraction is None):
             raise ValueError("give exactly one of power_watts and clock_fraction")
+        family = self.family or family_of(self)
         if power_watts is not None:
-            clock_fraction = clock_fraction_at_power(self, power_watts)
+            positive("power_watts", power_watts)
+            return replace(self, name=f"{self.name} ({power_watts:g} W)",
+                           power_limit_watts=power_watts, family=family)
         assert clock_fraction is not None
-        label = f"{power_watts:g} W" if power_watts is not None else f"{clock_fraction:.0%} clock"
-        return replace(self, name=f"{self.name} ({label})", clock_fraction=clock_fraction,
-                       family=self.family or family_of(self))
+        return replace(self, name=f"{self.name} ({clock_fraction:.0%} clock)",
+                       clock_fraction=clock_fraction, family=family)
+
+    @property
+    def tensor_clock_fraction(self) -> float:
+        """The tensor cores' clock over the boost clock: a locked ``clock_fraction``, or the
+        clock a power limit leaves (:func:`clock_fraction_at_power`, worked out when read,
+        so that it follows the fitted exponent), whichever is lower."""
+        if self.power_limit_watts is None:
+            return self.clock_fraction
+        return min(self.clock_fraction, clock_fraction_at_power(self, self.power_limit_watts))
 
     @property
     def peak_flops(self) -> float:

@@ -13,10 +13,14 @@ assumption; these are the only ones chosen to match training runs, and only on t
   Engine's fused kernels): HBM passes over each activation byte by element-wise kernels;
 * ``OVERLAP_INTERFERENCE``: the share of overlapped communication time that still slows the
   computation under it.
+* ``POWER_CLOCK_EXPONENT`` (:mod:`solutions.gpu_family`): how hard a power limit slows the
+  tensor cores, ``clock ~ power^(1/k)``, searched between the voltage-floor bound ``k = 1``
+  and beyond the cubic DVFS law it starts from.
 
-:func:`fit` repeats the search (coordinate descent over fixed grids, minimising the median
-|error| plus a third of the worst, the score the model was fitted with) and
-``benchmarks/validate_performance.py --fit`` prints its result beside the values in use.
+:func:`fit` repeats the search (coordinate descent over fixed grids, then moves of one or two
+constants a grid step at a time, minimising :func:`score`, the score the model was fitted
+with) and ``benchmarks/validate_performance.py --fit`` prints its result beside the values in
+use.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
+from solutions import gpu_family
 from solutions.performance import flops as pf
 from solutions.performance import model
 
@@ -73,7 +78,7 @@ class Constant:
 
 
 def _where(name: str) -> tuple[object, str | None]:
-    module = model if name == "OVERLAP_INTERFERENCE" else pf
+    module = {"OVERLAP_INTERFERENCE": model, "POWER_CLOCK_EXPONENT": gpu_family}.get(name, pf)
     return module, (name.split("[")[1].strip("]'\"") if "[" in name else None)
 
 
@@ -93,6 +98,7 @@ CONSTANTS: tuple[Constant, ...] = (
     Constant("ELEMENTWISE_PASSES['megatron']", _grid(2.0, 12.0, 1.0)),
     Constant("ELEMENTWISE_PASSES['fused']", _grid(1.0, 6.0, 1.0)),
     Constant("OVERLAP_INTERFERENCE", _grid(0.0, 0.5, 0.05)),
+    Constant("POWER_CLOCK_EXPONENT", _grid(1.0, 4.0, 0.25)),
 )
 
 
@@ -132,19 +138,19 @@ def current() -> dict[str, float]:
 
 
 #: Where the search starts: the microbenchmark rates as they are, a few passes, no
-#: interference.
+#: interference, the cubic DVFS law.
 START: dict[str, float] = {c.name: v for c, v in zip(
-    CONSTANTS, (1.0, 1.0, 1.0, 6.0, 6.0, 3.0, 0.0), strict=True)}
+    CONSTANTS, (1.0, 1.0, 1.0, 6.0, 6.0, 3.0, 0.0, 3.0), strict=True)}
 
 
 def fit(runs: Sequence[FittableRun], rounds: int = 4) -> dict[str, float]:
-    """Coordinate descent from :data:`START`: each constant in turn takes the grid value
-    with the lowest :func:`score` on ``runs`` (only rows with ``fitted`` set are used;
-    ValueError if there are none). A constant that no row depends on (every grid value
-    scores the same, e.g. Megatron-LM's element-wise passes when no Megatron-LM run is
-    among the rows) keeps its starting value instead of the grid's first, or takes its
-    ``fallback``'s fitted value (Blackwell's sustained share without a Blackwell run takes
-    the H100's). The module's constants are left unchanged."""
+    """Coordinate descent from :data:`START`, polished by :func:`_pair_moves`: each
+    constant in turn takes the grid value with the lowest :func:`score` on ``runs`` (only
+    rows with ``fitted`` set are used; ValueError if there are none). A constant that no
+    row depends on (every grid value scores the same, e.g. Megatron-LM's element-wise
+    passes when no Megatron-LM run is among the rows) keeps its starting value instead of
+    the grid's first, or takes its ``fallback``'s fitted value (Blackwell's sustained share
+    without a Blackwell run takes the H100's). The module's constants are left unchanged."""
     rows = [r for r in runs if r.fitted]
     if not rows:
         raise ValueError("no runs marked for fitting")
@@ -159,7 +165,57 @@ def fit(runs: Sequence[FittableRun], rounds: int = 4) -> dict[str, float]:
             if max(scores.values()) - min(scores.values()) > 1e-12:
                 best[constant.name] = min(constant.grid, key=scores.__getitem__)
                 informed.add(constant.name)
+    best = _pair_moves(rows, best)
     for constant in CONSTANTS:
         if constant.name not in informed and constant.fallback is not None:
             best[constant.name] = best[constant.fallback]
     return best
+
+
+def _pair_moves(rows: Sequence[FittableRun], best: dict[str, float]) -> dict[str, float]:
+    """Polish a coordinate-descent result: move one constant, or two at once, one grid step
+    each while that lowers :func:`score`. Constants that trade against each other on the
+    same rows (a generation's sustained share and the power law on its capped runs) stall
+    a search that moves one at a time. A constant is only moved when the move needs it: a
+    two-constant move must beat both of its one-constant halves, so a constant that no row
+    reads is never carried along."""
+    def scored(values: dict[str, float]) -> float:
+        with constants_set(values):
+            return score(rows)
+
+    def moved(values: dict[str, float], *steps: tuple[Constant, int]) -> dict[str, float]:
+        out = dict(values)
+        for constant, step in steps:
+            out[constant.name] = _step(constant, values[constant.name], step)
+        return out
+
+    best, current = dict(best), scored(best)
+    improved = True
+    while improved:
+        improved = False
+        for constant in CONSTANTS:
+            for step in (-1, 1):
+                trial = moved(best, (constant, step))
+                trial_score = scored(trial)
+                if trial_score < current - 1e-12:
+                    best, current, improved = trial, trial_score, True
+        for i, first in enumerate(CONSTANTS):
+            for second in CONSTANTS[i + 1:]:
+                for a in (-1, 1):
+                    for b in (-1, 1):
+                        trial = moved(best, (first, a), (second, b))
+                        trial_score = scored(trial)
+                        if trial_score >= current - 1e-12:
+                            continue
+                        halves = min(scored(moved(best, (first, a))),
+                                     scored(moved(best, (second, b))))
+                        if trial_score < halves - 1e-12:
+                            best, current, improved = trial, trial_score, True
+    return best
+
+
+def _step(constant: Constant, value: float, step: int) -> float:
+    """The grid value ``step`` places from ``value`` (the nearest grid value), held at the
+    grid's ends."""
+    index = min(range(len(constant.grid)), key=lambda i: abs(constant.grid[i] - value))
+    return constant.grid[max(0, min(len(constant.grid) - 1, index + step))]

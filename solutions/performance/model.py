@@ -87,7 +87,7 @@ OPTIMIZER_BYTES_PER_PARAM = 30.0
 #: NCCL kernels occupy SMs and HBM bandwidth while a GEMM runs (Megatron-Core's TP overlap
 #: reserves SMs for communication, ``--tp-comm-overlap-cfg``; Jangda et al. 2022, CoCoNet,
 #: §2 measure the contention). Fitted on the fitting third of the validation set.
-OVERLAP_INTERFERENCE = 0.35
+OVERLAP_INTERFERENCE = 0.40
 BREAKDOWN_KEYS: tuple[str, ...] = ("compute", "recompute", "tp", "cp", "ep", "pp_bubble",
                                    "pp_send", "dp_exposed", "fsdp_gather", "optimizer")
 

@@ -347,7 +347,7 @@ def cross_validation_markdown(cv: CrossValidation) -> str:
              "SUSTAINED_FRACTION['B200']": "Blackwell",
              "ELEMENTWISE_PASSES['eager']": "eager", "ELEMENTWISE_PASSES['megatron']":
              "megatron", "ELEMENTWISE_PASSES['fused']": "fused",
-             "OVERLAP_INTERFERENCE": "interference"}
+             "OVERLAP_INTERFERENCE": "interference", "POWER_CLOCK_EXPONENT": "power exponent"}
     lines = ["| Source left out | Runs | Median \\|error\\| | Within 15 % | Worst "
              "| Constants fitted without it |", "|---|---|---|---|---|---|"]
     for source, s in cv.per_source.items():

@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from solutions import gpu_family
 from solutions import hardware as hw
 
 
@@ -127,15 +128,27 @@ def test_gpu_family_is_matched_or_refused_never_guessed() -> None:
         hw.family_of(replace(hw.H100_SXM, family="TPU"))
 
 
-def test_power_cap_scales_the_clock_by_the_cube_root_of_power() -> None:
-    # dynamic power ~ f^3 along the DVFS curve: 500 W of 700 W -> (5/7)^(1/3) = 0.8939
+def test_power_cap_scales_the_clock_by_the_power_law_read_when_used(monkeypatch) -> None:
     capped = hw.H100_SXM.capped(power_watts=500)
-    assert capped.clock_fraction == pytest.approx((5 / 7) ** (1 / 3))
+    assert capped.power_limit_watts == 500
     assert capped.peak_flops == hw.H100_SXM.peak_flops  # the MFU denominator stays
-    assert hw.H100_SXM.capped(power_watts=900).clock_fraction == 1.0
-    assert hw.H100_SXM.capped(clock_fraction=0.8).clock_fraction == 0.8
+    # the cubic DVFS law: 500 W of 700 W -> (5/7)^(1/3) = 0.8939
+    monkeypatch.setattr(gpu_family, "POWER_CLOCK_EXPONENT", 3.0)
+    assert capped.tensor_clock_fraction == pytest.approx(0.8939, abs=1e-4)
+    # voltage at its floor, power ~ clock: 5/7 = 0.7143; the same GPU object follows
+    monkeypatch.setattr(gpu_family, "POWER_CLOCK_EXPONENT", 1.0)
+    assert capped.tensor_clock_fraction == pytest.approx(0.7143, abs=1e-4)
+    assert hw.H100_SXM.capped(power_watts=900).tensor_clock_fraction == 1.0
+    locked = hw.H100_SXM.capped(clock_fraction=0.8)
+    assert locked.tensor_clock_fraction == 0.8
+    # a locked clock under a power limit runs at the lower of the two
+    assert locked.capped(power_watts=600).tensor_clock_fraction == pytest.approx(0.8)
+    assert locked.capped(power_watts=500).tensor_clock_fraction == pytest.approx(0.7143,
+                                                                                 abs=1e-4)
     with pytest.raises(ValueError, match="exactly one"):
         hw.H100_SXM.capped()
+    with pytest.raises(ValueError, match="power_watts"):
+        hw.H100_SXM.capped(power_watts=0)
 
 
 def test_blackwell_presets_carry_their_datasheet_figures() -> None:

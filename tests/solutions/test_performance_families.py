@@ -107,6 +107,30 @@ def test_a_constant_no_fitted_row_depends_on_keeps_its_starting_value() -> None:
     fsdp = [r for r in RUNS if r.family == "fsdp" and r.fitted]
     assert fsdp and all(r.stack.elementwise == "eager" for r in fsdp)
     constants = fit.fit(fsdp, rounds=1)
-    for name in ("ELEMENTWISE_PASSES['megatron']", "ELEMENTWISE_PASSES['fused']"):
+    # ... and no fitted FSDP row ran under a power limit, so the power law stays cubic
+    assert not any(r.cluster.gpu.power_limit_watts for r in fsdp)
+    for name in ("ELEMENTWISE_PASSES['megatron']", "ELEMENTWISE_PASSES['fused']",
+                 "POWER_CLOCK_EXPONENT"):
         assert constants[name] == fit.START[name]
     assert constants["ELEMENTWISE_PASSES['eager']"] != fit.START["ELEMENTWISE_PASSES['eager']"]
+
+
+def test_the_fit_ends_where_no_two_constants_moved_together_do_better() -> None:
+    # checked here by brute force, independently of the search: every move of one or two
+    # constants by one grid step scores no better than the fitted values
+    rows = [r for r in RUNS if r.fitted]
+    best = fit.fit(RUNS)
+    with fit.constants_set(best):
+        fitted_score = fit.score(rows)
+    for i, first in enumerate(fit.CONSTANTS):
+        for second in fit.CONSTANTS[i:]:
+            for a in (-1, 1):
+                for b in (-1, 0, 1):
+                    trial = dict(best)
+                    for constant, step in ((first, a), (second, b)):
+                        grid = constant.grid
+                        k = grid.index(trial[constant.name]) + step
+                        trial[constant.name] = grid[min(max(k, 0), len(grid) - 1)]
+                    with fit.constants_set(trial):
+                        assert fit.score(rows) >= fitted_score - 1e-12, (first.name,
+                                                                         second.name, a, b)

@@ -113,11 +113,6 @@ def test_held_out_median_error_stays_near_the_goal() -> None:
     assert pv.summary(RUNS).held_out.median <= 0.08
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "held-out median 5.6 % but 83 % within 15 % on 106 rows (docs/validation.md, 'What the "
-    "numbers say'): Llama 3's 128K row under the PaLM count, torchtitan's and IBM's FSDP "
-    "runs on H100, Grok-1 in FP8 and BigScience's pre-BLOOM benchmarks miss by more than "
-    "15 %"))
 def test_held_out_runs_meet_the_goals() -> None:
     # goals: median |error| <= 6 % and at least 85 % of held-out runs within 15 %
     held = pv.summary(RUNS).held_out
