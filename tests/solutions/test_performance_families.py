@@ -57,13 +57,35 @@ def test_zero3_scaling_rows_fall_with_scale_and_stay_within_30_percent() -> None
     assert all(abs(r.error()) <= 0.30 for r in rows)
 
 
+#: Measured peaks the planner misses by more than 10 %, and what is known of why.
+MEMORY_MISSES = {
+    label: ("torchtitan's 70B (FSDP x TP 8) and 405B (FSDP x TP 8 x PP 8) runs with Float8 "
+            "and full recomputation: the planner is 14-25 % below the reserved peak; its "
+            "model states and saved layer inputs are counted, so what is missing is working "
+            "memory (one recomputed layer at up to 131,072 tokens per TP group, Float8's copies "
+            "of GEMM inputs, async TP's buffers) or the allocator's reserve, not yet measured "
+            "apart")
+    for label in (r.label for r in RUNS)
+    if label.startswith(("torchtitan-h100-llama3170b", "torchtitan-h100-llama31405b"))}
+
+
 def test_memory_of_measured_runs_within_ten_percent_when_allocation_is_lean() -> None:
     # torchtitan's measured peaks are the allocator's reserved memory; the compiled runs
     # keep fewer eager intermediates. The planner predicts allocated bytes.
-    errors = {m.label: m.error for m in fam.memory_errors(RUNS)}
-    assert len(errors) >= 4
+    # Table 2's long-context runs (8B, 32K-262K tokens, CP 1-8) among them: their peak is
+    # the 32K-token micro-batch's loss buffers (4.2e9 logits x 12 bytes = 50 GB)
+    errors = {m.label: m.error for m in fam.memory_errors(RUNS) if m.label not in MEMORY_MISSES}
+    compiled = {r.label for r in RUNS if r.stack.elementwise == "fused"}
+    assert len(errors) >= 10 and len(compiled & set(errors)) >= 7
     assert all(-0.15 <= e <= 0.05 for e in errors.values())
-    assert all(abs(e) <= 0.10 for k, e in errors.items() if "compile" in k)
+    assert all(abs(e) <= 0.10 for k, e in errors.items() if k in compiled)
+
+
+@pytest.mark.parametrize("label", [pytest.param(k, marks=pytest.mark.xfail(
+    strict=True, reason=v)) for k, v in MEMORY_MISSES.items()])
+def test_memory_misses_are_known(label: str) -> None:
+    error = next(m.error for m in fam.memory_errors(RUNS) if m.label == label)
+    assert abs(error) <= 0.10
 
 
 def test_sweeps_rank_better_than_the_constant_baseline() -> None:
@@ -80,24 +102,6 @@ def test_docs_families_block_is_what_the_model_predicts_now() -> None:
         "<!-- validation-families:start -->")
     end = text.index("<!-- validation-families:end -->")
     assert text[start:end].strip() == fam.families_markdown(RUNS).strip()
-
-
-@pytest.mark.parametrize(("dp", "cp", "seq_len", "measured_gib"), [
-    (8, 1, 32768, 83.9), (4, 2, 65536, 84.2), (2, 4, 131072, 84.0), (1, 8, 262144, 84.5)])
-def test_long_context_memory_of_torchtitan_table_2(dp: int, cp: int, seq_len: int,
-                                                   measured_gib: float) -> None:
-    # torchtitan docs/performance.md (December 2024), Table 2: Llama 3.1 8B, 8 GPUs, local
-    # batch 1, full activation checkpointing, FSDP x CP = 8; "Memory(GiB)" 83.9-84.5. The
-    # 32K-token micro-batch's loss buffers (4.2e9 logits x 12 bytes = 50 GB) dominate; the
-    # planner (allocated bytes, BF16 where the run used Float8 linears) is within 10 %
-    from solutions import models
-    from solutions.layout import ParallelConfig
-    from solutions.planner.memory import memory_per_gpu
-    from solutions.stack import FSDP2
-    cfg = ParallelConfig(tp=1, pp=1, dp=dp, cp=cp, zero_stage=3, micro_batch=1,
-                         grad_accum=1, seq_len=seq_len, activation_recompute="full")
-    predicted = memory_per_gpu(models.LLAMA3_8B, cfg, FSDP2).total_bytes / 2**30
-    assert abs(predicted / measured_gib - 1) <= 0.10
 
 
 def test_a_constant_no_fitted_row_depends_on_keeps_its_starting_value() -> None:
