@@ -19,8 +19,9 @@ assumption; these are the only ones chosen to match training runs, and only on t
 
 :func:`fit` repeats the search (coordinate descent over fixed grids, then moves of one or two
 constants a grid step at a time, minimising :func:`score`, the score the model was fitted
-with) and ``benchmarks/validate_performance.py --fit`` prints its result beside the values in
-use.
+with: every constant but the power law on the runs at full power, then the power law on the
+runs under a stated limit) and ``benchmarks/validate_performance.py --fit`` prints its
+result beside the values in use.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ class FittableRun(Protocol):
 
     @property
     def fitted(self) -> bool: ...
+
+    @property
+    def power_limited(self) -> bool: ...
 
     def error(self) -> float: ...
 
@@ -102,6 +106,9 @@ CONSTANTS: tuple[Constant, ...] = (
 )
 
 
+#: The constant fitted on the runs under a stated power limit, after the others.
+POWER_LAW = "POWER_CLOCK_EXPONENT"
+
 #: |error| above which a run counts as a miss of the model, not something to fit to.
 CLIP = 0.25
 
@@ -144,41 +151,63 @@ START: dict[str, float] = {c.name: v for c, v in zip(
 
 
 def fit(runs: Sequence[FittableRun], rounds: int = 4) -> dict[str, float]:
-    """Coordinate descent from :data:`START`, polished by :func:`_pair_moves`: each
-    constant in turn takes the grid value with the lowest :func:`score` on ``runs`` (only
-    rows with ``fitted`` set are used; ValueError if there are none). A constant that no
-    row depends on (every grid value scores the same, e.g. Megatron-LM's element-wise
-    passes when no Megatron-LM run is among the rows) keeps its starting value instead of
-    the grid's first, or takes its ``fallback``'s fitted value (Blackwell's sustained share
-    without a Blackwell run takes the H100's). The module's constants are left unchanged."""
+    """The constants, fitted on the rows of ``runs`` with ``fitted`` set (ValueError if
+    there are none), in two stages.
+
+    First every constant but the power law, on the runs at full power: coordinate descent
+    from :data:`START` (each constant in turn takes the grid value with the lowest
+    :func:`score`), polished by :func:`_pair_moves`. Then the power law alone, on the runs
+    under a stated power limit, the others held: a capped run cannot tell a slower clock
+    from a lower sustained share, so it is not let move the share.
+
+    A constant that no row depends on (every grid value scores the same, e.g. Megatron-LM's
+    element-wise passes when no Megatron-LM run is among the rows, or the power law without
+    a capped run) keeps its starting value instead of the grid's first, or takes its
+    ``fallback``'s fitted value (Blackwell's sustained share without a Blackwell run takes
+    the H100's). The module's constants are left unchanged."""
     rows = [r for r in runs if r.fitted]
     if not rows:
         raise ValueError("no runs marked for fitting")
-    best = dict(START)
-    informed: set[str] = set()
-    for _ in range(rounds):
-        for constant in CONSTANTS:
-            def trial(value: float, name: str = constant.name) -> float:
-                with constants_set({**best, name: value}):
-                    return score(rows)
-            scores = {value: trial(value) for value in constant.grid}
-            if max(scores.values()) - min(scores.values()) > 1e-12:
-                best[constant.name] = min(constant.grid, key=scores.__getitem__)
-                informed.add(constant.name)
-    best = _pair_moves(rows, best)
+    full_power = tuple(c for c in CONSTANTS if c.name != POWER_LAW)
+    power_law = tuple(c for c in CONSTANTS if c.name == POWER_LAW)
+    best, informed = dict(START), set[str]()
+    for stage_rows, constants in (([r for r in rows if not r.power_limited], full_power),
+                                  ([r for r in rows if r.power_limited], power_law)):
+        if stage_rows:
+            best = _descend(stage_rows, best, constants, rounds, informed)
+            best = _pair_moves(stage_rows, best, constants)
     for constant in CONSTANTS:
         if constant.name not in informed and constant.fallback is not None:
             best[constant.name] = best[constant.fallback]
     return best
 
 
-def _pair_moves(rows: Sequence[FittableRun], best: dict[str, float]) -> dict[str, float]:
-    """Polish a coordinate-descent result: move one constant, or two at once, one grid step
-    each while that lowers :func:`score`. Constants that trade against each other on the
-    same rows (a generation's sustained share and the power law on its capped runs) stall
-    a search that moves one at a time. A constant is only moved when the move needs it: a
-    two-constant move must beat both of its one-constant halves, so a constant that no row
-    reads is never carried along."""
+def _descend(rows: Sequence[FittableRun], start: dict[str, float],
+             constants: Sequence[Constant], rounds: int, informed: set[str]) -> dict[str, float]:
+    """Coordinate descent over ``constants`` from ``start``: each in turn takes the grid
+    value with the lowest :func:`score` on ``rows``; a constant whose grid values all score
+    the same is left where it is, and the others are added to ``informed``."""
+    best = dict(start)
+    for _ in range(rounds):
+        for constant in constants:
+            scores = {}
+            for value in constant.grid:
+                with constants_set({**best, constant.name: value}):
+                    scores[value] = score(rows)
+            if max(scores.values()) - min(scores.values()) > 1e-12:
+                best[constant.name] = min(constant.grid, key=scores.__getitem__)
+                informed.add(constant.name)
+    return best
+
+
+def _pair_moves(rows: Sequence[FittableRun], best: dict[str, float],
+                constants: Sequence[Constant]) -> dict[str, float]:
+    """Polish a coordinate-descent result: move one of ``constants``, or two at once, one
+    grid step each while that lowers :func:`score`. Constants that trade against each other
+    on the same rows (a generation's sustained share and the element-wise passes of the
+    software its runs used) stall a search that moves one at a time. A constant is only
+    moved when the move needs it: a two-constant move must beat both of its one-constant
+    halves, so a constant that no row reads is never carried along."""
     def scored(values: dict[str, float]) -> float:
         with constants_set(values):
             return score(rows)
@@ -193,14 +222,14 @@ def _pair_moves(rows: Sequence[FittableRun], best: dict[str, float]) -> dict[str
     improved = True
     while improved:
         improved = False
-        for constant in CONSTANTS:
+        for constant in constants:
             for step in (-1, 1):
                 trial = moved(best, (constant, step))
                 trial_score = scored(trial)
                 if trial_score < current - 1e-12:
                     best, current, improved = trial, trial_score, True
-        for i, first in enumerate(CONSTANTS):
-            for second in CONSTANTS[i + 1:]:
+        for i, first in enumerate(constants):
+            for second in constants[i + 1:]:
                 for a in (-1, 1):
                     for b in (-1, 1):
                         trial = moved(best, (first, a), (second, b))

@@ -70,6 +70,11 @@ class PublishedRun:
                    self.stack.name)
         return re.sub(r"-\d{4}$", "", key)
 
+    @property
+    def power_limited(self) -> bool:
+        """Whether the source states a power limit the run's GPUs ran under."""
+        return self.cluster.gpu.power_limit_watts is not None
+
     def estimate(self) -> StepEstimate:
         """The model's estimate of this run (memory not checked: the run really ran), MFU
         counted as the source counts it."""
