@@ -178,7 +178,7 @@ def _memory_problems(arch: models.Architecture, cfg: ParallelConfig, budget_gb: 
         return []
     detail = ", ".join(f"{k} {v:.1f}" for k, v in mem.items() if k != "total")
     return [("memory", f"Needs {mem['total']:.1f} GB per GPU ({detail}) but the budget is "
-             f"{budget_gb:g} GB.")]
+             f"{round(budget_gb, 1):g} GB.")]
 
 
 def rejections(arch: models.Architecture, cfg: ParallelConfig, n_gpus: int | None = None,
