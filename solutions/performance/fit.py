@@ -81,8 +81,12 @@ class Constant:
         getattr(module, self.name.split("[")[0])[key] = value
 
 
+#: The constant fitted on the runs under a stated power limit, after the others.
+POWER_LAW = "POWER_CLOCK_EXPONENT"
+
+
 def _where(name: str) -> tuple[object, str | None]:
-    module = {"OVERLAP_INTERFERENCE": model, "POWER_CLOCK_EXPONENT": gpu_family}.get(name, pf)
+    module = {"OVERLAP_INTERFERENCE": model, POWER_LAW: gpu_family}.get(name, pf)
     return module, (name.split("[")[1].strip("]'\"") if "[" in name else None)
 
 
@@ -102,12 +106,9 @@ CONSTANTS: tuple[Constant, ...] = (
     Constant("ELEMENTWISE_PASSES['megatron']", _grid(2.0, 12.0, 1.0)),
     Constant("ELEMENTWISE_PASSES['fused']", _grid(1.0, 6.0, 1.0)),
     Constant("OVERLAP_INTERFERENCE", _grid(0.0, 0.5, 0.05)),
-    Constant("POWER_CLOCK_EXPONENT", _grid(1.0, 4.0, 0.25)),
+    Constant(POWER_LAW, _grid(1.0, 4.0, 0.25)),
 )
 
-
-#: The constant fitted on the runs under a stated power limit, after the others.
-POWER_LAW = "POWER_CLOCK_EXPONENT"
 
 #: |error| above which a run counts as a miss of the model, not something to fit to.
 CLIP = 0.25

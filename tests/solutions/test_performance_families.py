@@ -57,16 +57,15 @@ def test_zero3_scaling_rows_fall_with_scale_and_stay_within_30_percent() -> None
     assert all(abs(r.error()) <= 0.30 for r in rows)
 
 
-#: Measured peaks the planner misses by more than 10 %, and what is known of why.
+#: Measured peaks the planner misses by more than 10 %, and what is known of why: the runs
+#: with TP or PP (torchtitan's 70B and 405B, Float8, full recomputation).
 MEMORY_MISSES = {
-    label: ("torchtitan's 70B (FSDP x TP 8) and 405B (FSDP x TP 8 x PP 8) runs with Float8 "
-            "and full recomputation: the planner is 14-25 % below the reserved peak; its "
-            "model states and saved layer inputs are counted, so what is missing is working "
-            "memory (one recomputed layer at up to 131,072 tokens per TP group, Float8's copies "
-            "of GEMM inputs, async TP's buffers) or the allocator's reserve, not yet measured "
-            "apart")
-    for label in (r.label for r in RUNS)
-    if label.startswith(("torchtitan-h100-llama3170b", "torchtitan-h100-llama31405b"))}
+    r.label: ("with TP 8 (and PP 8 for 405B), Float8 and full recomputation the planner is "
+              "14-25 % below the reserved peak; its model states and saved layer inputs are "
+              "counted, so what is missing is working memory (one recomputed layer at up to "
+              "131,072 tokens per TP group, Float8's copies of GEMM inputs, async TP's "
+              "buffers) or the allocator's reserve, not yet measured apart")
+    for r in RUNS if r.memory_gib is not None and (r.config.tp > 1 or r.config.pp > 1)}
 
 
 def test_memory_of_measured_runs_within_ten_percent_when_allocation_is_lean() -> None:
@@ -112,9 +111,9 @@ def test_a_constant_no_fitted_row_depends_on_keeps_its_starting_value() -> None:
     assert fsdp and all(r.stack.elementwise == "eager" for r in fsdp)
     constants = fit.fit(fsdp, rounds=1)
     # ... and no fitted FSDP row ran under a power limit, so the power law stays cubic
-    assert not any(r.cluster.gpu.power_limit_watts for r in fsdp)
+    assert not any(r.power_limited for r in fsdp)
     for name in ("ELEMENTWISE_PASSES['megatron']", "ELEMENTWISE_PASSES['fused']",
-                 "POWER_CLOCK_EXPONENT"):
+                 fit.POWER_LAW):
         assert constants[name] == fit.START[name]
     assert constants["ELEMENTWISE_PASSES['eager']"] != fit.START["ELEMENTWISE_PASSES['eager']"]
 
