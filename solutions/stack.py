@@ -96,6 +96,22 @@ Fields (booleans say whether the software does it):
   ``megatron/core/tensor_parallel/cross_entropy.py``), 12 for PyTorch's
   ``F.cross_entropy`` on FP32 logits (the saved log-softmax, and the gradient in and out
   of its backward).
+* ``tp_loss_bytes_per_logit``: the same when the output layer is vocabulary-parallel
+  (TP > 1) and the stack then runs another loss; 0 means the same as
+  ``loss_bytes_per_logit``. torchtitan computes the loss under PyTorch's ``loss_parallel``
+  (``torch/distributed/tensor/parallel/loss.py``), which decomposes log-softmax and its
+  backward into separate element-wise tensors: the fused backward
+  ``(grad_input + exp(x)) * grad_output`` holds the saved FP32 log-softmax ``x``, the
+  zero-initialised ``grad_input``, ``exp(x)`` and the sum, then the product: 16 bytes per
+  logit at its peak (the forward's ``x``, ``x - max`` and ``exp`` beside the 16-bit logits
+  peak at 14).
+* ``sp_keeps_gathered_inputs``: with sequence parallelism, the all-gathered (whole-sequence)
+  input of the QKV and first MLP GEMMs is what their weight gradients keep (PyTorch DTensor
+  ``PrepareModuleInput`` redistributes ``Shard(1)`` to ``Replicate()`` before the column-
+  parallel linears; torchtitan ``parallelize_llama.py`` ``apply_tp``), where Megatron-LM
+  keeps the ``1/t`` shard and gathers it again in the backward (Korthikanti et al. 2022,
+  §4.2.2). With FP8 linears the gather moves, and the GEMM keeps, FP8 (1 byte; torchao
+  ``PrepareFloat8ModuleInput`` casts before the all-gather).
 * ``elementwise``: how the element-wise work between GEMMs is run, which sets its passes
   over HBM (:data:`solutions.performance.flops.ELEMENTWISE_PASSES`): ``"eager"``, one
   PyTorch kernel per operation (FSDP, DeepSpeed ZeRO-3 and torchtitan without
@@ -160,6 +176,8 @@ class Stack:
     ep_node_dedup: bool = False
     elementwise: str = "fused"
     loss_bytes_per_logit: float = 6.0
+    tp_loss_bytes_per_logit: float = 0.0
+    sp_keeps_gathered_inputs: bool = False
     unit_reduce_scatter: bool = False
     linear_precision: str = "bf16"
     source: str = ""
@@ -168,6 +186,9 @@ class Stack:
         positive("grad_reduce_bytes", self.grad_reduce_bytes)
         positive("grad_accum_bytes", self.grad_accum_bytes)
         positive("loss_bytes_per_logit", self.loss_bytes_per_logit)
+        if self.tp_loss_bytes_per_logit < 0:
+            raise ValueError("tp_loss_bytes_per_logit is bytes per logit (0: the same as "
+                             f"loss_bytes_per_logit), got {self.tp_loss_bytes_per_logit}")
         if self.elementwise not in ("eager", "megatron", "fused"):
             raise ValueError("elementwise must be 'eager', 'megatron' or 'fused', "
                              f"got {self.elementwise!r}")
@@ -243,15 +264,17 @@ FSDP = Stack(
 FSDP2 = Stack(
     "FSDP2 / torchtitan", sequence_parallel=True, fused_attention=True, overlap_dp=True,
     elementwise="eager", uneven_chunks=True, fused_grad_accumulation=False,
-    loss_bytes_per_logit=12.0, keep_gathered_with_pp=True, unit_reduce_scatter=True,
-    grad_reduce_bytes=4.0,
+    loss_bytes_per_logit=12.0, tp_loss_bytes_per_logit=16.0, sp_keeps_gathered_inputs=True,
+    keep_gathered_with_pp=True, unit_reduce_scatter=True, grad_reduce_bytes=4.0,
     source="torchtitan (Liang et al. 2024, arXiv:2410.06511) §2.1: per-parameter DTensor "
            "FSDP2 with implicit prefetch, reshard_after_forward=True by default, gradients "
            "reduce-scattered in FP32 (config_manager.py, December 2024: "
            "--training.mixed_precision_reduce, default and only choice 'float32'), SP with "
-           "TP (async TP optional); eager mode unless torch.compile is turned on; pipeline "
-           "stages cut at user-given module names (pipeline_parallel_split_points), so "
-           "stages and chunks may hold different layer counts.")
+           "TP (async TP optional) whose column-parallel linears keep their gathered "
+           "inputs, and loss_parallel's cross entropy with TP; eager mode unless "
+           "torch.compile is turned on; pipeline stages cut at user-given module names "
+           "(pipeline_parallel_split_points), so stages and chunks may hold different "
+           "layer counts.")
 LLAMA3 = Stack(
     "Llama 3 (FSDP without reshard after forward, FP32 reduce-scatter)",
     sequence_parallel=True, fused_attention=True, overlap_dp=True, grad_reduce_bytes=4.0,

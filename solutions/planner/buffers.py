@@ -11,7 +11,9 @@ stashed activations, in decimal bytes.
   the saved output and the incoming gradient and returns a new tensor). Megatron's
   vocabulary-parallel cross entropy (``megatron/core/tensor_parallel/cross_entropy.py``)
   exponentiates the FP32 logits in place, saves that one buffer and writes the gradient into
-  it: the 16-bit logits (2) and the FP32 buffer (4), 6 bytes. At a 32K-token micro-batch and
+  it: the 16-bit logits (2) and the FP32 buffer (4), 6 bytes. PyTorch's ``loss_parallel``
+  (torchtitan with TP) holds 16 at its backward's peak (``Stack.tp_loss_bytes_per_logit``).
+  At a 32K-token micro-batch and
   Llama 3's 128,256-entry vocabulary that is 16.8 GB of FP32 per 4 bytes.
 * **Gathered K/V** (context parallelism): the full-sequence keys and values of the layer
   being computed, ``2 b s (n_kv / t) d_head`` 16-bit values, held while its attention runs
@@ -38,7 +40,10 @@ def loss_buffer_bytes(arch: models.Architecture, cfg: ParallelConfig,
     """Bytes of the output logits and the loss's buffers of one micro-batch on a GPU of the
     last stage: ``b s / cp x V / t x loss_bytes_per_logit`` (module doc)."""
     tokens = cfg.micro_batch * cfg.seq_len / cfg.cp
-    return tokens * arch.vocab_size / cfg.tp * stack.loss_bytes_per_logit
+    per_logit = stack.loss_bytes_per_logit
+    if cfg.tp > 1 and stack.tp_loss_bytes_per_logit:
+        per_logit = stack.tp_loss_bytes_per_logit
+    return tokens * arch.vocab_size / cfg.tp * per_logit
 
 
 def gathered_kv_bytes(arch: models.Architecture, cfg: ParallelConfig) -> float:

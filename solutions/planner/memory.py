@@ -108,7 +108,7 @@ factor ``1 + (p - 1)/(p v)`` (§4.2.3). Each chunk forward holds the average chu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from solutions import models, zero
 from solutions.layout import RECOMPUTE_MODES as RECOMPUTE_MODES  # re-exported
@@ -223,6 +223,24 @@ def alternate_activation_units(arch: models.Architecture, moe_layer: bool = Fals
     return 2.0, kept
 
 
+#: Units (of ``s_l b h`` bytes) of the two norm outputs that feed the QKV and first MLP
+#: GEMMs, among the ``outside`` terms (module doc).
+GEMM_INPUT_UNITS = 4.0
+
+
+def outside_units_kept(outside: float, t: int, stack: Stack) -> float:
+    """The ``outside`` terms one GPU keeps, in ``s_l b h`` byte units: split ``t`` ways with
+    sequence parallelism, except that a stack whose column-parallel GEMMs keep their
+    all-gathered input (``Stack.sp_keeps_gathered_inputs``) holds the two GEMM inputs
+    whole, in the linears' number format (1 byte in FP8, 2 in 16 bits)."""
+    if not stack.sequence_parallel:
+        return outside
+    if not stack.sp_keeps_gathered_inputs or t == 1:
+        return outside / t
+    gathered = GEMM_INPUT_UNITS * (0.5 if stack.linear_precision == "fp8" else 1.0)
+    return (outside - GEMM_INPUT_UNITS) / t + gathered
+
+
 def activation_bytes_per_layer(arch: models.Architecture, cfg: ParallelConfig,
                                stack: Stack = MODERN, moe_layer: bool = False) -> float:
     """Stashed activation bytes of one layer for one micro-batch (module doc)."""
@@ -233,13 +251,25 @@ def activation_bytes_per_layer(arch: models.Architecture, cfg: ParallelConfig,
         return BYTES_16BIT * sbh / outside_split
     if (cfg.activation_recompute == "selective"
             and stack.selective_recompute == "alternate_matmuls"):
+        # the policy recomputes the all-gathers too: only the block input stays outside
         outside, inside = alternate_activation_units(arch, moe_layer)
         return (outside / outside_split + inside / t) * sbh
     terms = activation_terms(arch, cfg.seq_len, stack.fused_attention, moe_layer)
-    kept = terms.outside / outside_split + terms.inside / t
+    kept = outside_units_kept(terms.outside, t, stack) + terms.inside / t
     if cfg.activation_recompute == "none" or stack.fused_attention:
         kept += terms.core / t
     return kept * sbh
+
+
+def rebuilt_layer_bytes(arch: models.Architecture, cfg: ParallelConfig, stack: Stack,
+                        moe_layer: bool) -> float:
+    """What one layer holds while full recomputation rebuilds it for its backward: its
+    forward runs again under autograd with no checkpoint policy, so it keeps what a
+    ``"selective"`` (attention-core) layer keeps, whatever ``stack.selective_recompute``
+    says of the stashed layers."""
+    rebuilt_cfg = ParallelConfig(**{**cfg.__dict__, "activation_recompute": "selective"})
+    policy_free = replace(stack, selective_recompute="attention")
+    return activation_bytes_per_layer(arch, rebuilt_cfg, policy_free, moe_layer)
 
 
 def warmup_chunks(pp: int, m: int, v: int, stage: int) -> int:
@@ -278,8 +308,7 @@ def stage_activation_bytes(arch: models.Architecture, cfg: ParallelConfig, stage
     if moe_layers:
         total += share * moe_layers * activation_bytes_per_layer(arch, cfg, stack, True)
     if cfg.activation_recompute == "full":
-        rebuilt = ParallelConfig(**{**cfg.__dict__, "activation_recompute": "selective"})
-        total += activation_bytes_per_layer(arch, rebuilt, stack, moe_layers > 0)
+        total += rebuilt_layer_bytes(arch, cfg, stack, moe_layers > 0)
     return total
 
 

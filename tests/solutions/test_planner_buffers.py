@@ -61,3 +61,72 @@ def test_fsdp_reduce_scatter_buffers_by_hand() -> None:
     without = pm.stage_memory(m.LLAMA3_8B, cfg, 0,
                               replace(FSDP2, unit_reduce_scatter=False)).gradients_bytes
     assert with_rs - without == layer * 10
+
+
+def _peak(events: list[tuple[str, int]]) -> int:
+    """Peak live bytes of a sequence of ('+', bytes) allocations and ('-', bytes) frees."""
+    live = peak = 0
+    for kind, size in events:
+        live += size if kind == "+" else -size
+        peak = max(peak, live)
+    return peak
+
+
+def test_loss_parallel_holds_sixteen_bytes_per_logit_at_its_backward_peak() -> None:
+    from solutions.planner import buffers
+    from solutions.stack import FSDP2, MEGATRON_CORE_2024
+    # PyTorch loss_parallel, per local logit, replayed line by line
+    # (torch/distributed/tensor/parallel/loss.py): forward: the 16-bit logits, .float(),
+    # x - max, exp(shifted) summed and freed, shifted - logsumexp; x and shifted freed
+    forward = [("+", 2), ("+", 4), ("+", 4), ("+", 4), ("-", 4), ("+", 4), ("-", 4), ("-", 4)]
+    assert _peak(forward) == 14
+    # torchtitan deletes the logits before backward; the saved log-softmax (4) stays.
+    # _nll_loss_and_log_softmax_backward: zeros_like(x), exp(x), their sum, exp freed,
+    # the product; then the two temporaries freed, .to(bf16) for the .float()'s backward
+    backward = [("+", 4), ("+", 4), ("+", 4), ("+", 4), ("-", 4), ("+", 4), ("-", 4),
+                ("-", 4), ("+", 2)]
+    assert _peak(backward) == 16 == FSDP2.tp_loss_bytes_per_logit
+    # torchtitan's Llama 3.1 70B at TP 8: 16 x 8,192 tokens per micro-batch, 1/8 of 128,256
+    cfg = ParallelConfig(tp=8, pp=1, dp=32, micro_batch=16, seq_len=8192)
+    assert buffers.loss_buffer_bytes(m.LLAMA3_70B, cfg, FSDP2) == 33_621_540_864
+    # without TP the plain cross entropy's 12; Megatron's own loss keeps its 6 under TP
+    assert buffers.loss_buffer_bytes(m.LLAMA3_70B, replace(cfg, tp=1), FSDP2) == (
+        16 * 8192 * 128256 * 12)
+    assert buffers.loss_buffer_bytes(m.LLAMA3_70B, cfg, MEGATRON_CORE_2024) == (
+        16 * 8192 * 16032 * 6)
+
+
+def test_dtensor_sequence_parallel_keeps_the_gathered_gemm_inputs_whole() -> None:
+    from solutions.stack import FSDP2, MEGATRON_CORE_2024
+    # Llama's outside terms: norm inputs 2 + 2, norm outputs feeding the GEMMs 2 + 2 = 8.
+    # Megatron keeps all of them split over TP 8: 1 unit. torchtitan keeps the norm inputs
+    # split (4 / 8) and the two gathered GEMM inputs whole: 0.5 + 4 = 4.5 in BF16, and
+    # 0.5 + 2 = 2.5 when the gather moves FP8
+    assert pm.outside_units_kept(8.0, 8, MEGATRON_CORE_2024) == 1.0
+    assert pm.outside_units_kept(8.0, 8, FSDP2) == 4.5
+    assert pm.outside_units_kept(8.0, 8, replace(FSDP2, linear_precision="fp8")) == 2.5
+    assert pm.outside_units_kept(8.0, 1, FSDP2) == 8.0
+    # a selective layer of Llama 3.1 70B at 16 x 8,192 tokens, TP 8 grows by 3.5 units
+    cfg = ParallelConfig(tp=8, pp=1, dp=32, micro_batch=16, seq_len=8192,
+                         activation_recompute="selective")
+    sbh = 16 * 8192 * 8192
+    grown = (pm.activation_bytes_per_layer(m.LLAMA3_70B, cfg, FSDP2)
+             - pm.activation_bytes_per_layer(m.LLAMA3_70B, cfg,
+                                             replace(FSDP2, sp_keeps_gathered_inputs=False)))
+    assert grown == pytest.approx(3.5 * sbh)
+
+
+def test_the_layer_rebuilt_by_full_recomputation_ignores_the_selective_policy() -> None:
+    from solutions.stack import FSDP2
+    # full recomputation reruns the layer's forward under autograd: it keeps the whole
+    # selective (attention-core) amount even when the stack's selective policy is torchtitan's
+    # per-op one, which would keep only half the matmuls
+    cfg = ParallelConfig(tp=1, pp=1, dp=8, micro_batch=2, seq_len=8192,
+                         activation_recompute="full")
+    per_op = replace(FSDP2, selective_recompute="alternate_matmuls")
+    plain = replace(FSDP2, selective_recompute="attention")
+    assert pm.rebuilt_layer_bytes(m.LLAMA3_8B, cfg, per_op, False) == (
+        pm.rebuilt_layer_bytes(m.LLAMA3_8B, cfg, plain, False))
+    selective = replace(cfg, activation_recompute="selective")
+    assert pm.rebuilt_layer_bytes(m.LLAMA3_8B, cfg, per_op, False) > (
+        pm.activation_bytes_per_layer(m.LLAMA3_8B, selective, per_op))
