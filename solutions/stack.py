@@ -112,6 +112,13 @@ Fields (booleans say whether the software does it):
   keeps the ``1/t`` shard and gathers it again in the backward (Korthikanti et al. 2022,
   §4.2.2). With FP8 linears the gather moves, and the GEMM keeps, FP8 (1 byte; torchao
   ``PrepareFloat8ModuleInput`` casts before the all-gather).
+* ``fp8_saves_fp8_inputs``: with FP8 linears, each GEMM keeps its input for the weight
+  gradient in FP8 (1 byte), the cast it made in the forward: Transformer Engine's
+  ``Linear`` and ``LayerNormLinear`` save ``inputmat``, the quantized tensor, when FP8 is
+  on (``transformer_engine/pytorch/module/linear.py``, ``saved_inputmat = inputmat``).
+  torchao's ``Float8Linear`` (torchtitan, December 2024) keeps the 16-bit input and casts
+  again in the backward. Only GEMM inputs shrink; the norms', attention's and activation
+  functions' own inputs stay 16-bit (:func:`solutions.planner.memory.activation_bytes_per_layer`).
 * ``elementwise``: how the element-wise work between GEMMs is run, which sets its passes
   over HBM (:data:`solutions.performance.flops.ELEMENTWISE_PASSES`): ``"eager"``, one
   PyTorch kernel per operation (FSDP, DeepSpeed ZeRO-3 and torchtitan without
@@ -178,6 +185,7 @@ class Stack:
     loss_bytes_per_logit: float = 6.0
     tp_loss_bytes_per_logit: float = 0.0
     sp_keeps_gathered_inputs: bool = False
+    fp8_saves_fp8_inputs: bool = False
     unit_reduce_scatter: bool = False
     linear_precision: str = "bf16"
     source: str = ""
@@ -223,7 +231,7 @@ MEGATRON_2022 = Stack(
 MEGATRON_CORE_2024 = Stack(
     "Megatron-Core 2024 (TP comm overlap, overlapped grad reduce and param gather)",
     sequence_parallel=True, fused_attention=True, overlap_dp=True, tp_comm_overlap=True,
-    param_gather_overlap=True, attention_kernel="hopper",
+    param_gather_overlap=True, attention_kernel="hopper", fp8_saves_fp8_inputs=True,
     source="Megatron-LM megatron/training/arguments.py: --tp-comm-overlap (TP "
            "collectives split and overlapped with GEMMs via Transformer Engine), "
            "--overlap-grad-reduce, --overlap-param-gather with --use-distributed-optimizer "

@@ -130,3 +130,24 @@ def test_the_layer_rebuilt_by_full_recomputation_ignores_the_selective_policy() 
     selective = replace(cfg, activation_recompute="selective")
     assert pm.rebuilt_layer_bytes(m.LLAMA3_8B, cfg, per_op, False) > (
         pm.activation_bytes_per_layer(m.LLAMA3_8B, selective, per_op))
+
+
+def test_transformer_engine_keeps_fp8_gemm_inputs() -> None:
+    from solutions.stack import FSDP2, MEGATRON_CORE_2024
+    # Llama 3 405B, TP 8 with SP, selective: Korthikanti's 31.78 units per layer split 8 ways;
+    # FP8 halves the two norm outputs (4 of the 8 outside units), the attention output (2)
+    # and the SwiGLU product (2 x 53,248 / 16,384 = 6.5): 0.25 + 4.25 / 8 = 0.78125 units
+    cfg = ParallelConfig(tp=8, pp=1, dp=1, seq_len=8192, activation_recompute="selective")
+    fp8 = replace(MEGATRON_CORE_2024, linear_precision="fp8")
+    sbh = 8192 * 16384
+    bf16_bytes = pm.activation_bytes_per_layer(m.LLAMA3_405B, cfg, MEGATRON_CORE_2024)
+    fp8_bytes = pm.activation_bytes_per_layer(m.LLAMA3_405B, cfg, fp8)
+    assert bf16_bytes - fp8_bytes == pytest.approx(0.78125 * sbh)
+    assert pm.fp8_input_savings(m.LLAMA3_405B, 8, fp8) == pytest.approx(0.78125)
+    # torchao's Float8Linear keeps the 16-bit input; BF16 linears save nothing either way
+    assert pm.fp8_input_savings(m.LLAMA3_405B, 8, replace(FSDP2, linear_precision="fp8")) == 0
+    assert pm.fp8_input_savings(m.LLAMA3_405B, 8, MEGATRON_CORE_2024) == 0
+    # full recomputation keeps each layer's 16-bit input whatever the linears' format
+    full = replace(cfg, activation_recompute="full")
+    assert pm.activation_bytes_per_layer(m.LLAMA3_405B, full, fp8) == (
+        pm.activation_bytes_per_layer(m.LLAMA3_405B, full, MEGATRON_CORE_2024))
