@@ -72,12 +72,15 @@ def tokens_per_s_per_gpu(run: dict[str, Any]) -> float | None:
 
 def flops_per_token(run: dict[str, Any], convention: str) -> float:
     """FLOPs per token in a source's convention: ``6N+12lds`` (model FLOPs, attention score and
-    value products counted over the full s x s square, forward and backward) or ``8N+16lds``
-    (the same with the recomputed forward, Narayanan et al. 2021 §5.1). N = active parameters."""
+    value products counted over the full s x s square, forward and backward), ``8N+16lds``
+    (the same with the recomputed forward, Narayanan et al. 2021 §5.1) or ``6N+6lds`` (the
+    causal half of the square: Megatron-Bridge's ``num_floating_point_operations``, which also
+    leaves the input embedding out of N, within the check's tolerance). N = active
+    parameters."""
     arch = architecture(run)
     n_params = models.active_params(arch)
     attention = arch.n_layers * arch.d_model * run["layout"]["seq_len"]
-    factors = {"6N+12lds": (6, 12), "8N+16lds": (8, 16)}
+    factors = {"6N+12lds": (6, 12), "8N+16lds": (8, 16), "6N+6lds": (6, 6)}
     if convention not in factors:
         raise ValueError(f"unknown FLOP convention {convention!r}; expected one of {list(factors)}")
     per_param, per_attention = factors[convention]
@@ -138,9 +141,10 @@ def test_strong_scaling_series_exist() -> None:
 
 
 def test_split_fits_on_few_rows_and_held_out_keeps_whole_sources() -> None:
-    # a quarter or less of the rows may set constants, and never a whole source
+    # enough rows to pin the nine constants two or three times over, but at most 30 % of the
+    # rows, and never a whole source: held-out sources added later only lower the share
     fit = [r for r in RUNS if r["split"] == "fit"]
-    assert 0.15 <= len(fit) / len(RUNS) <= 0.30
+    assert len(fit) >= 20 and len(fit) / len(RUNS) <= 0.30
     assert {r["split"] for r in RUNS} == {"fit", "held_out"}
     fit_sources = {r["source_id"] for r in fit}
     held_only = {r["source_id"] for r in RUNS} - fit_sources
