@@ -51,12 +51,14 @@ def family_of(gpu: NamedGPU) -> str:
 #: Exponent of the power law relating a GPU's power draw to its tensor-core clock under a
 #: power limit, ``P ~ f^k``. Physics bounds it: dynamic power is ``C V^2 f``, so ``k = 3``
 #: where the voltage tracks the frequency along the DVFS curve (Weste & Harris, *CMOS VLSI
-#: Design*, §5.1; the search starts there) and ``k = 1`` where the voltage is already at
-#: its floor; power that does not scale with the SM clock (HBM, leakage) makes a cap bite
-#: harder still. Fitted (:mod:`solutions.performance.fit`) on one run at a stated limit,
-#: torchtitan's Llama 3.1 8B on 500 W H100s; its other tables at that limit (70B with TP,
-#: 405B with PP, context parallelism) are held out and say the same. Replace it with a
-#: measured clock where one is known (``GPU.capped(clock_fraction=...)``).
+#: Design*, §5.1) and ``k = 1`` where the voltage is already at its floor; power that does
+#: not scale with the SM clock (HBM, leakage) makes a cap bite harder still. A GEMM
+#: measured under a deep cap sits at ``k = 1`` (the search's prior,
+#: :data:`solutions.performance.fit.START`); fitted (:mod:`solutions.performance.fit`) on
+#: one run at a stated limit, torchtitan's Llama 3.1 8B on 500 W H100s, it stays there; its
+#: other tables at that limit (70B with TP, 405B with PP, context parallelism) are held out
+#: and say the same. Replace it with a measured clock where one is known
+#: (``GPU.capped(clock_fraction=...)``).
 POWER_CLOCK_EXPONENT = 1.0
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -115,7 +117,7 @@ def test_a_constant_no_fitted_row_depends_on_keeps_its_starting_value() -> None:
     fsdp = [r for r in RUNS if r.family == "fsdp" and r.fitted]
     assert fsdp and all(r.stack.elementwise == "eager" for r in fsdp)
     constants = fit.fit(fsdp, rounds=1)
-    # ... and no fitted FSDP row ran under a power limit, so the power law stays cubic
+    # ... and no fitted FSDP row ran under a power limit, so the power law keeps its prior
     assert not any(r.power_limited for r in fsdp)
     for name in ("ELEMENTWISE_PASSES['megatron']", "ELEMENTWISE_PASSES['fused']",
                  fit.POWER_LAW):
@@ -149,6 +151,18 @@ def test_the_fit_ends_where_no_two_constants_moved_together_do_better() -> None:
                                 first.name, second.name, a, b)
 
 
+@contextmanager
+def monkeypatch_dict(target: dict[str, float], values: dict[str, float]) -> Iterator[None]:
+    """``target`` holding ``values`` for the block, restored afterwards."""
+    saved = dict(target)
+    target.update(values)
+    try:
+        yield
+    finally:
+        target.clear()
+        target.update(saved)
+
+
 def test_a_capped_run_moves_the_power_law_and_nothing_else() -> None:
     # a run under a power limit cannot tell a slower clock from a lower sustained share:
     # the constants of the runs at full power are the same with it in the fit or out
@@ -157,6 +171,12 @@ def test_a_capped_run_moves_the_power_law_and_nothing_else() -> None:
     assert capped
     without = [replace(r, fitted=False) if r in capped else r for r in RUNS]
     with_it, without_it = fit.fit(RUNS), fit.fit(without)
-    assert with_it[fit.POWER_LAW] != without_it[fit.POWER_LAW] == fit.START[fit.POWER_LAW]
+    assert without_it[fit.POWER_LAW] == fit.START[fit.POWER_LAW]  # no capped run: the prior
     assert {k: v for k, v in with_it.items() if k != fit.POWER_LAW} == {
         k: v for k, v in without_it.items() if k != fit.POWER_LAW}
+    # the capped run does move the law: searched from the cubic law instead of the measured
+    # prior, it comes back to the prior's value, which without it would stay cubic
+    cubic = {**fit.START, fit.POWER_LAW: 3.0}
+    with monkeypatch_dict(fit.START, cubic):
+        assert fit.fit(RUNS)[fit.POWER_LAW] == with_it[fit.POWER_LAW] == 1.0
+        assert fit.fit(without)[fit.POWER_LAW] == 3.0
