@@ -118,7 +118,7 @@ Fields (booleans say whether the software does it):
   on (``transformer_engine/pytorch/module/linear.py``, ``saved_inputmat = inputmat``).
   torchao's ``Float8Linear`` (torchtitan, December 2024) keeps the 16-bit input and casts
   again in the backward. Only GEMM inputs shrink; the norms', attention's and activation
-  functions' own inputs stay 16-bit (:func:`solutions.planner.memory.activation_bytes_per_layer`).
+  functions' own inputs stay 16-bit (:func:`solutions.planner.activations.fp8_input_savings`).
 * ``elementwise``: how the element-wise work between GEMMs is run, which sets its passes
   over HBM (:data:`solutions.performance.flops.ELEMENTWISE_PASSES`): ``"eager"``, one
   PyTorch kernel per operation (FSDP, DeepSpeed ZeRO-3 and torchtitan without

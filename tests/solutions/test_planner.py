@@ -16,6 +16,7 @@ from solutions import hardware as hw
 from solutions import models as m
 from solutions import performance as perf
 from solutions import planner as pl
+from solutions.planner import activations as pa
 from solutions.planner import memory as pm
 from solutions.planner import search as ps
 from solutions.planner.memory import ParallelConfig, Recompute, memory_per_gpu, stage_memory
@@ -95,15 +96,15 @@ def test_seven_b_on_eight_gpus_zero3() -> None:
 
 def test_korthikanti_gpt_layer_is_reproduced() -> None:
     # GPT layer (GeLU 4h, MHA, dropout): 34 s b h + 5 a s^2 b unfused (Korthikanti Table 2)
-    t = pm.activation_terms(m.GPT3_175B, 2048, fused_attention=False)
+    t = pa.activation_terms(m.GPT3_175B, 2048, fused_attention=False)
     assert t.outside + t.inside == pytest.approx(34)
     assert t.core == pytest.approx(5 * 96 * 2048 / 12288)
-    fused = pm.activation_terms(m.GPT3_175B, 2048, fused_attention=True)
+    fused = pa.activation_terms(m.GPT3_175B, 2048, fused_attention=True)
     assert fused.core == pytest.approx(4 * 96 / 12288)          # log-sum-exp only, no s^2
     # without sequence parallelism: s b h (10 + 24/t + 5as/(ht)), Table 2's TP-only row
     cfg = ParallelConfig(tp=8, pp=1, dp=1, seq_len=2048, activation_recompute="none")
     sbh = 2048 * 12288
-    got = pm.activation_bytes_per_layer(m.GPT3_175B, cfg, MEGATRON_2021)
+    got = pa.activation_bytes_per_layer(m.GPT3_175B, cfg, MEGATRON_2021)
     assert got == pytest.approx(sbh * (10 + 24 / 8 + 5 * 96 * 2048 / (12288 * 8)))
 
 
@@ -115,7 +116,7 @@ def test_recompute_modes_follow_the_attention_kernel() -> None:
     sbh = 8192 * 16384
     def per_layer(mode: Recompute, stack: Stack) -> float:
         cfg = ParallelConfig(tp=8, pp=16, dp=128, grad_accum=16, activation_recompute=mode)
-        return pm.activation_bytes_per_layer(m.LLAMA3_405B, cfg, stack)
+        return pa.activation_bytes_per_layer(m.LLAMA3_405B, cfg, stack)
     assert per_layer("none", MEGATRON_2022) == pytest.approx(159.75 / 8 * sbh)
     assert per_layer("selective", MEGATRON_2022) == pytest.approx(31.75 / 8 * sbh)
     assert per_layer("none", LLAMA3) == per_layer("selective", LLAMA3) == pytest.approx(

@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from solutions import models as m
+from solutions.planner import activations as pa
 from solutions.planner import memory as pm
 from solutions.planner.memory import ParallelConfig
 
@@ -36,7 +37,7 @@ def test_torchtitan_alternate_matmul_checkpointing_keeps_half_the_matmuls() -> N
     # Llama 3 8B: g_kv = 8/32, f/h = 14336/4096 = 3.5; matmul outputs in order
     # Q 2, K 0.5, V 0.5, O 2, gate 7, up 7, down 2: kept Q + V + gate + down = 11.5,
     # plus the attention output 2 and its log-sum-exp 4 x 32 / 4096; the block input 2
-    outside, inside = pm.alternate_activation_units(m.LLAMA3_8B)
+    outside, inside = pa.alternate_activation_units(m.LLAMA3_8B)
     assert outside == 2.0
     assert inside == pytest.approx(11.5 + 2 + 4 * 32 / 4096)
 
@@ -102,16 +103,16 @@ def test_dtensor_sequence_parallel_keeps_the_gathered_gemm_inputs_whole() -> Non
     # Megatron keeps all of them split over TP 8: 1 unit. torchtitan keeps the norm inputs
     # split (4 / 8) and the two gathered GEMM inputs whole: 0.5 + 4 = 4.5 in BF16, and
     # 0.5 + 2 = 2.5 when the gather moves FP8
-    assert pm.outside_units_kept(8.0, 8, MEGATRON_CORE_2024) == 1.0
-    assert pm.outside_units_kept(8.0, 8, FSDP2) == 4.5
-    assert pm.outside_units_kept(8.0, 8, replace(FSDP2, linear_precision="fp8")) == 2.5
-    assert pm.outside_units_kept(8.0, 1, FSDP2) == 8.0
+    assert pa.outside_units_kept(8.0, 8, MEGATRON_CORE_2024) == 1.0
+    assert pa.outside_units_kept(8.0, 8, FSDP2) == 4.5
+    assert pa.outside_units_kept(8.0, 8, replace(FSDP2, linear_precision="fp8")) == 2.5
+    assert pa.outside_units_kept(8.0, 1, FSDP2) == 8.0
     # a selective layer of Llama 3.1 70B at 16 x 8,192 tokens, TP 8 grows by 3.5 units
     cfg = ParallelConfig(tp=8, pp=1, dp=32, micro_batch=16, seq_len=8192,
                          activation_recompute="selective")
     sbh = 16 * 8192 * 8192
-    grown = (pm.activation_bytes_per_layer(m.LLAMA3_70B, cfg, FSDP2)
-             - pm.activation_bytes_per_layer(m.LLAMA3_70B, cfg,
+    grown = (pa.activation_bytes_per_layer(m.LLAMA3_70B, cfg, FSDP2)
+             - pa.activation_bytes_per_layer(m.LLAMA3_70B, cfg,
                                              replace(FSDP2, sp_keeps_gathered_inputs=False)))
     assert grown == pytest.approx(3.5 * sbh)
 
@@ -125,11 +126,11 @@ def test_the_layer_rebuilt_by_full_recomputation_ignores_the_selective_policy() 
                          activation_recompute="full")
     per_op = replace(FSDP2, selective_recompute="alternate_matmuls")
     plain = replace(FSDP2, selective_recompute="attention")
-    assert pm.rebuilt_layer_bytes(m.LLAMA3_8B, cfg, per_op, False) == (
-        pm.rebuilt_layer_bytes(m.LLAMA3_8B, cfg, plain, False))
+    assert pa.rebuilt_layer_bytes(m.LLAMA3_8B, cfg, per_op, False) == (
+        pa.rebuilt_layer_bytes(m.LLAMA3_8B, cfg, plain, False))
     selective = replace(cfg, activation_recompute="selective")
-    assert pm.rebuilt_layer_bytes(m.LLAMA3_8B, cfg, per_op, False) > (
-        pm.activation_bytes_per_layer(m.LLAMA3_8B, selective, per_op))
+    assert pa.rebuilt_layer_bytes(m.LLAMA3_8B, cfg, per_op, False) > (
+        pa.activation_bytes_per_layer(m.LLAMA3_8B, selective, per_op))
 
 
 def test_transformer_engine_keeps_fp8_gemm_inputs() -> None:
@@ -140,14 +141,14 @@ def test_transformer_engine_keeps_fp8_gemm_inputs() -> None:
     cfg = ParallelConfig(tp=8, pp=1, dp=1, seq_len=8192, activation_recompute="selective")
     fp8 = replace(MEGATRON_CORE_2024, linear_precision="fp8")
     sbh = 8192 * 16384
-    bf16_bytes = pm.activation_bytes_per_layer(m.LLAMA3_405B, cfg, MEGATRON_CORE_2024)
-    fp8_bytes = pm.activation_bytes_per_layer(m.LLAMA3_405B, cfg, fp8)
+    bf16_bytes = pa.activation_bytes_per_layer(m.LLAMA3_405B, cfg, MEGATRON_CORE_2024)
+    fp8_bytes = pa.activation_bytes_per_layer(m.LLAMA3_405B, cfg, fp8)
     assert bf16_bytes - fp8_bytes == pytest.approx(0.78125 * sbh)
-    assert pm.fp8_input_savings(m.LLAMA3_405B, 8, fp8) == pytest.approx(0.78125)
+    assert pa.fp8_input_savings(m.LLAMA3_405B, 8, fp8) == pytest.approx(0.78125)
     # torchao's Float8Linear keeps the 16-bit input; BF16 linears save nothing either way
-    assert pm.fp8_input_savings(m.LLAMA3_405B, 8, replace(FSDP2, linear_precision="fp8")) == 0
-    assert pm.fp8_input_savings(m.LLAMA3_405B, 8, MEGATRON_CORE_2024) == 0
+    assert pa.fp8_input_savings(m.LLAMA3_405B, 8, replace(FSDP2, linear_precision="fp8")) == 0
+    assert pa.fp8_input_savings(m.LLAMA3_405B, 8, MEGATRON_CORE_2024) == 0
     # full recomputation keeps each layer's 16-bit input whatever the linears' format
     full = replace(cfg, activation_recompute="full")
-    assert pm.activation_bytes_per_layer(m.LLAMA3_405B, full, fp8) == (
-        pm.activation_bytes_per_layer(m.LLAMA3_405B, full, MEGATRON_CORE_2024))
+    assert pa.activation_bytes_per_layer(m.LLAMA3_405B, full, fp8) == (
+        pa.activation_bytes_per_layer(m.LLAMA3_405B, full, MEGATRON_CORE_2024))
