@@ -151,9 +151,11 @@ def executed(chapter_stem: str, locked: bool) -> Any:
 COINCIDENCES = {
     "9.1": re.compile(r"128 (?:query )?heads|heads x 128|of size 128|/\s*128\b|128K"),
 }
-#: A lab's generated case is named by its inputs ("Case p=7, m=50 (1F1B):"), drawn afresh
-#: for every learner: sizes to run, never a result, so they are not searched.
-CASE_LABEL = re.compile(r"\bCase [^:]*:")
+#: A lab's verdict on one generated case ("Case p=7, m=50 (1F1B): The schedule was rejected:
+#: stage 0 runs 0 of 25 ...") names the case's inputs, drawn afresh for every learner, and
+#: what the learner's own code did with them: numbers of that draw, never an exercise's
+#: result, so the verdict is not searched (the rest of the line is).
+CASE_VERDICT = re.compile(r"\bCase\b[^:]*:.*$")
 
 
 def leaks(texts: list[str], answers: dict[str, tuple[float, str]]) -> dict[str, list[str]]:
@@ -164,7 +166,7 @@ def leaks(texts: list[str], answers: dict[str, tuple[float, str]]) -> dict[str, 
         other = COINCIDENCES.get(exercise_id)
         for text in texts:
             for line in readable(text).splitlines():
-                line = CASE_LABEL.sub("Case:", line)
+                line = CASE_VERDICT.sub("Case:", line)
                 hits = found_in(line, forms, family, (value, unit))
                 if hits and other is not None and len(other.findall(line)) >= len(hits):
                     continue
@@ -259,10 +261,13 @@ def test_the_search_finds_printed_answers() -> None:
                     answer_forms(98.0, "s"), "time", (98.0, "s")) == ["98"]
     assert found_in(readable("about sixty-eight point six minutes"),
                     answer_forms(68.5857, "min"), "time", (68.5857, "min")) == ["68.6"]
-    # a lab case's name is its generated inputs, not a result; the rest of its line is read
-    answers = {"prediction ch05": (0.5, "")}
-    assert not leaks(["Case p=7, m=50 (1F1B): The schedule was rejected"], answers)
-    assert leaks(["Case p=7, m=4 (1F1B): the bubble is 50 % of compute"], answers)
+    # a lab's verdict on a generated case speaks of that draw, not of an exercise; what
+    # comes before it on the line, and every other line, is read
+    answers = {"prediction ch05": (0.5, ""), "5.1": (25.0, "%")}
+    assert not leaks(["0 of 6 cases Case p=7, m=50 (1F1B): The schedule was rejected: "
+                      "stage 0 idles 25 % of the step"], answers)
+    assert leaks(["the bubble is 50 % of compute. Case p=7, m=4 (1F1B): rejected"], answers)
+    assert leaks(["stage 0 idles 25 % of the step"], answers)
     assert unescaped_dollars("$\\mathdefault{10^{3}}$") == 0
     assert unescaped_dollars("costs $2 to $5") == 2
     assert readable('<p style="line-height: 1.4">Exercise 1.75 is <b>fun</b></p>').split() == [
