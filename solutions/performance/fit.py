@@ -215,9 +215,15 @@ def _pair_moves(rows: Sequence[FittableRun], best: dict[str, float],
     software its runs used) stall a search that moves one at a time. A constant is only
     moved when the move needs it: a two-constant move must beat both of its one-constant
     halves, so a constant that no row reads is never carried along."""
+    seen: dict[tuple[float, ...], float] = {}
+
     def scored(values: dict[str, float]) -> float:
-        with constants_set(values):
-            return score(rows)
+        # a point is scored once: the halves of a pair move are the single moves just tried
+        key = tuple(values[c.name] for c in constants)
+        if key not in seen:
+            with constants_set(values):
+                seen[key] = score(rows)
+        return seen[key]
 
     def moved(values: dict[str, float], *steps: tuple[Constant, int]) -> dict[str, float]:
         out = dict(values)

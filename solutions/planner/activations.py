@@ -80,13 +80,23 @@ def has_dropout(arch: models.Architecture) -> bool:
     return arch.linear_biases
 
 
-def _mlp_terms(arch: models.Architecture, moe_layer: bool) -> float:
-    """MLP hidden activations in ``s b h`` units: GeLU 4f/h, SwiGLU 6f/h (module doc)."""
-    per_width = 4.0 if arch.ffn == "gelu" else 6.0
+def _attention_width(arch: models.Architecture) -> float:
+    """Query heads x head size over ``h``: 1 unless the two differ."""
+    return arch.n_heads * arch.head_dim / arch.d_model
+
+
+def _ffn_width(arch: models.Architecture, moe_layer: bool) -> tuple[int, float]:
+    """(copies of a token through the MLP, their summed FFN width over ``h``): one at
+    ``d_ffn`` for a dense layer; the routed and shared experts at the expert width for MoE."""
     if moe_layer and arch.moe is not None:
         copies = arch.moe.experts_per_token + arch.moe.n_shared_experts
-        return copies * per_width * arch.moe.expert_d_ffn / arch.d_model
-    return per_width * arch.d_ffn / arch.d_model
+        return copies, copies * arch.moe.expert_d_ffn / arch.d_model
+    return 1, arch.d_ffn / arch.d_model
+
+
+def _mlp_terms(arch: models.Architecture, moe_layer: bool) -> float:
+    """MLP hidden activations in ``s b h`` units: GeLU 4f/h, SwiGLU 6f/h (module doc)."""
+    return (4.0 if arch.ffn == "gelu" else 6.0) * _ffn_width(arch, moe_layer)[1]
 
 
 def activation_terms(arch: models.Architecture, seq_len: int, fused_attention: bool,
@@ -94,7 +104,7 @@ def activation_terms(arch: models.Architecture, seq_len: int, fused_attention: b
     """The recount of Korthikanti et al.'s Table 2 for this layer (see the module doc)."""
     dropout = has_dropout(arch)
     group = arch.n_kv_heads / arch.n_heads
-    width = arch.n_heads * arch.head_dim / arch.d_model  # 1 unless heads x head_dim != h
+    width = _attention_width(arch)
     outside = 8.0 + (2.0 if dropout else 0.0)
     inside = 2 * width + 4 * group * width + 2 * width + _mlp_terms(arch, moe_layer)
     a_over_h = arch.n_heads / arch.d_model
@@ -114,12 +124,8 @@ def alternate_activation_units(arch: models.Architecture, moe_layer: bool = Fals
     2 g_kv, 2, then 2 f/h per up or gate projection and 2 for the down projection) and the
     attention output (2) with its FP32 log-sum-exp (4 a / h)."""
     group = arch.n_kv_heads / arch.n_heads
-    width = arch.n_heads * arch.head_dim / arch.d_model
-    if moe_layer and arch.moe is not None:
-        copies = arch.moe.experts_per_token + arch.moe.n_shared_experts
-        f = copies * arch.moe.expert_d_ffn / arch.d_model
-    else:
-        copies, f = 1, arch.d_ffn / arch.d_model
+    width = _attention_width(arch)
+    copies, f = _ffn_width(arch, moe_layer)
     ffn = [2 * f, 2 * f, 2.0 * copies] if arch.ffn != "gelu" else [2 * f, 2.0 * copies]
     outputs = [2 * width, 2 * group * width, 2 * group * width, 2.0, *ffn]
     kept = sum(outputs[::2]) + 2 * width + 4 * arch.n_heads / arch.d_model
@@ -176,11 +182,10 @@ def fp8_input_savings(arch: models.Architecture, t: int, stack: Stack,
     3.97 units a GPU keeps, 20 % less."""
     if stack.linear_precision != "fp8" or not stack.fp8_saves_fp8_inputs:
         return 0.0
-    width = arch.n_heads * arch.head_dim / arch.d_model
-    per_width = 4.0 if arch.ffn == "gelu" else 6.0
-    second_gemm_input = _mlp_terms(arch, moe_layer) * 2.0 / per_width
+    second_gemm_input = 2 * _ffn_width(arch, moe_layer)[1]
     outside_split = t if stack.sequence_parallel else 1
-    return GEMM_INPUT_UNITS / 2 / outside_split + (2 * width + second_gemm_input) / 2 / t
+    return (GEMM_INPUT_UNITS / 2 / outside_split
+            + (2 * _attention_width(arch) + second_gemm_input) / 2 / t)
 
 
 def rebuilt_layer_bytes(arch: models.Architecture, cfg: ParallelConfig, stack: Stack,
@@ -189,6 +194,6 @@ def rebuilt_layer_bytes(arch: models.Architecture, cfg: ParallelConfig, stack: S
     forward runs again under autograd with no checkpoint policy, so it keeps what a
     ``"selective"`` (attention-core) layer keeps, whatever ``stack.selective_recompute``
     says of the stashed layers."""
-    rebuilt_cfg = ParallelConfig(**{**cfg.__dict__, "activation_recompute": "selective"})
+    rebuilt_cfg = replace(cfg, activation_recompute="selective")
     policy_free = replace(stack, selective_recompute="attention")
     return activation_bytes_per_layer(arch, rebuilt_cfg, policy_free, moe_layer)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -151,19 +149,8 @@ def test_the_fit_ends_where_no_two_constants_moved_together_do_better() -> None:
                                 first.name, second.name, a, b)
 
 
-@contextmanager
-def monkeypatch_dict(target: dict[str, float], values: dict[str, float]) -> Iterator[None]:
-    """``target`` holding ``values`` for the block, restored afterwards."""
-    saved = dict(target)
-    target.update(values)
-    try:
-        yield
-    finally:
-        target.clear()
-        target.update(saved)
-
-
-def test_a_capped_run_moves_the_power_law_and_nothing_else() -> None:
+def test_a_capped_run_moves_the_power_law_and_nothing_else(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     # a run under a power limit cannot tell a slower clock from a lower sustained share:
     # the constants of the runs at full power are the same with it in the fit or out
     from dataclasses import replace
@@ -176,7 +163,6 @@ def test_a_capped_run_moves_the_power_law_and_nothing_else() -> None:
         k: v for k, v in without_it.items() if k != fit.POWER_LAW}
     # the capped run does move the law: searched from the cubic law instead of the measured
     # prior, it comes back to the prior's value, which without it would stay cubic
-    cubic = {**fit.START, fit.POWER_LAW: 3.0}
-    with monkeypatch_dict(fit.START, cubic):
-        assert fit.fit(RUNS)[fit.POWER_LAW] == with_it[fit.POWER_LAW] == 1.0
-        assert fit.fit(without)[fit.POWER_LAW] == 3.0
+    monkeypatch.setitem(fit.START, fit.POWER_LAW, 3.0)
+    assert fit.fit(RUNS)[fit.POWER_LAW] == with_it[fit.POWER_LAW] == 1.0
+    assert fit.fit(without)[fit.POWER_LAW] == 3.0
