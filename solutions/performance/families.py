@@ -23,6 +23,7 @@ Three measures beside :mod:`solutions.performance.validation`'s fit/held-out spl
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -71,11 +72,15 @@ def leave_one_family_out(runs: Sequence[PublishedRun]) -> list[FamilyResult]:
 
 def kendall_tau(xs: Sequence[float], ys: Sequence[float]) -> float:
     """Kendall's tau-a of two equally long sequences: (concordant - discordant pairs) /
-    all pairs; a pair tied in either sequence counts as neither (ValueError below 2)."""
+    all pairs; a pair tied in either sequence counts as neither (ValueError below 2). Values
+    equal to 1 part in 10^9 are ties: the constant baseline predicts equal values for runs of
+    one model and sequence length, which floating-point rounding would otherwise order."""
     if len(xs) != len(ys) or len(xs) < 2:
         raise ValueError("kendall_tau needs two sequences of the same length >= 2")
     score = 0
     for i, j in itertools.combinations(range(len(xs)), 2):
+        if math.isclose(xs[i], xs[j], rel_tol=1e-9) or math.isclose(ys[i], ys[j], rel_tol=1e-9):
+            continue
         dx, dy = xs[i] - xs[j], ys[i] - ys[j]
         score += (dx * dy > 0) - (dx * dy < 0)
     return score / (len(xs) * (len(xs) - 1) / 2)
