@@ -79,7 +79,8 @@ Fields (booleans say whether the software does it):
   tensor-core instructions: FlashAttention-3 or cuDNN's fused attention through Transformer
   Engine; on an A100 it is FlashAttention-2) or ``"triton"`` (the 2022 Triton port of
   FlashAttention-1, ``flash_attn/flash_attn_triton.py``, which MosaicML's llm-foundry runs
-  as ``attn_impl: triton``) (:data:`solutions.performance.flops.ATTENTION_KERNEL_FRACTION`).
+  as ``attn_impl: triton``) (:data:`solutions.performance.flops.ATTENTION_KERNEL_FRACTION`,
+  :data:`solutions.performance.flops.TRITON_FA_SLOWDOWN`).
 * ``selective_recompute``: what ``"selective"`` recomputation recomputes. ``"attention"``:
   the attention core (Korthikanti et al. 2022, §5; Megatron-LM). ``"alternate_matmuls"``:
   torchtitan's per-op policy (``selective_ac_option = 'op'``,

@@ -90,11 +90,28 @@ GEMM_TILE_M, GEMM_TILE_N = 128, 128
 #: above). Hopper parts (H800, H200) share the H100's; the Blackwell parts (B200, GB200)
 #: share one, fitted on the smallest-scale GB200 run of the data set
 #: (:data:`SUSTAINED_AS`; without a Blackwell run the fit gives it the H100's).
-SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.90, "H100": 0.88, "B200": 0.73}
+SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.90, "H100": 0.89, "B200": 0.74}
 SUSTAINED_AS: dict[str, str] = {"A100": "A100", "H100": "H100", "H800": "H100",
                                 "H200": "H100", "B200": "B200", "GB200": "B200"}
+#: FLOPs of a fused attention kernel's backward over its forward's: five score-sized GEMMs
+#: (S = QK^T recomputed, dV, dP, dQ, dK) against the forward's two (Dao 2023, §3.1.2,
+#: Algorithm 2). The benchmarks the rates of :data:`ATTENTION_KERNEL_FRACTION` come from
+#: count forward + backward as 3.5 forwards (``flops(..., mode="fwd_bwd")`` of
+#: FlashAttention's ``benchmarks/benchmark_flash_attention.py``), so a step spends 3.5
+#: forwards' FLOPs of attention at that rate, not 3 (:mod:`solutions.performance.model`).
+FUSED_ATTENTION_BACKWARD_RATIO = 2.5
+#: How much slower the Triton port of FlashAttention-1 (``flash_attn/flash_attn_triton.py``,
+#: which MosaicML's llm-foundry runs as ``attn_impl: triton``) is than FlashAttention-2:
+#: "FlashAttention-2 is 1.3-2.5x faster than FlashAttention in Triton" (Dao 2023, abstract
+#: and §4.1; the port's own header: "Overall Triton forward + backward is slightly slower
+#: than CUDA forward + backward" of FlashAttention-1, which reaches "25-40% of the
+#: theoretical maximum FLOPs/s" of an A100). Fitted within that stated range
+#: (:mod:`solutions.performance.fit`); on Hopper the same factor (the kernel uses no Hopper
+#: instructions).
+TRITON_FA_SLOWDOWN = 1.7
 #: Fraction of the dense peak a fused (flash) attention kernel reaches over forward +
-#: backward, causal, head dimension 128, long sequences, FLOPs of the causal half counted,
+#: backward, causal, head dimension 128, long sequences, FLOPs of the causal half counted
+#: as the kernels' own benchmarks count them (forward + backward = 3.5 forwards, above),
 #: by (kernel, GPU family). FlashAttention-2 (Dao 2023, arXiv:2307.08691, §4.1, Figs. 4-7):
 #: about 190 TFLOP/s of A100's 312 and "up to 335 TFLOPs/s" of H100's 989 without
 #: Hopper-specific instructions. FlashAttention-3 (Shah et al. 2024, arXiv:2407.08608,
@@ -103,31 +120,22 @@ SUSTAINED_AS: dict[str, str] = {"A100": "A100", "H100": "H100", "H800": "H100",
 #: TFLOP/s at 8K tokens and 621 at 16K (pytorch/benchmark PR #2391, ``flash_v3``), 630 in
 #: the long-sequence limit of :data:`ATTENTION_HALF_RATE_TOKENS`'s curve; the backward does
 #: 2.5x the forward's FLOPs, so forward + backward ``3.5 / (1/630 + 2.5/500)`` = 532
-#: TFLOP/s. The Triton port of FlashAttention-1
-#: (``flash_attn/flash_attn_triton.py``, 2022: "Overall Triton forward + backward is slightly
-#: slower than CUDA forward + backward" of FlashAttention-1): FlashAttention-1 reaches
-#: "25-40% of the theoretical maximum FLOPs/s" of an A100 and FlashAttention-2 is "1.3-2.5x
-#: faster than FlashAttention in Triton" (Dao 2023, abstract and §4.1), so 100 TFLOP/s on an
-#: A100 (32 % of peak, 1.9x below FlashAttention-2) and the same 1.9x below FlashAttention-2
-#: on Hopper (the kernel uses no Hopper instructions), 176 TFLOP/s.
-TRITON_FA_SLOWDOWN = 190.0 / 100.0
+#: TFLOP/s. The Triton port of FlashAttention-1 is FlashAttention-2's rate over
+#: :data:`TRITON_FA_SLOWDOWN` (:func:`attention_efficiency`).
 HOPPER_FA_TFLOPS = 3.5 / (1 / 630.0 + 2.5 / 500.0)
 ATTENTION_KERNEL_FRACTION: dict[tuple[str, str], float] = {
     ("flash2", "A100"): 190.0 / 312.0, ("hopper", "A100"): 190.0 / 312.0,
     ("flash2", "H100"): 335.0 / 989.0, ("hopper", "H100"): HOPPER_FA_TFLOPS / 989.0,
-    ("flash2", "H800"): 335.0 / 989.0, ("hopper", "H800"): HOPPER_FA_TFLOPS / 989.0,
-    ("triton", "A100"): 100.0 / 312.0,
-    ("triton", "H100"): 335.0 / TRITON_FA_SLOWDOWN / 989.0,
-    ("triton", "H800"): 335.0 / TRITON_FA_SLOWDOWN / 989.0}
+    ("flash2", "H800"): 335.0 / 989.0, ("hopper", "H800"): HOPPER_FA_TFLOPS / 989.0}
 #: H200 runs the H100's kernels at the H100's share; Blackwell's attention kernels
 #: (cuDNN, FlashAttention-4) have no microbenchmark here: they are taken at the Hopper
 #: kernel's share of the peak (an assumption, like Blackwell's sustained share).
-for _kernel in ("flash2", "hopper", "triton"):
+for _kernel in ("flash2", "hopper"):
     for _family in ("H200", "B200", "GB200"):
         ATTENTION_KERNEL_FRACTION[_kernel, _family] = ATTENTION_KERNEL_FRACTION[_kernel, "H100"]
 #: Reads + writes of each activation byte by element-wise kernels over forward and backward
 #: of one layer, by ``Stack.elementwise`` (fitted).
-ELEMENTWISE_PASSES: dict[str, float] = {"eager": 11.0, "megatron": 8.0, "fused": 1.0}
+ELEMENTWISE_PASSES: dict[str, float] = {"eager": 12.0, "megatron": 8.0, "fused": 1.0}
 BYTES_16BIT = 2
 
 
@@ -273,7 +281,10 @@ def attention_efficiency(gpu: hardware.GPU, kernel: str = "flash2",
     ``SUSTAINED_FRACTION x ATTENTION_KERNEL_FRACTION`` of the GPU's family, at a sequence of
     ``seq_len`` tokens times ``1 / (1 + ATTENTION_HALF_RATE_TOKENS / seq_len)`` (the
     kernel tables' rates are at long sequences; None: that long-sequence rate)."""
-    rate = sustained_fraction(gpu) * ATTENTION_KERNEL_FRACTION[kernel, gpu_family(gpu)]
+    family = gpu_family(gpu)
+    kernel_fraction = (ATTENTION_KERNEL_FRACTION["flash2", family] / TRITON_FA_SLOWDOWN
+                       if kernel == "triton" else ATTENTION_KERNEL_FRACTION[kernel, family])
+    rate = sustained_fraction(gpu) * kernel_fraction
     return rate if seq_len is None else rate / (1.0 + ATTENTION_HALF_RATE_TOKENS / seq_len)
 
 

@@ -5,7 +5,8 @@ GPU (the pipeline stage with the most work) for a training ``stack``
 (:mod:`solutions.stack`), split into named costs that add up to it:
 
 * ``compute``: forward + backward of ``m`` micro-batches (:mod:`solutions.performance.flops`:
-  matmuls at the efficiency of their per-GPU shape, fused attention at its kernel's rate,
+  matmuls at the efficiency of their per-GPU shape, fused attention at its kernel's rate
+  (its backward 2.5 forwards, :data:`solutions.performance.flops.FUSED_ATTENTION_BACKWARD_RATIO`),
   element-wise kernels at HBM speed), plus a gradient-accumulation pass per micro-batch
   where the stack's GEMMs do not accumulate;
 * ``recompute``: the extra forward work of ``"selective"`` or ``"full"`` recomputation;
@@ -87,7 +88,7 @@ OPTIMIZER_BYTES_PER_PARAM = 30.0
 #: NCCL kernels occupy SMs and HBM bandwidth while a GEMM runs (Megatron-Core's TP overlap
 #: reserves SMs for communication, ``--tp-comm-overlap-cfg``; Jangda et al. 2022, CoCoNet,
 #: §2 measure the contention). Fitted on the fitting third of the validation set.
-OVERLAP_INTERFERENCE = 0.40
+OVERLAP_INTERFERENCE = 0.35
 BREAKDOWN_KEYS: tuple[str, ...] = ("compute", "recompute", "tp", "cp", "ep", "pp_bubble",
                                    "pp_send", "dp_exposed", "fsdp_gather", "optimizer")
 
@@ -134,7 +135,11 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
                                                                    cfg.seq_len)
                                          if stack.fused_attention
                                          else eff))
-    layer_fwd = gemm_s + layers * attn * attn_s + elementwise / 3 + cast_fwd
+    attn_fwd = layers * attn * attn_s
+    # a fused kernel's backward recomputes the scores: 2.5x the forward's FLOPs, not 2x
+    attn_bwd_extra = ((pf.FUSED_ATTENTION_BACKWARD_RATIO - 2.0) * attn_fwd
+                      if stack.fused_attention else 0.0)
+    layer_fwd = gemm_s + attn_fwd + elementwise / 3 + cast_fwd
     forward = layer_fwd + logits * flops_s
     if cfg.activation_recompute == "full":
         recompute = layer_fwd
@@ -154,8 +159,9 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
         tp = max(0.0, tp - gemm) + OVERLAP_INTERFERENCE * min(tp, gemm)
     # the backward is twice the forward's FLOPs but casts only the output gradients
     accumulate = _grad_accumulation_s(arch, cfg, gpu, stack, stage) + cast_bwd - 2 * cast_fwd
-    return _Stage(compute=3 * forward + accumulate, recompute=recompute,
-                  backward=2 * forward + recompute + accumulate, forward=forward, comm=comm,
+    return _Stage(compute=3 * forward + attn_bwd_extra + accumulate, recompute=recompute,
+                  backward=2 * forward + attn_bwd_extra + recompute + accumulate,
+                  forward=forward, comm=comm,
                   layers=layers, tp_exposed=tp)
 
 

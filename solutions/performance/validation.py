@@ -352,7 +352,8 @@ def cross_validation_markdown(cv: CrossValidation) -> str:
              "SUSTAINED_FRACTION['B200']": "Blackwell",
              "ELEMENTWISE_PASSES['eager']": "eager", "ELEMENTWISE_PASSES['megatron']":
              "megatron", "ELEMENTWISE_PASSES['fused']": "fused",
-             "OVERLAP_INTERFERENCE": "interference", "POWER_CLOCK_EXPONENT": "power exponent"}
+             "OVERLAP_INTERFERENCE": "interference", "POWER_CLOCK_EXPONENT": "power exponent",
+             "TRITON_FA_SLOWDOWN": "Triton attention slowdown"}
     lines = ["| Source left out | Runs | Median \\|error\\| | Within 15 % | Worst "
              "| Constants fitted without it |", "|---|---|---|---|---|---|"]
     for source, s in cv.per_source.items():

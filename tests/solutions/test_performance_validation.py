@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from solutions import hardware as hw
 from solutions import models
 from solutions.performance import fit
+from solutions.performance import flops as pf
 from solutions.performance import validation as pv
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "validation.md"
@@ -103,6 +105,16 @@ def test_the_fit_on_the_fit_rows_gives_the_constants_in_use() -> None:
     assert fit.fit(RUNS) == pytest.approx(fit.current())
 
 
+def test_the_triton_kernel_is_fitted_within_the_range_its_source_states() -> None:
+    # "FlashAttention-2 is 1.3-2.5x faster than FlashAttention in Triton" (Dao 2023)
+    triton = next(c for c in fit.CONSTANTS if c.name == "TRITON_FA_SLOWDOWN")
+    assert (min(triton.grid), max(triton.grid)) == pytest.approx((1.3, 2.5))
+    assert 1.3 <= pf.TRITON_FA_SLOWDOWN <= 2.5
+    a100 = hw.A100_SXM_80GB
+    assert pf.attention_efficiency(a100, "triton") == pytest.approx(
+        pf.SUSTAINED_FRACTION["A100"] * 190 / 312 / pf.TRITON_FA_SLOWDOWN)
+
+
 def test_the_model_beats_the_best_constant_share_of_peak_on_held_out_runs() -> None:
     report = pv.summary(RUNS)
     assert report.held_out.median < report.baseline_held_out.median / 2
@@ -116,21 +128,21 @@ def test_held_out_median_error_stays_near_the_goal() -> None:
 
 def test_held_out_median_meets_the_goal() -> None:
     # goal: median |error| <= 6 % over the held-out runs; and no slide below today's share
-    # within 15 % (82 % of 163), whatever the goal test below says
+    # within 15 % (83 % of 163), whatever the goal test below says
     held = pv.summary(RUNS).held_out
     assert held.median <= 0.06
     assert held.within >= 0.80
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "82 % of the 163 held-out runs are within 15 %, against the goal of 85 %. The two "
+    "83 % of the 163 held-out runs are within 15 %, against the goal of 85 %. The two "
     "NVIDIA performance pages added last miss by class: Megatron-Bridge's mixture-of-experts "
-    "runs on H100 and B200, and its releases before full-iteration CUDA graphs, are 19-163 % "
+    "runs on H100 and B200, and its releases before full-iteration CUDA graphs, are 18-158 % "
     "slower than predicted (Qwen3-30B-A3B's 768-wide experts most), while the GB200 26.08 "
-    "runs with full-iteration graphs are within 8 %: host-bound MoE layers, which the model "
-    "does not cost. NeMo 24.07's 5B-13B models are 15-27 % slower than predicted; the same "
+    "runs with full-iteration graphs are within 10 %: host-bound MoE layers, which the model "
+    "does not cost. NeMo 24.07's 5B-20B models are 13-27 % slower than predicted; the same "
     "Llama 3 8B layout measured 10 % faster in the 24.09 container (dgxc-llama31-8b-8gpu-fp8). "
-    "The 117 held-out rows of the other sources are 87 % within 15 %"))
+    "The 117 held-out rows of the other sources are 88 % within 15 %"))
 def test_held_out_runs_meet_the_within_fifteen_percent_goal() -> None:
     assert pv.summary(RUNS).held_out.within >= 0.85
 
