@@ -81,6 +81,29 @@ def test_one_gpu_step_is_compute_by_hand() -> None:
     assert sum(v for k, v in est.breakdown.items() if k not in ("compute", "optimizer")) == 0
 
 
+def test_unfused_attention_backward_is_two_forwards_by_hand() -> None:
+    # Scores kept in HBM: the backward is four score-sized GEMMs (dP, dV, dS->dQ, dK), two
+    # forwards, the whole s x s matrix computed, and the scores' bytes streamed by the
+    # element-wise kernels (Korthikanti et al. 2022, Table 2: 5 a s^2 b per layer)
+    arch, s = m.GENERIC_7B, 4096
+    cfg = ParallelConfig(tp=1, pp=1, dp=1, micro_batch=1, grad_accum=1, seq_len=s,
+                         activation_recompute="none", zero_stage=0)
+    stack = replace(perf.MODERN, fused_attention=False)
+    est = _estimate(arch, cfg, hw.LLAMA3_H100, stack)
+    mm, k, n = s, 4096, 11008
+    ai = mm * k * n / (mm * k + k * n + mm * n)
+    waves = (4096 // 128) * 86 / 132
+    f = pf.SUSTAINED_FRACTION["H100"] * 792.1 / 989.0 * waves / (waves + 0.5)
+    eff = f / (1 + f * (989.4e12 / 3.35e12) / ai)
+    layer_w = 4 * 4096**2 + 3 * 4096 * 11008
+    matmul_fwd = s * (32 * 2 * layer_w + 2 * 32000 * 4096)
+    attention_fwd = s * 32 * 4 * s * 4096  # 4 s h per token, the whole matrix
+    passes = pf.ELEMENTWISE_PASSES[stack.elementwise]
+    elementwise = passes * 32 * (34 * s * 4096 + 5 * 32 * s * s) / 3.35e12  # bytes
+    by_hand = 3 * (matmul_fwd + attention_fwd) / (989.4e12 * eff) + elementwise
+    assert est.breakdown["compute"] == pytest.approx(by_hand, rel=1e-9)
+
+
 def test_breakdown_adds_up_and_mfu_is_model_flops_over_peak() -> None:
     cfg = ParallelConfig(tp=8, pp=16, dp=128, cp=1, micro_batch=1, grad_accum=16,
                          seq_len=8192, zero_stage=3, activation_recompute="full",
