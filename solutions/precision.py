@@ -91,6 +91,9 @@ FP8_E4M3 = FloatFormat("FP8 E4M3", exponent_bits=4, mantissa_bits=3, ieee_specia
 FP8_E5M2 = FloatFormat("FP8 E5M2", exponent_bits=5, mantissa_bits=2)
 
 FORMATS: dict[str, FloatFormat] = {f.name: f for f in (FP32, FP16, BF16, FP8_E4M3, FP8_E5M2)}
+#: Bytes of one 16-bit (BF16 or FP16) value: weights, activations and gradients in the
+#: planner's and the step-time model's byte counts.
+BYTES_16BIT = BF16.bits // 8
 
 
 def fp16_min_normal() -> float:

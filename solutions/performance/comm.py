@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from solutions import hardware, models
 from solutions.collectives import ring_allreduce_time_ms
 from solutions.layout import ParallelConfig
-from solutions.performance.flops import BYTES_16BIT, forward_passes
+from solutions.performance.flops import forward_passes
+from solutions.precision import BYTES_16BIT
 from solutions.tensor_parallel import kv_heads_per_gpu
 
 

@@ -136,7 +136,6 @@ for _kernel in ("flash2", "hopper"):
 #: Reads + writes of each activation byte by element-wise kernels over forward and backward
 #: of one layer, by ``Stack.elementwise`` (fitted).
 ELEMENTWISE_PASSES: dict[str, float] = {"eager": 12.0, "megatron": 8.0, "fused": 1.0}
-BYTES_16BIT = 2
 
 
 def matmul_params_per_token(arch: models.Architecture, moe_layer: bool) -> float:

@@ -70,6 +70,7 @@ from solutions.planner.memory import (
     stage_params,
 )
 from solutions.planner.validity import rejections, split_advice
+from solutions.precision import BYTES_16BIT
 from solutions.stack import DEEPSPEED_PIPELINE as DEEPSPEED_PIPELINE_STACK
 from solutions.stack import DEEPSPEED_ZERO3 as DEEPSPEED_ZERO3_STACK
 from solutions.stack import FSDP as FSDP_STACK
@@ -198,7 +199,7 @@ def _grad_accumulation_s(arch: models.Architecture, cfg: ParallelConfig, gpu: ha
         return 0.0
     params = stage_params(arch, cfg, stage)
     local = params.dense + params.expert
-    return pf.hbm_seconds(gpu, local * (pf.BYTES_16BIT + 2 * stack.grad_accum_bytes))
+    return pf.hbm_seconds(gpu, local * (BYTES_16BIT + 2 * stack.grad_accum_bytes))
 
 
 def _per_mb_s(st: _Stage) -> float:
@@ -262,7 +263,7 @@ def _dp_seconds(arch: models.Architecture, cfg: ParallelConfig, stack: Stack, li
         return (links.dp_reduce_scatter_s(params.dense, n, bytes_per_element)
                 + links.dp_reduce_scatter_s(params.expert, n_expert, bytes_per_element))
 
-    reduce_s, gather_s = collective(stack.grad_reduce_bytes), collective(pf.BYTES_16BIT)
+    reduce_s, gather_s = collective(stack.grad_reduce_bytes), collective(BYTES_16BIT)
     reductions, gathers = grad_reductions_per_step(cfg, stack), gathers_per_step(cfg, stack)
     update_gather_s = gather_s if cfg.zero_stage < 3 else 0.0  # ZeRO-0's all-reduce half too
     buckets, h = max(1, st.layers), stack.gather_hidden_fraction

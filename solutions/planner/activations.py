@@ -58,9 +58,8 @@ from dataclasses import dataclass, replace
 
 from solutions import models
 from solutions.layout import ParallelConfig
+from solutions.precision import BYTES_16BIT
 from solutions.stack import MODERN, Stack
-
-BYTES_16BIT = 2
 
 
 @dataclass(frozen=True)

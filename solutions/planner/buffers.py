@@ -29,10 +29,9 @@ from __future__ import annotations
 
 from solutions import models
 from solutions.layout import ParallelConfig
+from solutions.precision import BYTES_16BIT
 from solutions.stack import MODERN, Stack
 from solutions.tensor_parallel import kv_heads_per_gpu
-
-BYTES_16BIT = 2
 
 
 def loss_buffer_bytes(arch: models.Architecture, cfg: ParallelConfig,

@@ -79,7 +79,6 @@ from solutions.layout import Recompute as Recompute  # re-exported
 from solutions.layout import StageParams as StageParams  # re-exported
 from solutions.layout import chunk_layers, layers_per_stage, stage_params_of
 from solutions.layout import stage_layer_kinds as stage_layer_kinds  # re-exported
-from solutions.planner.activations import BYTES_16BIT as BYTES_16BIT  # re-exported
 from solutions.planner.activations import activation_bytes_per_layer, rebuilt_layer_bytes
 from solutions.planner.buffers import transient_bytes
 from solutions.stack import MODERN, Stack, for_layout

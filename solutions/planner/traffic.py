@@ -48,13 +48,13 @@ from solutions import models
 from solutions._checks import non_negative, positive
 from solutions.layout import layers_per_stage
 from solutions.planner.memory import (
-    BYTES_16BIT,
     ParallelConfig,
     gathers_per_step,
     grad_reductions_per_step,
     stage_layer_kinds,
     stage_params,
 )
+from solutions.precision import BYTES_16BIT
 from solutions.stack import MODERN, Stack
 from solutions.tensor_parallel import kv_heads_per_gpu
 
