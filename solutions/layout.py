@@ -9,8 +9,16 @@ disagree about where a layer lives.
   recomputation); :func:`resolve` turns it into a :class:`Layout` for one architecture.
 * Ranks are ordered innermost (fastest network) first, by default [TP, CP, PP, DP] as in
   Llama 3 (Dubey et al. 2024, §3.3.2): TP groups are consecutive ranks, CP groups have
-  stride ``tp``, PP groups stride ``tp x cp``, DP groups stride ``tp x cp x pp``; the ``ep``
-  ranks that share out routed experts are carved out of the DP group. Megatron-LM's default
+  stride ``tp``, PP groups stride ``tp x cp``, DP groups stride ``tp x cp x pp``. The MoE
+  layers have groups of their own (Megatron-Core's "MoE parallel folding",
+  ``megatron/core/transformer/moe/README.md``: "a parallel group generator with
+  ``tp-cp-dp-pp`` for Attention, and another with ``tp-ep-dp-pp`` for MoE. The EPxTP group
+  in MoE is a sub-group of DPxCPxTP in Attention"; ``Stack.folded_expert_groups``): each
+  routed expert is split over ``etp`` consecutive ranks (``--expert-tensor-parallel-size``,
+  TP by default), the ``ep`` ranks that share out the experts are ``etp`` apart, and
+  ``expert_dp`` groups of them, the rest of a stage's ``tp x cp x dp`` ranks, hold the same
+  experts. Without folding the ``ep`` ranks are carved out of the DP group (EP divides DP,
+  ETP is TP), which gives the same counts. Megatron-LM's default
   puts the pipeline outermost (``order=("tp", "cp", "dp", "pp")``,
   ``megatron/core/parallel_state.py``).
 * Stages: :func:`layers_per_stage` spreads ``n_layers`` as evenly as possible, extras to the
@@ -48,7 +56,10 @@ class ParallelConfig:
     pipeline; the global batch is ``dp x micro_batch x grad_accum`` sequences.
     ``zero_stage`` is the sharding over the data-parallel group at rest (0-3, ZeRO,
     Rajbhandari et al. 2020); whether ZeRO-3/FSDP weights are re-sharded after the forward
-    pass is a property of the training software (``Stack.reshard_after_forward``)."""
+    pass is a property of the training software (``Stack.reshard_after_forward``).
+    ``etp`` splits each routed expert over that many ranks (None: ``tp``, Megatron-Core's
+    default); with MoE parallel folding (``Stack.folded_expert_groups``) ``ep x etp`` must
+    divide ``tp x cp x dp``, without it EP divides DP and ETP is TP (module doc)."""
 
     tp: int
     pp: int
@@ -61,11 +72,14 @@ class ParallelConfig:
     seq_len: int = 8192
     activation_recompute: Recompute = "selective"
     virtual_stages: int = 1
+    etp: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("tp", "pp", "dp", "ep", "cp", "micro_batch", "grad_accum", "seq_len",
-                     "virtual_stages"):
+                     "virtual_stages", "etp"):
             value = getattr(self, name)
+            if name == "etp" and value is None:
+                continue
             if not isinstance(value, int) or isinstance(value, bool):
                 raise ValueError(f"{name} must be an int (a count of GPUs, sequences or "
                                  f"tokens), got {value!r}")
@@ -80,6 +94,18 @@ class ParallelConfig:
     @property
     def n_gpus(self) -> int:
         return self.tp * self.cp * self.pp * self.dp
+
+    @property
+    def expert_tp(self) -> int:
+        """Ranks one routed expert is split over: ``etp``, or ``tp`` when it is None."""
+        return self.tp if self.etp is None else self.etp
+
+    @property
+    def expert_dp(self) -> int:
+        """Ranks of a stage that hold the same routed experts, ``tp x cp x dp / (ep x
+        expert_tp)`` (at least 1): ``dp x cp / ep`` when the experts are split like the rest
+        of the layer (``etp`` = ``tp``)."""
+        return max(1, self.tp * self.cp * self.dp // (self.ep * self.expert_tp))
 
     @property
     def global_batch_seqs(self) -> int:
@@ -178,10 +204,10 @@ class StageParams:
 
 @lru_cache(maxsize=8192)
 def stage_params_of(arch: models.Architecture, pp: int, tp: int, ep: int,
-                    stage: int) -> StageParams:
-    """Parameters held by one GPU of ``stage``: its layers over ``tp`` (routed experts also
-    over ``ep``, Megatron-Core's expert-TP = TP); the first stage adds the embedding (and
-    learned positions), the last the output head (a copy of the table when tied)."""
+                    stage: int, etp: int | None = None) -> StageParams:
+    """Parameters held by one GPU of ``stage``: its layers over ``tp``, routed experts over
+    ``ep x etp`` (``etp`` None: ``tp``); the first stage adds the embedding (and learned
+    positions), the last the output head (a copy of the table when tied)."""
     dense_layers, moe_layers = stage_layer_kinds(arch, pp)[stage]
     dense = dense_layers * models.dense_layer_params(arch)
     expert = 0.0
@@ -194,7 +220,7 @@ def stage_params_of(arch: models.Architecture, pp: int, tp: int, ep: int,
         dense += table + arch.learned_positions * arch.d_model
     if stage == pp - 1 and not (arch.tied_embeddings and pp == 1):
         dense += table
-    return StageParams(dense=dense / tp, expert=expert / tp)
+    return StageParams(dense=dense / tp, expert=expert / (tp if etp is None else etp))
 
 
 @dataclass(frozen=True)
@@ -246,7 +272,8 @@ class Layout:
         return bubble_chunks_of(self.arch.n_layers, self.cfg.pp, self.cfg.virtual_stages)
 
     def stage_params(self, stage: int) -> StageParams:
-        return stage_params_of(self.arch, self.cfg.pp, self.cfg.tp, self.cfg.ep, stage)
+        return stage_params_of(self.arch, self.cfg.pp, self.cfg.tp, self.cfg.ep, stage,
+                               self.cfg.etp)
 
     def stage_kinds(self, stage: int) -> tuple[int, int]:
         return stage_layer_kinds(self.arch, self.cfg.pp)[stage]
@@ -256,8 +283,10 @@ LLAMA3_ORDER: tuple[str, ...] = ("tp", "cp", "pp", "dp")
 
 
 def resolve(arch: models.Architecture, cfg: ParallelConfig, gpus_per_node: int = 8,
-            order: tuple[str, ...] = LLAMA3_ORDER) -> Layout:
-    """Resolve ``cfg`` for ``arch`` with ranks in ``order`` (innermost first); ValueError
+            order: tuple[str, ...] = LLAMA3_ORDER, folded_experts: bool = False) -> Layout:
+    """Resolve ``cfg`` for ``arch`` with ranks in ``order`` (innermost first), the EP ranks
+    ``etp`` apart with ``folded_experts`` (MoE parallel folding) and members of the DP group
+    otherwise; ValueError
     when PP exceeds the layers, v exceeds the slots of some stage (no chunk layout exists
     at all) or ``order`` is not a permutation of tp, cp, pp, dp."""
     g = positive_int("gpus_per_node", gpus_per_node)
@@ -272,7 +301,7 @@ def resolve(arch: models.Architecture, cfg: ParallelConfig, gpus_per_node: int =
     for dim in order:
         groups[dim] = group(sizes[dim], stride, g)
         stride *= sizes[dim]
-    groups["ep"] = group(cfg.ep, groups["dp"].stride, g)
+    groups["ep"] = group(cfg.ep, cfg.expert_tp if folded_experts else groups["dp"].stride, g)
     return Layout(arch=arch, cfg=cfg, gpus_per_node=g,
                   stage_layers=layers_per_stage(arch.n_layers, cfg.pp),
                   chunk_layers=chunk_layers(arch.n_layers, cfg.pp, v), groups=groups)

@@ -91,6 +91,21 @@ Fields (booleans say whether the software does it):
   once per destination node and forward it to that node's experts over NVLink (DeepEP;
   DeepSeek-V3 report, arXiv:2412.19437, §3.2.2), instead of once per expert
   (:func:`solutions.performance.comm.dedup_all_to_all_s`).
+* ``folded_expert_groups``: the MoE layers get parallel groups of their own, Megatron-Core's
+  "MoE Parallel Folding" (``megatron/core/transformer/moe/README.md``, on its main branch by
+  January 2025): a stage's ``tp x cp x dp`` ranks are regrouped into expert groups of
+  ``ep x etp`` consecutive ranks ("another [generator] with ``tp-ep-dp-pp`` for MoE. The
+  EPxTP group in MoE is a sub-group of DPxCPxTP in Attention"), so EP may exceed DP and an
+  expert may be split over fewer ranks than TP (``ParallelConfig.etp``). False: the
+  traditional generator, "default order ``tp-cp-ep-dp-pp``. The EP group in MoE is a
+  sub-group of DP in Attention": EP divides DP, its ranks are ``tp x cp`` apart, and each
+  expert is split over TP.
+* ``ep_comm_overlap``: the expert-parallel all-to-alls of one micro-batch run while another
+  micro-batch computes (Megatron-Core 0.14, "Batch-level overlapping to hide EP-A2A
+  communication (--overlap-moe-expert-parallel-comm --delay-wgrad-compute)",
+  ``megatron/core/transformer/moe/README.md``; Megatron-Bridge's ``moe_a2a_overlap``): only
+  what the other micro-batch's computation cannot cover is exposed, plus the interference of
+  TP overlap (:data:`solutions.performance.model.OVERLAP_INTERFERENCE`).
 * ``loss_bytes_per_logit``: bytes per output logit the loss holds at its peak
   (:mod:`solutions.planner.buffers`): 6 for Megatron's vocabulary-parallel cross entropy
   (16-bit logits and one FP32 buffer, exponentiated and differentiated in place,
@@ -182,6 +197,8 @@ class Stack:
     attention_kernel: str = "flash2"
     selective_recompute: str = "attention"
     ep_node_dedup: bool = False
+    folded_expert_groups: bool = False
+    ep_comm_overlap: bool = False
     elementwise: str = "fused"
     loss_bytes_per_logit: float = 6.0
     tp_loss_bytes_per_logit: float = 0.0

@@ -53,7 +53,8 @@ class Links:
     """The bandwidth and latency each parallel group of ``cfg`` sees on ``cluster``."""
 
     def __init__(self, cluster: hardware.Cluster, cfg: ParallelConfig,
-                 pp_outermost: bool = True, flat_dp: bool = False) -> None:
+                 pp_outermost: bool = True, flat_dp: bool = False,
+                 folded_experts: bool = False) -> None:
         self.cluster, self.cfg = cluster, cfg
         node = cluster.gpus_per_node
         inner = cfg.tp * cfg.cp
@@ -63,9 +64,12 @@ class Links:
         self.cp_crosses = inner > node
         self.pp_crosses = pp_stride >= node  # the next stage starts on another node
         self.dp_crosses = dp_stride * cfg.dp > node
-        self.ep_crosses = dp_stride * cfg.ep > node
+        # EP ranks: etp apart when the MoE layers have groups of their own
+        # (Stack.folded_expert_groups), else members of the DP group
+        ep_stride = cfg.expert_tp if folded_experts else dp_stride
+        self.ep_crosses = ep_stride * cfg.ep > node
         self.dp_per_node = max(1, min(cfg.dp, node // dp_stride))  # members on one node
-        self.ep_per_node = max(1, min(cfg.ep, node // dp_stride))
+        self.ep_per_node = max(1, min(cfg.ep, node // ep_stride))
         cp_per_node = max(1, min(cfg.cp, node // cfg.tp))
         # a TP group wider than a node has every GPU of each node it spans, so its rings
         # drive all of their ports, like any other group (NCCL builds one per port)

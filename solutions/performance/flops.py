@@ -307,9 +307,11 @@ def routed_params_per_token(arch: models.Architecture) -> float:
 def expert_gemm_shape(arch: models.Architecture,
                       cfg: ParallelConfig) -> tuple[float, float, float]:
     """The per-GPU shape of a routed expert's up-projection: each GPU holds ``E / ep`` of
-    the ``E`` experts and receives the tokens of its ``ep`` expert-parallel peers routed to
-    them, ``k`` copies per token (balanced routing), so an expert's GEMM has ``M = b s / cp
-    x ep x k / E`` rows, ``K = h``, ``N = d_expert / tp``. Expert parallelism thereby
+    the ``E`` experts, each split over ``etp`` ranks, and the ``ep x etp`` ranks of its
+    expert group bring ``b s / (cp tp)`` tokens each (sequence-parallel shards), ``k``
+    copies per token (balanced routing), so an expert's GEMM has ``M = b s / (cp tp) x etp
+    x ep x k / E`` rows (``b s / cp x ep x k / E`` when ``etp`` = ``tp``), ``K = h``,
+    ``N = d_expert / etp``. Expert parallelism thereby
     makes the expert GEMMs ``ep`` times taller (DeepSeek-V3 report, §3.2: EP64 over 256
     experts; Rajbhandari et al. 2022, DeepSpeed-MoE, §5.2: expert parallelism keeps each
     expert's batch large); every expert replicated (ep = 1) leaves each one ``k / E`` of
@@ -317,8 +319,10 @@ def expert_gemm_shape(arch: models.Architecture,
     moe = arch.moe
     if moe is None:
         raise ValueError(f"{arch.name} has no experts")
-    tokens = cfg.micro_batch * cfg.seq_len / cfg.cp * cfg.ep * moe.experts_per_token
-    return (tokens / moe.n_routed_experts, float(arch.d_model), moe.expert_d_ffn / cfg.tp)
+    tokens = (cfg.micro_batch * cfg.seq_len / (cfg.cp * cfg.tp) * cfg.expert_tp * cfg.ep
+              * moe.experts_per_token)
+    return (tokens / moe.n_routed_experts, float(arch.d_model),
+            moe.expert_d_ffn / cfg.expert_tp)
 
 
 def elementwise_bytes_per_layer(arch: models.Architecture, cfg: ParallelConfig,

@@ -18,7 +18,9 @@ GPU (the pipeline stage with the most work) for a training ``stack``
   (:data:`OVERLAP_INTERFERENCE`);
 * ``cp``: Llama 3's all-gather of K and V (and reduce-scatter of their gradients) over the
   CP group, every layer, "exposed in the critical path" (Dubey et al. 2024, §3.3.2);
-* ``ep``: MoE dispatch and combine all-to-alls, forward(s) and backward;
+* ``ep``: MoE dispatch and combine all-to-alls, forward(s) and backward; with
+  ``ep_comm_overlap`` only what another micro-batch's computation cannot cover plus the
+  interference;
 * ``pp_bubble``: ``(p - 1)/(v m)`` of the per-micro-batch stage time (Narayanan et al.
   2021, §2.2), which includes its TP/CP/EP communication (:func:`pipeline_costs_s`), with
   the v of the layout (:attr:`solutions.layout.Layout.bubble_chunks`: uneven chunks are
@@ -105,6 +107,7 @@ class _Stage:
     comm: LayerComm
     layers: int
     tp_exposed: float
+    ep_exposed: float
 
 
 def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
@@ -160,10 +163,14 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
         tp = max(0.0, tp - gemm) + OVERLAP_INTERFERENCE * min(tp, gemm)
     # the backward is twice the forward's FLOPs but casts only the output gradients
     accumulate = _grad_accumulation_s(arch, cfg, gpu, stack, stage) + cast_bwd - 2 * cast_fwd
-    return _Stage(compute=3 * forward + attn_bwd_extra + accumulate, recompute=recompute,
+    compute = 3 * forward + attn_bwd_extra + accumulate
+    ep = comm.ep
+    if stack.ep_comm_overlap:  # under another micro-batch's forward and backward
+        ep = max(0.0, ep - compute) + OVERLAP_INTERFERENCE * min(ep, compute)
+    return _Stage(compute=compute, recompute=recompute,
                   backward=2 * forward + attn_bwd_extra + recompute + accumulate,
                   forward=forward, comm=comm,
-                  layers=layers, tp_exposed=tp)
+                  layers=layers, tp_exposed=tp, ep_exposed=ep)
 
 
 def _fp8_cast_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
@@ -204,7 +211,7 @@ def _grad_accumulation_s(arch: models.Architecture, cfg: ParallelConfig, gpu: ha
 
 def _per_mb_s(st: _Stage) -> float:
     """Seconds of one micro-batch on the stage: compute, recompute, exposed communication."""
-    return st.compute + st.recompute + st.tp_exposed + st.comm.cp + st.comm.ep
+    return st.compute + st.recompute + st.tp_exposed + st.comm.cp + st.ep_exposed
 
 
 def _busiest_stage(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
@@ -257,7 +264,7 @@ def _dp_seconds(arch: models.Architecture, cfg: ParallelConfig, stack: Stack, li
     if n == 1:
         return 0.0, 0.0
     params = stage_params(arch, cfg, stage)
-    n_expert = max(1, n // cfg.ep)
+    n_expert = cfg.expert_dp
 
     def collective(bytes_per_element: float) -> float:
         return (links.dp_reduce_scatter_s(params.dense, n, bytes_per_element)
@@ -288,7 +295,7 @@ def _optimizer_seconds(arch: models.Architecture, cfg: ParallelConfig, gpu: hard
                        stage: int) -> float:
     params = stage_params(arch, cfg, stage)
     owners = (cfg.dp * cfg.cp) if cfg.zero_stage >= 1 else 1
-    local = params.dense / owners + params.expert / max(1, owners // cfg.ep)
+    local = params.dense / owners + params.expert / (cfg.expert_dp if cfg.zero_stage else 1)
     return pf.hbm_seconds(gpu, local * OPTIMIZER_BYTES_PER_PARAM)
 
 
@@ -296,7 +303,8 @@ def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
                 cluster: hardware.Cluster, stack: Stack = MODERN) -> dict[str, float]:
     """Seconds per step per named cost (see the module docstring); no validation."""
     stack = for_layout(stack, cfg.pp)
-    links = Links(cluster, cfg, stack.pp_outermost, stack.flat_dp_collectives)
+    links = Links(cluster, cfg, stack.pp_outermost, stack.flat_dp_collectives,
+                  stack.folded_expert_groups)
     stage, st = _busiest_stage(arch, cfg, gpu, stack, links)
     m, p, v = cfg.grad_accum, cfg.pp, cfg.virtual_stages
     send = links.pp_send_s(arch, stack.pipeline_scatter_gather,
@@ -308,7 +316,7 @@ def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     dp, gathers = _dp_seconds(arch, cfg, stack, links, stage, st)
     return {
         "compute": m * st.compute, "recompute": m * st.recompute,
-        "tp": m * st.tp_exposed, "cp": m * st.comm.cp, "ep": m * st.comm.ep,
+        "tp": m * st.tp_exposed, "cp": m * st.comm.cp, "ep": m * st.ep_exposed,
         "pp_bubble": bubble, "pp_send": sends,
         "dp_exposed": dp, "fsdp_gather": gathers,
         "optimizer": _optimizer_seconds(arch, cfg, gpu, stage),

@@ -150,8 +150,8 @@ class Plan:
 
     def _repr_html_(self) -> str:
         c = self.config
-        head = (f"TP {c.tp} x CP {c.cp} x PP {c.pp} x DP {c.dp} (EP {c.ep}) = {c.n_gpus:,} "
-                f"GPUs; bubble {self.bubble:.1%} of compute")
+        head = (f"TP {c.tp} x CP {c.cp} x PP {c.pp} x DP {c.dp} (EP {c.ep} x ETP "
+                f"{c.expert_tp}) = {c.n_gpus:,} GPUs; bubble {self.bubble:.1%} of compute")
         issues = "".join(f"<li>{p}</li>" for p in self.problems) or "<li>no problems</li>"
         traffic = "".join(f"<tr><td>{k}</td><td>{v:,.2f} GB</td></tr>"
                           for k, v in self.comm.as_gb().items())

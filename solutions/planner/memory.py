@@ -2,14 +2,16 @@
 
 A configuration (:class:`solutions.layout.ParallelConfig`) splits ``n_gpus = tp x cp x pp x
 dp`` ways (the Llama 3 order, innermost first); :func:`solutions.layout.resolve` places the
-layers. Expert parallelism does not add GPUs: the ``ep`` ranks that share out the routed
-experts are carved out of the data-parallel group.
+layers. Expert parallelism does not add GPUs: a stage's ``tp x cp x dp`` ranks are regrouped
+for the MoE layers into groups of ``ep x etp`` that share out the routed experts, each
+expert split over ``etp`` of them (MoE parallel folding, :mod:`solutions.layout`).
 
 Memory per GPU = weights + gradients + optimizer state + stashed activations, for the
 training software ``stack`` (:class:`solutions.stack.Stack`) the run used; decimal bytes.
 
 **Model state** (Psi = the parameters one GPU of the stage holds, :mod:`solutions.layout`;
-n = ``dp x cp``, or ``dp x cp / ep`` for routed experts; mixed-precision Adam keeps K = 12
+n = ``dp x cp``, or ``expert_dp = tp x cp x dp / (ep x etp)`` for routed experts (``dp x cp
+/ ep`` when ``etp`` = ``tp``); mixed-precision Adam keeps K = 12
 bytes of FP32 master weights, momentum and variance, ZeRO §3.1). ``g`` is the stack's
 ``grad_accum_bytes`` (4: gradients accumulated across micro-batches in FP32, Megatron's
 ``main_grad`` buffer, Llama 3 §3.3.2 "Numerical stability").
@@ -119,7 +121,7 @@ class MemoryBreakdown:
 
 def stage_params(arch: models.Architecture, cfg: ParallelConfig, stage: int) -> StageParams:
     """Parameters held by one GPU of ``stage`` (0-based), split into dense and expert."""
-    return stage_params_of(arch, cfg.pp, cfg.tp, cfg.ep, stage)
+    return stage_params_of(arch, cfg.pp, cfg.tp, cfg.ep, stage, cfg.etp)
 
 
 def warmup_chunks(pp: int, m: int, v: int, stage: int) -> int:
@@ -220,7 +222,8 @@ def largest_layers_params(arch: models.Architecture, cfg: ParallelConfig,
     sizes: list[float] = [float(models.dense_layer_params(arch))] * dense_layers
     if arch.moe is not None and moe_layers:
         routed = arch.moe.n_routed_experts * models.expert_params(arch)
-        sizes += [models.moe_layer_params(arch) - routed + routed / cfg.ep] * moe_layers
+        routed_share = routed / cfg.ep * cfg.tp / cfg.expert_tp  # divided by TP below
+        sizes += [models.moe_layer_params(arch) - routed + routed_share] * moe_layers
     return [size / cfg.tp for size in sorted(sizes, reverse=True)[:GATHERED_UNITS]]
 
 
@@ -264,7 +267,7 @@ def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int,
     params = stage_params(arch, cfg, stage)
     n_dense = cfg.dp * cfg.cp
     dense = state_bytes_per_param(cfg.zero_stage, n_dense, stack)
-    expert = state_bytes_per_param(cfg.zero_stage, max(1, n_dense // cfg.ep), stack)
+    expert = state_bytes_per_param(cfg.zero_stage, cfg.expert_dp, stack)
     weights = params.dense * dense.weights + params.expert * expert.weights
     if cfg.zero_stage == 3 and stack.reshard_after_forward:
         weights += gathered_layers_bytes(arch, cfg, stage)

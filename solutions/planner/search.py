@@ -58,6 +58,7 @@ class Ranked:
     def label(self) -> str:
         c = self.config
         ep = f" EP{c.ep}" if c.ep > 1 else ""
+        ep += f" ETP{c.etp}" if c.etp is not None and c.etp != c.tp else ""
         return (f"TP{c.tp} CP{c.cp} PP{c.pp} DP{c.dp}{ep} v{c.virtual_stages} "
                 f"b{c.micro_batch} m{c.grad_accum} {c.activation_recompute} "
                 f"ZeRO-{c.zero_stage}")

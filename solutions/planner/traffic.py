@@ -19,7 +19,8 @@ layers.
   scatter/gather optimisation: Narayanan et al. 2021, §4.1): ``2 x v x m x s_l b h x 2 / t``
   for a middle stage; interleaving multiplies the boundaries by v (§2.2.2).
 * DP (Rajbhandari et al. 2020, §7), with Psi the GPU's parameters, n = ``dp x cp`` for dense
-  weights and ``dp x cp / ep`` for expert weights, ring factor ``(n-1)/n``, gradients of
+  weights and ``expert_dp`` (:attr:`solutions.layout.ParallelConfig.expert_dp`) for expert
+  weights, ring factor ``(n-1)/n``, gradients of
   ``grad_bytes`` and 16-bit weights: ZeRO-0 all-reduces the accumulated gradient once
   (``2 (n-1)/n Psi g``); stage 1 reduce-scatters it once and all-gathers the updated weights
   (``(n-1)/n Psi (g + 2)``); stage 2 and a resharding stage 3 reduce-scatter every
@@ -128,7 +129,7 @@ def dp_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
     params = stage_params(arch, cfg, stage)
     per_param = dp_bytes_per_param(cfg, grad_bytes, stack)
     n_dense = cfg.dp * cfg.cp
-    n_expert = max(1, n_dense // cfg.ep)
+    n_expert = cfg.expert_dp
     return per_param * (params.dense * (n_dense - 1) / n_dense
                         + params.expert * (n_expert - 1) / n_expert)
 

@@ -130,7 +130,8 @@ def _split_problems(arch: models.Architecture, cfg: ParallelConfig) -> Problems:
     return problems
 
 
-def _expert_problems(arch: models.Architecture, cfg: ParallelConfig) -> Problems:
+def _expert_problems(arch: models.Architecture, cfg: ParallelConfig,
+                     folded: bool) -> Problems:
     if arch.moe is None:
         return [("experts", f"EP={cfg.ep} but {arch.name} is dense: it has no experts.")
                 ] if cfg.ep > 1 else []
@@ -138,9 +139,25 @@ def _expert_problems(arch: models.Architecture, cfg: ParallelConfig) -> Problems
     if arch.moe.n_routed_experts % cfg.ep:
         problems.append(("experts", f"EP={cfg.ep} does not divide the "
                          f"{arch.moe.n_routed_experts} routed experts."))
-    if cfg.dp % cfg.ep:
-        problems.append(("experts", f"EP={cfg.ep} does not divide DP={cfg.dp}: "
-                         "expert-parallel groups are carved out of the data-parallel group."))
+    if not folded:
+        if cfg.dp % cfg.ep:
+            problems.append(("experts", f"EP={cfg.ep} does not divide DP={cfg.dp}: without "
+                             "MoE parallel folding (Stack.folded_expert_groups, Megatron-Core "
+                             "from 2025) expert-parallel groups are carved out of the "
+                             "data-parallel group."))
+        if cfg.expert_tp != cfg.tp:
+            problems.append(("experts", f"ETP={cfg.expert_tp} differs from TP={cfg.tp}: "
+                             "without MoE parallel folding (Stack.folded_expert_groups) "
+                             "experts are split over the layer's TP group."))
+    span, ranks = cfg.ep * cfg.expert_tp, cfg.tp * cfg.cp * cfg.dp
+    if folded and ranks % span:
+        problems.append(("experts", f"EP x ETP = {cfg.ep} x {cfg.expert_tp} = {span} does not "
+                         f"divide TP x CP x DP = {ranks}: each stage's ranks are regrouped "
+                         "for its MoE layers into expert groups of EP x ETP ranks "
+                         "(Megatron-Core's MoE parallel folding)."))
+    if arch.moe.expert_d_ffn % cfg.expert_tp:
+        problems.append(("experts", f"ETP={cfg.expert_tp} does not divide the "
+                         f"{arch.moe.expert_d_ffn:,} columns of an expert's FFN."))
     return problems
 
 
@@ -161,7 +178,7 @@ def structural_rejections(arch: models.Architecture, cfg: ParallelConfig,
     _count("gpus_per_node", gpus_per_node)
     return (_layout_problems(arch, cfg, n_gpus, gpus_per_node)
             + _chunk_problems(arch, cfg, stack) + _split_problems(arch, cfg)
-            + _expert_problems(arch, cfg))
+            + _expert_problems(arch, cfg, stack.folded_expert_groups))
 
 
 def structural_problems(arch: models.Architecture, cfg: ParallelConfig,

@@ -176,7 +176,7 @@ def test_families_kept_out_of_the_fit() -> None:
 @pytest.mark.parametrize("run", RUNS, ids=run_ids)
 def test_schema(run: dict[str, Any]) -> None:
     assert TOP_KEYS <= set(run) <= TOP_KEYS | OPTIONAL_TOP_KEYS
-    assert set(run["layout"]) == LAYOUT_KEYS
+    assert LAYOUT_KEYS <= set(run["layout"]) <= LAYOUT_KEYS | {"etp"}
     assert CLUSTER_KEYS <= set(run["cluster"]) <= CLUSTER_KEYS | {"power_limit_w"}
     if "memory" in run:  # a measured peak, in GiB, and what the source measured
         assert set(run["memory"]) == {"reported_gib", "what"}
@@ -261,7 +261,12 @@ def test_degrees_multiply_to_the_gpus(run: dict[str, Any]) -> None:
                 "virtual_stages"):
         assert isinstance(lay[key], int) and lay[key] >= 1, key
     assert lay["tp"] * lay["pp"] * lay["cp"] * lay["dp"] == run["n_gpus"]
-    assert (lay["dp"] * lay["cp"]) % lay["ep"] == 0, "experts are sharded inside DP x CP"
+    etp = lay.get("etp", lay["tp"])
+    if run.get("stack_options", {}).get("folded_expert_groups"):
+        # MoE parallel folding: expert groups of EP x ETP tile a stage's TP x CP x DP ranks
+        assert (lay["tp"] * lay["cp"] * lay["dp"]) % (lay["ep"] * etp) == 0
+    else:
+        assert lay["dp"] % lay["ep"] == 0 and etp == lay["tp"], "EP is carved out of DP"
     if lay["virtual_stages"] > 1:
         assert lay["pp"] > 1
 
