@@ -1,6 +1,7 @@
 """5D-parallelism planner: search every layout and rank them by predicted step time.
 
-:func:`recommend` enumerates TP (within a node), CP, PP, DP, EP (for models with experts),
+:func:`recommend` enumerates TP (within a node), CP, PP, DP, EP (for models with experts;
+with ETP 1 beside ETP = TP where the stack folds its expert groups),
 interleaving depth v, micro-batch size and recomputation mode (and, if asked, ZeRO stages)
 for a fixed cluster and global batch, drops what cannot be built or does not fit in memory
 (the rules of :func:`solutions.planner.validity.validate`), predicts the step time of the rest with
@@ -126,14 +127,25 @@ def _chunk_choices(arch: models.Architecture, pp: int) -> tuple[int, ...]:
     return tuple(v for v in VIRTUAL_CHOICES if v <= min(slots) and all(s % v == 0 for s in slots))
 
 
-def _expert_choices(arch: models.Architecture, dp: int) -> tuple[int, ...]:
-    """Expert-parallel degrees to search: 1 for a dense model; for a MoE model every power
-    of two that divides both DP (EP groups are carved out of it) and the routed experts."""
+def _expert_choices(arch: models.Architecture, tp: int, cp: int, dp: int,
+                    folded: bool) -> tuple[tuple[int, int | None], ...]:
+    """(EP, ETP) pairs to search, ETP None meaning TP: (1, None) for a dense model; for a MoE
+    model every power of two EP that divides the routed experts and DP (the traditional
+    groups, carved out of DP) or, with ``folded`` (``Stack.folded_expert_groups``), whose
+    expert group of EP x ETP ranks tiles the stage's TP x CP x DP, for ETP = TP and, when
+    TP > 1, ETP = 1 (every expert whole on one GPU, the Megatron-Bridge presets' choice)."""
     if arch.moe is None:
-        return (1,)
-    experts = arch.moe.n_routed_experts
-    return tuple(e for e in (2**i for i in range(12)) if e <= dp and dp % e == 0
-                 and experts % e == 0)
+        return ((1, None),)
+    experts, width = arch.moe.n_routed_experts, arch.moe.expert_d_ffn
+    powers = [2**i for i in range(13)]
+    if not folded:
+        return tuple((e, None) for e in powers if e <= dp and dp % e == 0
+                     and experts % e == 0)
+    ranks = tp * cp * dp
+    splits = [tp] + ([1] if tp > 1 else [])
+    return tuple((e, None if etp == tp else etp) for etp in splits if width % etp == 0
+                 for e in powers if e <= experts and experts % e == 0
+                 and ranks % (e * etp) == 0)
 
 
 def _grid(arch: models.Architecture, n_gpus: int, batch: int, seq_len: int,
@@ -151,9 +163,9 @@ def _grid(arch: models.Architecture, n_gpus: int, batch: int, seq_len: int,
             if n_gpus % (tp * cp * pp):
                 continue
             dp = n_gpus // (tp * cp * pp)
-            for micro, v, zero, recompute, ep in itertools.product(
+            for micro, v, zero, recompute, (ep, etp) in itertools.product(
                     MICRO_BATCH_CHOICES, _chunk_choices(arch, pp), zero_stages, modes,
-                    _expert_choices(arch, dp)):
+                    _expert_choices(arch, tp, cp, dp, stack.folded_expert_groups)):
                 if batch % (dp * micro):
                     continue
                 if v > 1 and batch // (dp * micro) < pp and not stack.interleave_m_below_p:
@@ -162,7 +174,7 @@ def _grid(arch: models.Architecture, n_gpus: int, batch: int, seq_len: int,
                 yield ParallelConfig(tp=tp, cp=cp, pp=pp, dp=dp, ep=ep, zero_stage=zero,
                                      micro_batch=micro, grad_accum=batch // (dp * micro),
                                      seq_len=seq_len, activation_recompute=mode,
-                                     virtual_stages=v)
+                                     virtual_stages=v, etp=etp)
 
 
 def fits_memory(arch: models.Architecture, cfg: ParallelConfig, budget_gb: float,
@@ -185,7 +197,8 @@ class _TooBig:
 
     @staticmethod
     def _key(cfg: ParallelConfig) -> tuple[int, ...]:
-        return (cfg.tp, cfg.cp, cfg.pp, cfg.dp, cfg.ep, cfg.virtual_stages, cfg.zero_stage)
+        return (cfg.tp, cfg.cp, cfg.pp, cfg.dp, cfg.ep, cfg.expert_tp, cfg.virtual_stages,
+                cfg.zero_stage)
 
     def rules_out(self, cfg: ParallelConfig) -> bool:
         rank = _RECOMPUTE_MEMORY_RANK[cfg.activation_recompute]
