@@ -22,7 +22,9 @@ sentences (empty = the layout works). The step-time model (:mod:`solutions.perfo
   (Megatron-Core ``attention.py``: ``divide(num_query_groups, tp_size)``); replicating K/V
   heads when TP is larger is what inference engines (vLLM) do;
 * ``ffn``, ``sequence``, ``experts``: the FFN, the sequence (TP x CP chunks, two per CP
-  rank) or the experts do not split evenly, or EP does not divide DP;
+  rank) or the experts do not split evenly, or the expert groups do not tile the stage (EP
+  dividing DP, or with MoE parallel folding EP x ETP dividing TP x CP x DP,
+  ``Stack.folded_expert_groups``);
 * ``batch``: ``dp x micro_batch x grad_accum`` is not the global batch;
 * ``memory``: the fullest GPU (:mod:`solutions.planner.memory`) exceeds the budget.
 
