@@ -239,6 +239,12 @@ class Group:
         return self.nodes > 1
 
 
+def expert_stride(cfg: ParallelConfig, dp_stride: int, folded: bool) -> int:
+    """Ranks between two members of an EP group: ``etp`` when the MoE layers have groups of
+    their own (MoE parallel folding, module doc), else the DP group's ``dp_stride``."""
+    return cfg.expert_tp if folded else dp_stride
+
+
 def group(size: int, stride: int, gpus_per_node: int) -> Group:
     """Where a group of ``size`` ranks at ``stride`` lands on nodes of ``gpus_per_node``."""
     per_node = 1 if stride >= gpus_per_node else max(1, min(size, gpus_per_node // stride))
@@ -301,7 +307,7 @@ def resolve(arch: models.Architecture, cfg: ParallelConfig, gpus_per_node: int =
     for dim in order:
         groups[dim] = group(sizes[dim], stride, g)
         stride *= sizes[dim]
-    groups["ep"] = group(cfg.ep, cfg.expert_tp if folded_experts else groups["dp"].stride, g)
+    groups["ep"] = group(cfg.ep, expert_stride(cfg, groups["dp"].stride, folded_experts), g)
     return Layout(arch=arch, cfg=cfg, gpus_per_node=g,
                   stage_layers=layers_per_stage(arch.n_layers, cfg.pp),
                   chunk_layers=chunk_layers(arch.n_layers, cfg.pp, v), groups=groups)

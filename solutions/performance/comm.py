@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from solutions import hardware, models
 from solutions.collectives import ring_allreduce_time_ms
-from solutions.layout import ParallelConfig
+from solutions.layout import ParallelConfig, expert_stride
 from solutions.performance.flops import forward_passes
 from solutions.precision import BYTES_16BIT
 from solutions.tensor_parallel import kv_heads_per_gpu
@@ -64,9 +64,7 @@ class Links:
         self.cp_crosses = inner > node
         self.pp_crosses = pp_stride >= node  # the next stage starts on another node
         self.dp_crosses = dp_stride * cfg.dp > node
-        # EP ranks: etp apart when the MoE layers have groups of their own
-        # (Stack.folded_expert_groups), else members of the DP group
-        ep_stride = cfg.expert_tp if folded_experts else dp_stride
+        ep_stride = expert_stride(cfg, dp_stride, folded_experts)
         self.ep_crosses = ep_stride * cfg.ep > node
         self.dp_per_node = max(1, min(cfg.dp, node // dp_stride))  # members on one node
         self.ep_per_node = max(1, min(cfg.ep, node // ep_stride))

@@ -160,13 +160,13 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     tp = comm.tp
     if stack.tp_comm_overlap:  # chunks of the TP collectives run under the GEMMs they feed
         gemm = gemm_s * (3 + (cfg.activation_recompute == "full"))
-        tp = max(0.0, tp - gemm) + OVERLAP_INTERFERENCE * min(tp, gemm)
+        tp = _overlapped(tp, gemm)
     # the backward is twice the forward's FLOPs but casts only the output gradients
     accumulate = _grad_accumulation_s(arch, cfg, gpu, stack, stage) + cast_bwd - 2 * cast_fwd
     compute = 3 * forward + attn_bwd_extra + accumulate
     ep = comm.ep
     if stack.ep_comm_overlap:  # under another micro-batch's forward and backward
-        ep = max(0.0, ep - compute) + OVERLAP_INTERFERENCE * min(ep, compute)
+        ep = _overlapped(ep, compute)
     return _Stage(compute=compute, recompute=recompute,
                   backward=2 * forward + attn_bwd_extra + recompute + accumulate,
                   forward=forward, comm=comm,
@@ -225,6 +225,12 @@ def _busiest_stage(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware
     times = {i: _stage_time(arch, cfg, gpu, stack, links, i) for i in candidates}
     best = max(times, key=lambda i: _per_mb_s(times[i]))
     return best, times[best]
+
+
+def _overlapped(comm_s: float, under_s: float) -> float:
+    """Seconds ``comm_s`` of communication run under ``under_s`` of computation adds: what
+    the computation cannot cover, plus :data:`OVERLAP_INTERFERENCE` of the part it does."""
+    return max(0.0, comm_s - under_s) + OVERLAP_INTERFERENCE * min(comm_s, under_s)
 
 
 def _hidden(comm_s: float, compute_s: float, buckets: int, hidden_share: float = 1.0,

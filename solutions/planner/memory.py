@@ -217,14 +217,14 @@ def gathers_per_step(cfg: ParallelConfig, stack: Stack = MODERN) -> int:
 def largest_layers_params(arch: models.Architecture, cfg: ParallelConfig,
                           stage: int) -> list[float]:
     """Parameters one GPU holds of each of the :data:`GATHERED_UNITS` largest layers of
-    ``stage`` (routed experts split over EP, everything over TP), largest first."""
+    ``stage`` (routed experts split over EP x ETP, the rest over TP), largest first."""
     dense_layers, moe_layers = stage_layer_kinds(arch, cfg.pp)[stage]
-    sizes: list[float] = [float(models.dense_layer_params(arch))] * dense_layers
+    sizes: list[float] = [models.dense_layer_params(arch) / cfg.tp] * dense_layers
     if arch.moe is not None and moe_layers:
         routed = arch.moe.n_routed_experts * models.expert_params(arch)
-        routed_share = routed / cfg.ep * cfg.tp / cfg.expert_tp  # divided by TP below
-        sizes += [models.moe_layer_params(arch) - routed + routed_share] * moe_layers
-    return [size / cfg.tp for size in sorted(sizes, reverse=True)[:GATHERED_UNITS]]
+        sizes += [(models.moe_layer_params(arch) - routed) / cfg.tp
+                  + routed / (cfg.ep * cfg.expert_tp)] * moe_layers
+    return sorted(sizes, reverse=True)[:GATHERED_UNITS]
 
 
 def gathered_layers_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int) -> float:
