@@ -137,20 +137,30 @@ def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
                  ep_node_dedup: bool = False) -> LayerComm:
     """TP, CP and EP seconds for one micro-batch through ``dense + moe`` layers.
 
-    TP: ``2 x forward passes + 2`` all-reduces per layer of the ``[b s/cp, h]`` activation
-    (with sequence parallelism, reduce-scatter + all-gather pairs of the same volume).
+    TP: ``forward passes + 1`` all-reduces of the ``[b s/cp, h]`` activation per layer for
+    the attention block and as many for a dense FFN or a MoE layer's shared experts (with
+    sequence parallelism, reduce-scatter + all-gather pairs of the same volume); a MoE
+    layer's routed experts have none of their own when each expert is whole on a GPU
+    (``etp`` = 1: its tokens reach it by the all-to-all).
     CP: :data:`CP_COLLECTIVES_PER_LAYER` collectives of the full K and V per layer: the
     forward's all-gather, the all-gather again for the backward and the reduce-scatter of
     their gradients. EP: dispatch + combine all-to-alls per forward and backward, each
     sending ``(ep - 1)/ep`` of ``b s k h / (cp t)`` values, one latency per peer; with
     ``ep_node_dedup`` (DeepEP) a token crosses the network once per node it goes to
-    (:func:`dedup_network_bytes`).
+    (:func:`dedup_network_bytes`). An expert split over ``etp`` > 1 ranks adds the
+    dispatcher's all-gather of the received copies over those ranks and the reduce-scatter
+    of their outputs (Megatron-Core's ``MoEAlltoAllTokenDispatcher``, ``dispatch_postprocess``
+    and ``combine_preprocess``: ``k`` copies of ``etp / t`` of the activation, ``forward
+    passes + 1`` pairs per layer), charged with the all-to-alls: they run in the dispatcher,
+    outside the GEMMs a TP overlap hides collectives under.
     """
     layers = dense_layers + moe_layers
     passes = forward_passes(cfg)
     activation = cfg.micro_batch * cfg.seq_len / cfg.cp * arch.d_model * BYTES_16BIT
     tp_one = links.allreduce_s(activation, cfg.tp, links.tp_crosses, links.tp_gb_per_s)
-    tp = (2 * passes + 2) * layers * tp_one
+    shared = arch.moe is not None and arch.moe.n_shared_experts > 0
+    ffn_tp_layers = dense_layers + (moe_layers if shared else 0)
+    tp = (passes + 1) * (layers + ffn_tp_layers) * tp_one
     cp = 0.0
     if cfg.cp > 1:
         kv_width = kv_heads_per_gpu(arch.n_kv_heads, cfg.tp) * arch.head_dim
@@ -158,12 +168,24 @@ def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
         cp = CP_COLLECTIVES_PER_LAYER * layers * links.gather_s(
             local_kv * cfg.cp, cfg.cp, links.cp_crosses, links.cp_gb_per_s)
     ep = 0.0
-    if arch.moe is not None and cfg.ep > 1 and moe_layers:
+    if arch.moe is not None and moe_layers:
         tokens = cfg.micro_batch * cfg.seq_len / cfg.cp / cfg.tp
         sent = tokens * arch.moe.experts_per_token * arch.d_model * BYTES_16BIT
-        one = (dedup_all_to_all_s(links, arch.moe, tokens * arch.d_model * BYTES_16BIT, sent)
-               if ep_node_dedup and links.ep_crosses else all_to_all_s(links, sent))
-        ep = (2 * passes + 2) * moe_layers * one
+        if cfg.ep > 1:
+            # DeepEP sends a token once to each rank that holds one of its experts
+            copies = (nodes_reached(cfg.ep, arch.moe.n_routed_experts,
+                                    arch.moe.experts_per_token) if ep_node_dedup
+                      else arch.moe.experts_per_token)
+            moved = tokens * copies * arch.d_model * BYTES_16BIT
+            one = (dedup_all_to_all_s(links, arch.moe, tokens * arch.d_model * BYTES_16BIT,
+                                      moved)
+                   if ep_node_dedup and links.ep_crosses else all_to_all_s(links, moved))
+            ep = (2 * passes + 2) * moe_layers * one
+        etp = cfg.expert_tp
+        if etp > 1:
+            crosses = etp > links.cluster.gpus_per_node
+            gb = links.cluster.group_gb_per_s(crosses, min(etp, links.cluster.gpus_per_node))
+            ep += (passes + 1) * moe_layers * links.allreduce_s(sent * etp, etp, crosses, gb)
     return LayerComm(tp=tp, cp=cp, ep=ep)
 
 

@@ -7,8 +7,9 @@ GPU (the pipeline stage with the most work) for a training ``stack``
 * ``compute``: forward + backward of ``m`` micro-batches (:mod:`solutions.performance.flops`:
   matmuls at the efficiency of their per-GPU shape, fused attention at its kernel's rate
   (its backward 2.5 forwards, :data:`solutions.performance.flops.FUSED_ATTENTION_BACKWARD_RATIO`),
-  element-wise kernels at HBM speed), plus a gradient-accumulation pass per micro-batch
-  where the stack's GEMMs do not accumulate;
+  element-wise kernels at HBM speed, a MoE layer's copies of its tokens to their experts
+  and back at HBM speed, :mod:`solutions.performance.routing`), plus a
+  gradient-accumulation pass per micro-batch where the stack's GEMMs do not accumulate;
 * ``recompute``: the extra forward work of ``"selective"`` or ``"full"`` recomputation;
 * ``tp``: per layer and micro-batch, 2 all-reduces forward (again when recomputed) and 2
   backward of the ``[b s/cp, h]`` activation over the TP group (Shoeybi et al. 2019, §3;
@@ -63,6 +64,7 @@ from solutions.llama3 import layers_per_stage
 from solutions.performance import flops as pf
 from solutions.performance.comm import LayerComm, Links, layer_comm_s
 from solutions.performance.pipeline import pipeline_costs_s, step_time_from_costs
+from solutions.performance.routing import routing_bytes_per_token
 from solutions.performance.step import StepEstimate
 from solutions.planner.memory import (
     ParallelConfig,
@@ -131,6 +133,8 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
         gpu, *pf.expert_gemm_shape(arch, cfg), precision=linear)) if routed else 0.0)
     gemm_s = (matmul - routed) * linear_s + routed * expert_s
     cast_fwd, cast_bwd = _fp8_cast_s(arch, cfg, gpu, stack, dense_layers, moe_layers)
+    route_fwd, route_bwd = (pf.hbm_seconds(gpu, moe_layers * tokens * b) for b in
+                            routing_bytes_per_token(arch, cfg, stack.ep_node_dedup))
     passes = pf.ELEMENTWISE_PASSES[stack.elementwise]
     elementwise = pf.hbm_seconds(gpu, passes * layers
                                  * pf.elementwise_bytes_per_layer(
@@ -143,7 +147,7 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     # a fused kernel's backward recomputes the scores: 2.5x the forward's FLOPs, not 2x
     attn_bwd_extra = ((pf.FUSED_ATTENTION_BACKWARD_RATIO - 2.0) * attn_fwd
                       if stack.fused_attention else 0.0)
-    layer_fwd = gemm_s + attn_fwd + elementwise / 3 + cast_fwd
+    layer_fwd = gemm_s + attn_fwd + elementwise / 3 + cast_fwd + route_fwd
     forward = layer_fwd + logits * flops_s
     if cfg.activation_recompute == "full":
         recompute = layer_fwd
@@ -161,8 +165,10 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     if stack.tp_comm_overlap:  # chunks of the TP collectives run under the GEMMs they feed
         gemm = gemm_s * (3 + (cfg.activation_recompute == "full"))
         tp = _overlapped(tp, gemm)
-    # the backward is twice the forward's FLOPs but casts only the output gradients
-    accumulate = _grad_accumulation_s(arch, cfg, gpu, stack, stage) + cast_bwd - 2 * cast_fwd
+    # the backward is twice the forward's FLOPs but casts only the output gradients, and
+    # routes the tokens' gradients once (its own byte count)
+    accumulate = (_grad_accumulation_s(arch, cfg, gpu, stack, stage) + cast_bwd - 2 * cast_fwd
+                  + route_bwd - 2 * route_fwd)
     compute = 3 * forward + attn_bwd_extra + accumulate
     ep = comm.ep
     if stack.ep_comm_overlap:  # under another micro-batch's forward and backward
