@@ -55,11 +55,11 @@ def family_of(gpu: NamedGPU) -> str:
 #: not scale with the SM clock (HBM, leakage) makes a cap bite harder still. A GEMM
 #: measured under a deep cap sits at ``k = 1`` (the search's prior,
 #: :data:`solutions.performance.fit.START`); fitted (:mod:`solutions.performance.fit`) on
-#: one run at a stated limit, torchtitan's Llama 3.1 8B on 500 W H100s, it stays there; its
-#: other tables at that limit (70B with TP, 405B with PP, context parallelism) are held out
-#: and say the same. Replace it with a measured clock where one is known
+#: one run at a stated limit, torchtitan's Llama 3.1 8B on 500 W H100s, it moves one grid
+#: step from there, to 1.25; its other tables at that limit (70B with TP, 405B with PP,
+#: context parallelism) are held out. Replace it with a measured clock where one is known
 #: (``GPU.capped(clock_fraction=...)``).
-POWER_CLOCK_EXPONENT = 1.0
+POWER_CLOCK_EXPONENT = 1.25
 
 
 def clock_fraction_at_power(gpu: NamedGPU, power_watts: float) -> float:

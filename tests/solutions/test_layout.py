@@ -169,19 +169,13 @@ def _published(run: dict[str, Any]) -> tuple[m.Architecture, ParallelConfig]:
 #: Runs the memory model cannot fit, each with the reason (strict: a fix must remove it).
 _NEMOTRON_DP2 = ("DP = 2 leaves 6 bytes of Adam state per parameter on each GPU; with FP32 "
                  "main gradients the stage needs about 97 GB (85 GB with BF16 gradient "
-                 "reduction, which the recipe may use but does not state)")
-_GB200_DP2 = ("1 % over the GB200's 186 GB: 12.75 billion parameters per GPU with FP32 main "
-              "gradients (51 GB) and Adam state over DP x CP = 4 (38 GB) beside 74 GB of "
-              "activations on the second stage; BF16 gradient reduction, which the recipe may "
-              "use but does not state, would leave 25 GB free")
+                 "reduction, which NeMo 24.07's page does not state; the dgxc recipe of the "
+                 "same layout sets grad_sync_dtype bf16, and that row fits)")
 _OFFLOADED = ("Megatron-FSDP without recomputation at 2 x 8,192 tokens: the recipe moves 40 of "
               "the 80 layers' activations to host memory (cpu_offloading_num_layers=40), which "
               "the planner does not model, so it counts 330 GB on a 186 GB GPU")
 MISFITS = {
-    "dgxc-nemotron4-340b-128gpu": _NEMOTRON_DP2,
-    "dgxc-nemotron4-340b-128gpu-fp8": _NEMOTRON_DP2,
     "nemo2407-nemotron-340b-128gpu-fp8": _NEMOTRON_DP2,
-    "dgxc-gb200-llama31-405b-128gpu": _GB200_DP2,
     "mbridge-260401-gb200-llama3-70b-64gpu-fp8cs": _OFFLOADED,
     "mbridge-2511-gb200-llama3-70b-64gpu-fp8cs": _OFFLOADED,
     "llama3-t4-8192gpu-s8192": "m = 32 = 2p micro-batches without recomputation: Megatron's "
