@@ -348,3 +348,19 @@ def test_stack_options_are_stack_fields_and_kernel_choices_are_justified(
         named = key if isinstance(value, bool) else str(value)
         assert named in run["assumptions"], (
             f"{run['id']}: stack option {key}={value!r} is not explained in assumptions")
+
+
+@pytest.mark.parametrize("run", [r for r in RUNS if "Recipe read:" in r["assumptions"]],
+                         ids=lambda r: r["id"])
+def test_settings_read_from_a_recipe_are_the_ones_encoded(run: dict[str, Any]) -> None:
+    # a row that quotes its recipe's recomputation or TP-overlap setting encodes that setting
+    text, recompute = run["assumptions"], run["layout"]["recompute"]
+    options = run.get("stack_options") or {}
+    if "activations_checkpoint_granularity: null" in text or "recompute_layers 0" in text:
+        assert recompute == "none", run["id"]
+    if "activations_checkpoint_granularity: selective" in text:
+        assert recompute == "selective", run["id"]
+    if "ub_tp_comm_overlap: false" in text or "tp_comm_overlap=False" in text:
+        assert options.get("tp_comm_overlap") is False, run["id"]
+    if "grad_sync_dtype: bf16" in text:
+        assert options.get("grad_accum_bytes") == 2.0, run["id"]
