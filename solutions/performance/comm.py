@@ -146,8 +146,9 @@ def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
     forward's all-gather, the all-gather again for the backward and the reduce-scatter of
     their gradients. EP: dispatch + combine all-to-alls per forward and backward, each
     sending ``(ep - 1)/ep`` of ``b s k h / (cp t)`` values, one latency per peer; with
-    ``ep_node_dedup`` (DeepEP) a token crosses the network once per node it goes to
-    (:func:`dedup_network_bytes`). An expert split over ``etp`` > 1 ranks adds the
+    ``ep_node_dedup`` (DeepEP) a token goes once to each rank that holds one of its experts
+    (:func:`nodes_reached` over the EP ranks) and crosses the network once per node it goes
+    to (:func:`dedup_all_to_all_s`). An expert split over ``etp`` > 1 ranks adds the
     dispatcher's all-gather of the received copies over those ranks and the reduce-scatter
     of their outputs (Megatron-Core's ``MoEAlltoAllTokenDispatcher``, ``dispatch_postprocess``
     and ``combine_preprocess``: ``k`` copies of ``etp / t`` of the activation, ``forward

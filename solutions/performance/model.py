@@ -12,14 +12,16 @@ GPU (the pipeline stage with the most work) for a training ``stack``
   gradient-accumulation pass per micro-batch where the stack's GEMMs do not accumulate;
 * ``recompute``: the extra forward work of ``"selective"`` or ``"full"`` recomputation;
 * ``tp``: per layer and micro-batch, 2 all-reduces forward (again when recomputed) and 2
-  backward of the ``[b s/cp, h]`` activation over the TP group (Shoeybi et al. 2019, §3;
+  backward of the ``[b s/cp, h]`` activation over the TP group, half that for a MoE layer
+  whose routed experts are whole on each GPU (Shoeybi et al. 2019, §3;
   with sequence parallelism a reduce-scatter + all-gather of the same volume, Korthikanti
   et al. 2022, §4.2.2), ring alpha-beta time at NVLink speed, on the critical path; with
   ``tp_comm_overlap`` only what the GEMMs cannot cover plus the interference
   (:data:`OVERLAP_INTERFERENCE`);
 * ``cp``: Llama 3's all-gather of K and V (and reduce-scatter of their gradients) over the
   CP group, every layer, "exposed in the critical path" (Dubey et al. 2024, §3.3.2);
-* ``ep``: MoE dispatch and combine all-to-alls, forward(s) and backward; with
+* ``ep``: MoE dispatch and combine all-to-alls, forward(s) and backward, and the
+  dispatcher's gathers over an expert split across ETP ranks; with
   ``ep_comm_overlap`` only what another micro-batch's computation cannot cover plus the
   interference;
 * ``pp_bubble``: ``(p - 1)/(v m)`` of the per-micro-batch stage time (Narayanan et al.
