@@ -204,10 +204,10 @@ class StageParams:
 
 @lru_cache(maxsize=8192)
 def stage_params_of(arch: models.Architecture, pp: int, tp: int, ep: int,
-                    stage: int, etp: int | None = None) -> StageParams:
+                    stage: int, etp: int) -> StageParams:
     """Parameters held by one GPU of ``stage``: its layers over ``tp``, routed experts over
-    ``ep x etp`` (``etp`` None: ``tp``); the first stage adds the embedding (and learned
-    positions), the last the output head (a copy of the table when tied)."""
+    ``ep x etp`` (:attr:`ParallelConfig.expert_tp`); the first stage adds the embedding (and
+    learned positions), the last the output head (a copy of the table when tied)."""
     dense_layers, moe_layers = stage_layer_kinds(arch, pp)[stage]
     dense = dense_layers * models.dense_layer_params(arch)
     expert = 0.0
@@ -220,7 +220,7 @@ def stage_params_of(arch: models.Architecture, pp: int, tp: int, ep: int,
         dense += table + arch.learned_positions * arch.d_model
     if stage == pp - 1 and not (arch.tied_embeddings and pp == 1):
         dense += table
-    return StageParams(dense=dense / tp, expert=expert / (tp if etp is None else etp))
+    return StageParams(dense=dense / tp, expert=expert / etp)
 
 
 @dataclass(frozen=True)
@@ -279,7 +279,7 @@ class Layout:
 
     def stage_params(self, stage: int) -> StageParams:
         return stage_params_of(self.arch, self.cfg.pp, self.cfg.tp, self.cfg.ep, stage,
-                               self.cfg.etp)
+                               self.cfg.expert_tp)
 
     def stage_kinds(self, stage: int) -> tuple[int, int]:
         return stage_layer_kinds(self.arch, self.cfg.pp)[stage]

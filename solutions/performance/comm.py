@@ -60,7 +60,9 @@ class Links:
         inner = cfg.tp * cfg.cp
         dp_stride = inner if pp_outermost else inner * cfg.pp
         pp_stride = inner * cfg.dp if pp_outermost else inner
-        self.tp_crosses = cfg.tp > node
+        # TP and an expert's own ETP group are consecutive ranks (stride 1)
+        self.tp_crosses, self.tp_gb_per_s = self._consecutive(cfg.tp)
+        self.etp_crosses, self.etp_gb_per_s = self._consecutive(cfg.expert_tp)
         self.cp_crosses = inner > node
         self.pp_crosses = pp_stride >= node  # the next stage starts on another node
         self.dp_crosses = dp_stride * cfg.dp > node
@@ -69,12 +71,17 @@ class Links:
         self.dp_per_node = max(1, min(cfg.dp, node // dp_stride))  # members on one node
         self.ep_per_node = max(1, min(cfg.ep, node // ep_stride))
         cp_per_node = max(1, min(cfg.cp, node // cfg.tp))
-        # a TP group wider than a node has every GPU of each node it spans, so its rings
-        # drive all of their ports, like any other group (NCCL builds one per port)
-        self.tp_gb_per_s = cluster.group_gb_per_s(self.tp_crosses, min(cfg.tp, node))
         self.dp_gb_per_s = (cluster.link_gb_per_s(self.dp_crosses) if flat_dp
                             else cluster.group_gb_per_s(self.dp_crosses, self.dp_per_node))
         self.cp_gb_per_s = cluster.group_gb_per_s(self.cp_crosses, cp_per_node)
+
+    def _consecutive(self, size: int) -> tuple[bool, float]:
+        """(crosses nodes, bus bandwidth) of a group of ``size`` consecutive ranks: one wider
+        than a node has every GPU of each node it spans, so its rings drive all of their
+        ports, like any other group (NCCL builds one per port)."""
+        node = self.cluster.gpus_per_node
+        crosses = size > node
+        return crosses, self.cluster.group_gb_per_s(crosses, min(size, node))
 
     def _bandwidth(self, crosses: bool, gb_per_s: float | None) -> float:
         return gb_per_s if gb_per_s is not None else self.cluster.link_gb_per_s(crosses)
@@ -147,7 +154,7 @@ def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
     their gradients. EP: dispatch + combine all-to-alls per forward and backward, each
     sending ``(ep - 1)/ep`` of ``b s k h / (cp t)`` values, one latency per peer; with
     ``ep_node_dedup`` (DeepEP) a token goes once to each rank that holds one of its experts
-    (:func:`nodes_reached` over the EP ranks) and crosses the network once per node it goes
+    (:func:`ranks_reached`) and crosses the network once per node it goes
     to (:func:`dedup_all_to_all_s`). An expert split over ``etp`` > 1 ranks adds the
     dispatcher's all-gather of the received copies over those ranks and the reduce-scatter
     of their outputs (Megatron-Core's ``MoEAlltoAllTokenDispatcher``, ``dispatch_postprocess``
@@ -173,9 +180,7 @@ def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
         tokens = cfg.micro_batch * cfg.seq_len / cfg.cp / cfg.tp
         sent = tokens * arch.moe.experts_per_token * arch.d_model * BYTES_16BIT
         if cfg.ep > 1:
-            # DeepEP sends a token once to each rank that holds one of its experts
-            copies = (nodes_reached(cfg.ep, arch.moe.n_routed_experts,
-                                    arch.moe.experts_per_token) if ep_node_dedup
+            copies = (ranks_reached(cfg, arch.moe) if ep_node_dedup
                       else arch.moe.experts_per_token)
             moved = tokens * copies * arch.d_model * BYTES_16BIT
             one = (dedup_all_to_all_s(links, arch.moe, tokens * arch.d_model * BYTES_16BIT,
@@ -184,9 +189,8 @@ def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
             ep = (2 * passes + 2) * moe_layers * one
         etp = cfg.expert_tp
         if etp > 1:
-            crosses = etp > links.cluster.gpus_per_node
-            gb = links.cluster.group_gb_per_s(crosses, min(etp, links.cluster.gpus_per_node))
-            ep += (passes + 1) * moe_layers * links.allreduce_s(sent * etp, etp, crosses, gb)
+            ep += (passes + 1) * moe_layers * links.allreduce_s(
+                sent * etp, etp, links.etp_crosses, links.etp_gb_per_s)
     return LayerComm(tp=tp, cp=cp, ep=ep)
 
 
@@ -205,6 +209,13 @@ def nodes_reached(n_nodes: int, n_experts: int, k: int) -> float:
     for i in range(k):  # C(E - E/n, k) / C(E, k) as a running product
         miss *= max(0.0, (n_experts - per_node - i) / (n_experts - i))
     return n_nodes * (1.0 - miss)
+
+
+def ranks_reached(cfg: ParallelConfig, moe: models.MoE) -> float:
+    """Expected number of EP ranks one token's ``k`` experts sit on (:func:`nodes_reached`
+    with the ranks as the groups): the copies DeepEP sends and receives per token, one per
+    destination rank."""
+    return nodes_reached(cfg.ep, moe.n_routed_experts, moe.experts_per_token)
 
 
 def dedup_all_to_all_s(links: Links, moe: models.MoE, token_bytes: float,

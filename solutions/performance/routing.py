@@ -30,7 +30,7 @@ DeepEP's dispatcher (``_DeepepManager``, ``ep_node_dedup`` in the model) sends e
 once to every EP rank that holds one of its experts and builds the expert-sorted copies
 on the receiving rank (``get_permuted_hidden_states_by_experts``: one ``permute`` from the
 ``r`` rows received per token, ``r`` the expected number of distinct ranks its ``k``
-experts sit on, :func:`solutions.performance.comm.nodes_reached`); its combine sums them
+experts sit on, :func:`solutions.performance.comm.ranks_reached`); its combine sums them
 back (``unpermute``): ``(r + k) h`` each way forward, ``(2 k + r)`` and ``(k + r) h``
 backward. The buffer copies inside DeepEP's own kernels are part of its communication.
 
@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from solutions import models
 from solutions.layout import ParallelConfig
-from solutions.performance.comm import nodes_reached
+from solutions.performance.comm import ranks_reached
 from solutions.precision import BYTES_16BIT
 
 
@@ -57,7 +57,7 @@ def routing_values_per_token(arch: models.Architecture, cfg: ParallelConfig,
         return 0.0, 0.0
     k, h, etp = moe.experts_per_token, arch.d_model, cfg.expert_tp
     if dedup:
-        r = nodes_reached(cfg.ep, moe.n_routed_experts, k)
+        r = ranks_reached(cfg, moe)
         return 2 * (r + k) * etp * h, (3 * k + 2 * r) * etp * h
     sorts = 4 * k * etp * h if moe.n_routed_experts > cfg.ep else 0.0
     return 2 * (k + 1) * h + sorts, (3 * k + 2) * h + sorts

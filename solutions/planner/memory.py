@@ -121,7 +121,7 @@ class MemoryBreakdown:
 
 def stage_params(arch: models.Architecture, cfg: ParallelConfig, stage: int) -> StageParams:
     """Parameters held by one GPU of ``stage`` (0-based), split into dense and expert."""
-    return stage_params_of(arch, cfg.pp, cfg.tp, cfg.ep, stage, cfg.etp)
+    return stage_params_of(arch, cfg.pp, cfg.tp, cfg.ep, stage, cfg.expert_tp)
 
 
 def warmup_chunks(pp: int, m: int, v: int, stage: int) -> int:
