@@ -76,10 +76,12 @@ class LabSpec:
     regimes: tuple[tuple[str, Callable[[Case], bool]], ...] = ()
 
     def graded(self, seed: int) -> tuple[dict[str, Any], ...]:
-        """The cases of one grading: drawn from ``seed`` (each with its own data seed); a
-        regime no case met replaces the last case not needed by another regime."""
+        """The cases of one grading: drawn from ``seed`` (each with its own data seed), never
+        of the shape of an example the notebook shows (a program that only looks the shown
+        answers up earns nothing); a regime no case met replaces the last case not needed by
+        another regime."""
         rng = random.Random(seed)
-        drawn = [self.draw(rng) for _ in range(self.n_graded)]
+        drawn = [self._fresh(rng) for _ in range(self.n_graded)]
         for name, holds in self.regimes:
             if any(holds(case) for case in drawn):
                 continue
@@ -89,13 +91,27 @@ class LabSpec:
             drawn[spare] = self._draw_meeting(rng, holds, name)
         return tuple(dict(case, seed=rng.randrange(1 << 30)) for case in drawn)
 
+    def _fresh(self, rng: random.Random) -> dict[str, Any]:
+        """One drawn case whose shape (everything but its data seed) no shown example has."""
+        shown = {_shape(case) for case in self.cases({})}
+        for _ in range(10_000):
+            case = self.draw(rng)
+            if _shape(case) not in shown:
+                return case
+        raise ValueError(f"lab {self.name}: its draw gives only the shown examples' shapes")
+
     def _draw_meeting(self, rng: random.Random, holds: Callable[[Case], bool],
                       name: str) -> dict[str, Any]:
         for _ in range(10_000):
-            case = self.draw(rng)
+            case = self._fresh(rng)
             if holds(case):
                 return case
         raise ValueError(f"lab {self.name}: its draw never gives a case of regime {name!r}")
+
+
+def _shape(case: Case) -> tuple[tuple[str, Any], ...]:
+    """A case without its data seed: what a lookup table of shown answers could key on."""
+    return tuple(sorted((k, v) for k, v in case.items() if k != "seed"))
 
 
 def run_on(spec: LabSpec, host: simprocess.Host, case: Case, time_limit_s: float) -> Any:

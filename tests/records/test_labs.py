@@ -71,3 +71,16 @@ def test_visible_examples_are_not_the_graded_cases() -> None:
              for seed in range(20)]
     assert all(not d <= shown for d in drawn)
     assert len({frozenset(d) for d in drawn}) == 20
+
+
+@pytest.mark.parametrize("lab", ["ring_lab", "zero_lab", "tp_lab", "pipeline_lab"])
+def test_no_graded_case_has_the_shape_of_a_shown_example(lab: str) -> None:
+    # a file that returns the shown examples' answers and nothing else would earn the share
+    # of a grading that repeats a shown shape; the pipeline lab's answer is its shape alone
+    import importlib
+    module = importlib.import_module(f"solutions.sim.{lab}")
+    def shape(case: dict[str, Any]) -> frozenset[tuple[str, Any]]:
+        return frozenset((k, v) for k, v in case.items() if k != "seed")
+    shown = {shape(c) for c in module.cases({})}
+    graded = [shape(c) for seed in range(400) for c in module.SPEC.graded(seed)]
+    assert graded and not shown & set(graded)
