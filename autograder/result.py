@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from autograder.kinds.base import Verdict
-from autograder.markup import NO_MATH_CLASS
+from autograder.markup import NO_MATH_CLASS, inline_markdown, plain_text
 from autograder.units import format_value
 
 
@@ -103,7 +103,7 @@ class CheckResult:
         v = self.verdict
         lines = [f"{self.status_line} -- exercise {self.exercise_id}: {self.title}"]
         if self.params:
-            lines.append(f"Your variant: {self._variant_words()}")
+            lines.append(f"Your variant: {plain_text(self._variant_words())}")
         if v.yours:
             lines.append(f"Yours:    {v.yours}")
         if v.expected:
@@ -135,8 +135,8 @@ class CheckResult:
             f"</strong> <span>exercise {e(self.exercise_id)}: {e(self.title)}</span></p>",
         ]
         if self.params:
-            parts.append(f"<p style=\"margin:0.2em 0\">Your variant: {e(self._variant_words())}"
-                         "</p>")
+            parts.append("<p style=\"margin:0.2em 0\">Your variant: "
+                         f"{inline_markdown(self._variant_words())}</p>")
         parts.append(self._comparison_html())
         parts.append(f'<p style="margin:0.2em 0">{e(v.message)}</p>')
         if v.details:

@@ -1,8 +1,10 @@
 """An ipywidgets front end for one exercise, built on the API common to ipywidgets 7.7 and 8.
 
-Only Text, IntText, RadioButtons, Dropdown, Button, HTML, Label, Output, HBox, VBox and
-Layout are used, with properties both versions share; no custom front-end code. Right
-and wrong are announced in words and symbols, never by colour alone.
+Only Text, IntText, RadioButtons, Dropdown, Button, HTML, Label, HBox, VBox and Layout
+are used, with properties both versions share; no custom front-end code. Right and wrong
+are announced in words and symbols, never by colour alone. What a button produces is set
+as the value of the card's HTML output: a callback sends widget state and never kernel
+output, so no front end can file feedback in its log console instead of on the card.
 """
 
 from __future__ import annotations
@@ -55,6 +57,19 @@ class Actions:
     solution: Callable[[Any], Any]         # params shown or None -> the worked solution
     variant: Callable[[], Any]             # -> a practice object with .params and .prompt
     lookup: Callable[[str], Any]           # name -> object in the learner's namespace
+
+
+OUTPUT_CLASS = "dtw-card-output"
+
+
+def shown_html(value: Any) -> str:
+    """What a notebook would show for ``value``, as HTML: its own ``_repr_html_``, else its
+    text, escaped and kept as written."""
+    rich = getattr(value, "_repr_html_", None)
+    shown = rich() if callable(rich) else None
+    if isinstance(shown, str):
+        return shown
+    return f'<pre style="white-space:pre-wrap">{html.escape(str(value))}</pre>'
 
 
 PRINTED = "Answer the question printed above, or press Try a variant for new numbers."
@@ -288,7 +303,8 @@ class ExerciseWidget:
             "variant": w.Button(description="Try a variant", layout=wide),
         }
         self.ladder = w.VBox()  # every hint seen on this card, oldest first
-        self.output = w.Output()
+        self.output = w.HTML()
+        self.output.add_class(OUTPUT_CLASS)
         self.buttons["check"].on_click(lambda _: self.check())
         self.buttons["hint"].on_click(lambda _: self._guarded(self._hint))
         self.buttons["solution"].on_click(
@@ -309,12 +325,11 @@ class ExerciseWidget:
         self._show(lambda: self.actions.check(self.read(), self.params))
 
     def _show(self, produce: Callable[[], Any]) -> None:
-        from IPython.display import display
-
-        with self.output:  # an error lands on the card, never in the log console
-            self.output.clear_output(wait=True)
+        try:
             self.last = produce()
-            display(self.last)
+        except Exception as exc:  # an error lands on the card, never in the log console
+            self.last = _Message(f"{type(exc).__name__}: {exc}")
+        self.output.value = shown_html(self.last)
 
     def _guarded(self, action: Callable[[], None]) -> None:
         try:

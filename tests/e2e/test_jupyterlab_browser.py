@@ -172,7 +172,7 @@ class Card:
         self.root = lab.card(exercise_id)
         self.root.wait_for(timeout=WIDGET_MS)
         self.answer_box = self.root.locator(".widget-text").filter(has_text="Answer:")
-        self.output = self.root.locator(".widget-output")
+        self.output = self.root.locator(".dtw-card-output")
         self.prompt = self.root.locator(".widget-html").first
 
     def press(self, button: str, until: str) -> str:
@@ -287,7 +287,7 @@ def solve_a_variant(lab: Lab, card: Card, record: Any) -> None:
     lab.snap("variant-correct", card.root)
     assert "Your variant" in shown
     # Checked again, the card still grades the question it shows (not the printed one).
-    card.output.locator("*").first.wait_for(timeout=WIDGET_MS)
+    card.output.locator(".widget-html-content > *").first.wait_for(timeout=WIDGET_MS)
     unit = record.answer_kind.unit
     shown = card.check(f"{record.expected(params)!r} {unit}", until="Your variant")
     assert "Correct" in shown and "Not yet" not in shown

@@ -45,8 +45,7 @@ def _walk(widget: Any) -> list[str]:
 
 
 def _outputs(card: Any) -> list[str]:
-    return [str(o.get("data", {}).get("text/html", o.get("data", {}).get("text/plain", "")))
-            for o in card.output.outputs]
+    return [card.output.value] if card.output.value else []
 
 
 def card_texts(card: Any) -> list[str]:

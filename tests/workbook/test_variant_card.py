@@ -19,9 +19,7 @@ from workbook.records import all_labs, by_id, lookup
 
 
 def _visible_text(card: Any) -> str:
-    outputs = [str(o.get("data", {}).get("text/html", o.get("data", {}).get("text/plain", "")))
-               for o in card.output.outputs]
-    return card.prompt.value + "\n" + "\n".join(outputs)
+    return card.prompt.value + "\n" + card.output.value
 
 
 def _sentence(prompt: str) -> str:

@@ -4,8 +4,13 @@ plot area that never shows stale, garbled or misplaced output.
 * Controls sit in a row that wraps (``flex-flow: row wrap``) with their descriptions at
   natural width, so nothing is clipped in a narrow (800 px) window.
 * The verdicts (the status lines) stay covered until the chapter's prediction is locked.
-* Every redraw runs inside the explorer's own Output widget: a figure, a warning or an
-  error raised by a callback lands there, never in JupyterLab's log console.
+* The plot area is an HTML widget whose value each redraw replaces: a figure is drawn to a
+  PNG in the kernel and sent as part of that value, with its titles as alternative text.
+  A callback therefore produces no kernel output at all, so nothing can miss its place
+  and land in JupyterLab's log console (an Output widget's capture depends on the front
+  end having seen its message id before the output arrives, which a busy page does not
+  always guarantee). An error, a warning or a print in a redraw becomes a note in the
+  plot area.
 * An invalid configuration clears the plot and says why in its place (a stale plot next
   to a "✘ invalid" readout would show numbers for a configuration that does not exist).
 * Figures sit on their own white background with dark text, readable in light and dark
@@ -14,7 +19,11 @@ plot area that never shows stale, garbled or misplaced output.
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import html
+import io
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -24,6 +33,9 @@ GREY = "#808080"  # mid-grey: readable on white and on JupyterLab's dark backgro
 PAPER = "#ffffff"  # every figure's own background, in every theme
 STYLE = {"description_width": "initial"}
 INVALID_CLASS = "dtw-plot-invalid"
+PLOT_CLASS = "dtw-plot"
+#: A figure is drawn at twice its on-screen resolution, sharp on high-density screens.
+SHARPNESS = 2
 
 
 def control_layout() -> Any:
@@ -68,6 +80,27 @@ def themed(fig: Any) -> Any:
     return fig
 
 
+def figure_alt(fig: Any) -> str:
+    """A figure's alternative text: its title, else its axes' titles, else "Figure"."""
+    suptitle = getattr(fig, "_suptitle", None)
+    titles = [suptitle.get_text()] if suptitle is not None and suptitle.get_text() else []
+    titles += [ax.get_title() for ax in fig.get_axes() if ax.get_title()]
+    return "; ".join(titles) or "Figure"
+
+
+def figure_html(fig: Any) -> str:
+    """The figure as an inline PNG ``<img>``, sized as a notebook would show it (the
+    figure's own dpi, tight bounding box) and drawn at ``SHARPNESS`` times that."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=fig.dpi * SHARPNESS, bbox_inches="tight",
+                facecolor=fig.get_facecolor())
+    png = buffer.getvalue()
+    width = int.from_bytes(png[16:20], "big") // SHARPNESS  # the PNG header's IHDR width
+    data = base64.b64encode(png).decode("ascii")
+    return (f'<img src="data:image/png;base64,{data}" width="{width}" '
+            f'alt="{html.escape(figure_alt(fig))}" style="max-width:100%;height:auto">')
+
+
 def invalid_html(reason: str) -> str:
     """What the plot area shows instead of a plot for an invalid configuration."""
     return (f'<div class="{INVALID_CLASS}" role="status" style="opacity:0.75;'
@@ -85,7 +118,8 @@ class View:
         from workbook.learner.prediction_page import cover_until_locked
 
         self.status = w.HTML()
-        self.out = w.Output(layout=w.Layout(width="100%"))
+        self.out = w.HTML(layout=w.Layout(width="100%"))
+        self.out.add_class(PLOT_CLASS)
         self.controls = [c for row in rows for c in row]
         self.box = w.VBox([*(wrapping_row(row) for row in rows), *extra,
                            cover_until_locked(key, self.status, slot=slot), self.out],
@@ -94,26 +128,29 @@ class View:
 
     def show(self, status_html: str, figures: Sequence[Any] = (), invalid: str = "") -> None:
         """Replace the verdicts and the plot; with ``invalid``, clear the plot and say why."""
-        from IPython.display import HTML, clear_output, display
-
         self.status.value = no_math(status_html)
-        with self.out:
-            clear_output(wait=not invalid)
-            if invalid:
-                display(HTML(no_math(invalid_html(invalid))))
-                return
-            for fig in figures:
-                display(themed(fig))
+        if invalid:
+            self.out.value = no_math(invalid_html(invalid))
+            return
+        self.out.value = no_math("".join(figure_html(themed(fig)) for fig in figures))
 
     def watch(self, redraw: Callable[[], None], controls: Iterable[Any] | None = None,
               now: bool = True) -> None:
-        """Redraw (now, unless ``now`` is False) and whenever a control changes; an error
-        becomes a message in the plot area."""
+        """Redraw (now, unless ``now`` is False) and whenever a control changes. An error
+        becomes a message in the plot area; a warning or printed text a note below it."""
         def guarded(_: Any = None) -> None:
+            said = io.StringIO()
             try:
-                redraw()
+                with (warnings.catch_warnings(record=True) as caught,
+                      contextlib.redirect_stdout(said), contextlib.redirect_stderr(said)):
+                    redraw()
             except Exception as exc:  # shown to the learner, never sent to the log console
                 self.show(self.status.value, invalid=f"{type(exc).__name__}: {exc}")
+                return
+            notes = [str(w.message) for w in caught] + [said.getvalue().strip()]
+            if any(notes):
+                self.out.value += no_math("".join(
+                    f"<p><small>{html.escape(n)}</small></p>" for n in notes if n))
 
         for control in (self.controls if controls is None else controls):
             control.observe(guarded, names="value")
