@@ -230,10 +230,18 @@ class PredictionLock:
         except ValueError as exc:
             self.status.value = f"<p>⚠ Could not read the guess: {html.escape(str(exc))}</p>"
             return
-        note = self._record(guess)
+        # a failure is said on the page, never sent to the front end's log console
+        try:
+            note = self._record(guess)
+        except Exception as exc:
+            self.status.value = f"<p>⚠ The prediction could not be saved: {_error(exc)}</p>"
+            return
         self._locked(f"Locked in: {shown(self.prediction, guess)}. {note}")
         if self._on_lock is not None:
-            self._on_lock(guess)
+            try:
+                self._on_lock(guess)
+            except Exception as exc:
+                self.status.value += f"<p>⚠ What follows the lock failed: {_error(exc)}</p>"
 
     def _locked(self, message: str) -> None:
         self.input.disabled = True
@@ -244,3 +252,7 @@ class PredictionLock:
         from IPython.display import display
 
         display(self.box)
+
+
+def _error(exc: Exception) -> str:
+    return html.escape(f"{type(exc).__name__}: {exc}")

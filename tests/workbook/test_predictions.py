@@ -9,7 +9,7 @@ from typing import Any
 import matplotlib
 import pytest
 
-from autograder.prediction import COVERED, WAITING, Reveal
+from autograder.prediction import COVERED, WAITING, PredictionLock, Reveal
 
 predictions = importlib.import_module("workbook.learner.prediction_page")
 
@@ -93,6 +93,30 @@ def test_a_guess_that_cannot_be_read_is_not_locked() -> None:
     _choose(lock, "lots")
     assert not lock.button.disabled and "Could not read" in lock.status.value
     assert predictions.latest_guess("ch01") is None
+
+
+def test_a_lock_that_cannot_save_says_so_and_stays_open() -> None:
+    prediction = predictions.prediction_for("ch01")
+
+    def full_disk(guess: Any) -> str:
+        raise OSError(28, "No space left on device")
+
+    lock = PredictionLock(prediction, full_disk)
+    _choose(lock, _wrong_guess(prediction))
+    assert not lock.button.disabled
+    assert "could not be saved" in lock.status.value and "No space left" in lock.status.value
+
+
+def test_a_failure_after_the_lock_is_said_beside_the_lock() -> None:
+    prediction = predictions.prediction_for("ch01")
+
+    def broken_reveal(guess: Any) -> None:
+        raise KeyError("reveal")
+
+    lock = PredictionLock(prediction, lambda guess: "Saved.", on_lock=broken_reveal)
+    _choose(lock, _wrong_guess(prediction))
+    assert lock.button.disabled and "Locked in" in lock.status.value
+    assert "KeyError" in lock.status.value
 
 
 def test_ledger_lists_prediction_truth_and_reflection() -> None:
