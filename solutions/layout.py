@@ -59,7 +59,15 @@ class ParallelConfig:
     pass is a property of the training software (``Stack.reshard_after_forward``).
     ``etp`` splits each routed expert over that many ranks (None: ``tp``, Megatron-Core's
     default); with MoE parallel folding (``Stack.folded_expert_groups``) ``ep x etp`` must
-    divide ``tp x cp x dp``, without it EP divides DP and ETP is TP (module doc)."""
+    divide ``tp x cp x dp``, without it EP divides DP and ETP is TP (module doc).
+    ``dp_shard`` shards the ZeRO state over groups of that many consecutive data-parallel
+    ranks and replicates it across the ``dp / dp_shard`` groups (None: over all of DP).
+    That is hybrid sharding: PyTorch FSDP's ``ShardingStrategy.HYBRID_SHARD`` and FSDP2's
+    2-D mesh (``dp_replicate x dp_shard``; Zhao et al. 2023, arXiv:2304.11277, §3.2.2
+    "hybrid sharding"), DeepSpeed's MiCS, Megatron-Core's
+    ``--num-distributed-optimizer-instances``. Gradients are reduce-scattered inside a
+    shard group and the shards all-reduced across the groups; weights are gathered
+    inside a group only. It needs ``zero_stage`` >= 1 and must divide ``dp``."""
 
     tp: int
     pp: int
@@ -73,12 +81,13 @@ class ParallelConfig:
     activation_recompute: Recompute = "selective"
     virtual_stages: int = 1
     etp: int | None = None
+    dp_shard: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("tp", "pp", "dp", "ep", "cp", "micro_batch", "grad_accum", "seq_len",
-                     "virtual_stages", "etp"):
+                     "virtual_stages", "etp", "dp_shard"):
             value = getattr(self, name)
-            if name == "etp" and value is None:
+            if name in ("etp", "dp_shard") and value is None:
                 continue
             if not isinstance(value, int) or isinstance(value, bool):
                 raise ValueError(f"{name} must be an int (a count of GPUs, sequences or "
@@ -90,6 +99,13 @@ class ParallelConfig:
         if self.activation_recompute not in RECOMPUTE_MODES:
             raise ValueError(f"activation_recompute must be one of {RECOMPUTE_MODES}, "
                              f"got {self.activation_recompute!r}")
+        if self.dp_shard is not None:
+            if self.dp % self.dp_shard:
+                raise ValueError(f"dp_shard={self.dp_shard} must divide dp={self.dp}: the "
+                                 "data-parallel ranks split into equal shard groups")
+            if self.zero_stage == 0 and self.dp_shard < self.dp:
+                raise ValueError("dp_shard shards the ZeRO state; with zero_stage=0 "
+                                 "nothing is sharded (use zero_stage >= 1)")
 
     @property
     def n_gpus(self) -> int:
@@ -99,6 +115,17 @@ class ParallelConfig:
     def expert_tp(self) -> int:
         """Ranks one routed expert is split over: ``etp``, or ``tp`` when it is None."""
         return self.tp if self.etp is None else self.etp
+
+    @property
+    def shard_dp(self) -> int:
+        """Data-parallel ranks one copy of the ZeRO state is sharded over: ``dp_shard``,
+        or all of ``dp`` when it is None."""
+        return self.dp if self.dp_shard is None else self.dp_shard
+
+    @property
+    def replicas(self) -> int:
+        """Copies of the sharded state, ``dp / shard_dp`` (1 without hybrid sharding)."""
+        return self.dp // self.shard_dp
 
     @property
     def expert_dp(self) -> int:

@@ -65,14 +65,23 @@ class Links:
         self.etp_crosses, self.etp_gb_per_s = self._consecutive(cfg.expert_tp)
         self.cp_crosses = inner > node
         self.pp_crosses = pp_stride >= node  # the next stage starts on another node
-        self.dp_crosses = dp_stride * cfg.dp > node
+        # the ZeRO collectives run inside a shard group of consecutive DP ranks (all of DP
+        # without hybrid sharding); its gradient shards are all-reduced across the groups,
+        # whose matching ranks are a shard group's span apart
+        self.dp_crosses = dp_stride * cfg.shard_dp > node
         ep_stride = expert_stride(cfg, dp_stride, folded_experts)
         self.ep_crosses = ep_stride * cfg.ep > node
-        self.dp_per_node = max(1, min(cfg.dp, node // dp_stride))  # members on one node
+        self.dp_per_node = max(1, min(cfg.shard_dp, node // dp_stride))  # members on a node
         self.ep_per_node = max(1, min(cfg.ep, node // ep_stride))
         cp_per_node = max(1, min(cfg.cp, node // cfg.tp))
         self.dp_gb_per_s = (cluster.link_gb_per_s(self.dp_crosses) if flat_dp
                             else cluster.group_gb_per_s(self.dp_crosses, self.dp_per_node))
+        replica_stride = dp_stride * cfg.shard_dp
+        self.replica_crosses = replica_stride * cfg.replicas > node
+        self.replica_gb_per_s = (
+            cluster.link_gb_per_s(self.replica_crosses) if flat_dp else
+            cluster.group_gb_per_s(self.replica_crosses,
+                                   max(1, min(cfg.replicas, node // replica_stride))))
         self.cp_gb_per_s = cluster.group_gb_per_s(self.cp_crosses, cp_per_node)
 
     def _consecutive(self, size: int) -> tuple[bool, float]:
@@ -110,6 +119,12 @@ class Links:
         """Reduce-scatter (or all-gather) of ``n_params`` elements over the DP group, at the
         group's hierarchical bus bandwidth."""
         return self.gather_s(n_params * bytes_per_element, n, self.dp_crosses, self.dp_gb_per_s)
+
+    def replica_allreduce_s(self, n_params: float, bytes_per_element: float) -> float:
+        """Hybrid sharding: the all-reduce of a gradient shard of ``n_params`` elements
+        across the ``replicas`` shard groups (0 without hybrid sharding)."""
+        return self.allreduce_s(n_params * bytes_per_element, self.cfg.replicas,
+                                self.replica_crosses, self.replica_gb_per_s)
 
     def pp_send_s(self, arch: models.Architecture, scatter_gather: bool = True,
                   grad_scatter_gather: bool | None = None) -> float:

@@ -272,11 +272,14 @@ def _dp_seconds(arch: models.Architecture, cfg: ParallelConfig, stack: Stack, li
     forward and again for its backward (Zhao et al. 2023, §3.2-3.3; Rajbhandari et al. 2020,
     §7), ``gather_hidden_fraction`` of it able to hide (its prefetch does not depend on
     ``overlap_dp``); without resharding (Llama 3) one gather runs under the first forward.
-    Otherwise, without ``overlap_dp`` nothing hides.
+    Otherwise, without ``overlap_dp`` nothing hides. With hybrid sharding
+    (``ParallelConfig.dp_shard``) the collectives run inside a shard group, and each
+    reduction adds the all-reduce of the reduced shard across the groups (Zhao et al.
+    2023, §3.2.2), hidden or exposed with it.
     """
-    n = cfg.dp * cfg.cp
-    if n == 1:
+    if cfg.dp * cfg.cp == 1:
         return 0.0, 0.0
+    n = cfg.shard_dp * cfg.cp  # the ranks one copy of the state is sharded over
     params = stage_params(arch, cfg, stage)
     n_expert = cfg.expert_dp
 
@@ -284,7 +287,10 @@ def _dp_seconds(arch: models.Architecture, cfg: ParallelConfig, stack: Stack, li
         return (links.dp_reduce_scatter_s(params.dense, n, bytes_per_element)
                 + links.dp_reduce_scatter_s(params.expert, n_expert, bytes_per_element))
 
-    reduce_s, gather_s = collective(stack.grad_reduce_bytes), collective(BYTES_16BIT)
+    # hybrid sharding: each reduced shard is then all-reduced across the shard groups
+    reduce_s = (collective(stack.grad_reduce_bytes)
+                + links.replica_allreduce_s(params.dense / n, stack.grad_reduce_bytes))
+    gather_s = collective(BYTES_16BIT)
     reductions, gathers = grad_reductions_per_step(cfg, stack), gathers_per_step(cfg, stack)
     update_gather_s = gather_s if cfg.zero_stage < 3 else 0.0  # ZeRO-0's all-reduce half too
     buckets, h = max(1, st.layers), stack.gather_hidden_fraction
@@ -308,7 +314,7 @@ def _dp_seconds(arch: models.Architecture, cfg: ParallelConfig, stack: Stack, li
 def _optimizer_seconds(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
                        stage: int) -> float:
     params = stage_params(arch, cfg, stage)
-    owners = (cfg.dp * cfg.cp) if cfg.zero_stage >= 1 else 1
+    owners = (cfg.shard_dp * cfg.cp) if cfg.zero_stage >= 1 else 1
     local = params.dense / owners + params.expert / (cfg.expert_dp if cfg.zero_stage else 1)
     return pf.hbm_seconds(gpu, local * OPTIMIZER_BYTES_PER_PARAM)
 

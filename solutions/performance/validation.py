@@ -178,7 +178,8 @@ def _config(layout: dict[str, Any]) -> ParallelConfig:
         ep=layout.get("ep", 1), zero_stage=layout["zero_stage"],
         micro_batch=layout["micro_batch"], grad_accum=layout["grad_accum"],
         seq_len=layout["seq_len"], activation_recompute=layout["recompute"],
-        virtual_stages=layout.get("virtual_stages", 1), etp=layout.get("etp"))
+        virtual_stages=layout.get("virtual_stages", 1), etp=layout.get("etp"),
+        dp_shard=layout.get("dp_shard"))
 
 
 def run_from_record(record: dict[str, Any]) -> PublishedRun:

@@ -265,7 +265,7 @@ def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int,
     """Weights, gradients, optimizer state and activations of one GPU of ``stage``."""
     stack = for_layout(stack, cfg.pp)
     params = stage_params(arch, cfg, stage)
-    n_dense = cfg.dp * cfg.cp
+    n_dense = cfg.shard_dp * cfg.cp  # hybrid sharding keeps a copy per shard group
     dense = state_bytes_per_param(cfg.zero_stage, n_dense, stack)
     expert = state_bytes_per_param(cfg.zero_stage, cfg.expert_dp, stack)
     weights = params.dense * dense.weights + params.expert * expert.weights

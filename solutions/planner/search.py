@@ -198,7 +198,7 @@ class _TooBig:
     @staticmethod
     def _key(cfg: ParallelConfig) -> tuple[int, ...]:
         return (cfg.tp, cfg.cp, cfg.pp, cfg.dp, cfg.ep, cfg.expert_tp, cfg.virtual_stages,
-                cfg.zero_stage)
+                cfg.zero_stage, cfg.shard_dp)
 
     def rules_out(self, cfg: ParallelConfig) -> bool:
         rank = _RECOMPUTE_MEMORY_RANK[cfg.activation_recompute]

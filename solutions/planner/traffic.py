@@ -125,13 +125,20 @@ def dp_bytes_per_param(cfg: ParallelConfig, grad_bytes: float, stack: Stack = MO
 
 def dp_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
              grad_bytes: float = 2.0, stack: Stack = MODERN) -> float:
-    """DP: the per-step gradient and parameter traffic of the stage's parameters."""
+    """DP: the per-step gradient and parameter traffic of the stage's parameters. With
+    hybrid sharding (``dp_shard``) the collectives run inside a shard group of ``n``
+    ranks, and each reduced ``1/n`` shard is then all-reduced across the ``r`` groups
+    (a ring all-reduce sends ``2 (r-1)/r`` of it)."""
     params = stage_params(arch, cfg, stage)
     per_param = dp_bytes_per_param(cfg, grad_bytes, stack)
-    n_dense = cfg.dp * cfg.cp
+    n_dense = cfg.shard_dp * cfg.cp
     n_expert = cfg.expert_dp
-    return per_param * (params.dense * (n_dense - 1) / n_dense
-                        + params.expert * (n_expert - 1) / n_expert)
+    r = cfg.replicas
+    across = (grad_reductions_per_step(cfg, stack) * 2 * grad_bytes * (r - 1) / r / n_dense
+              if cfg.zero_stage >= 1 else 0.0)
+    return (per_param * (params.dense * (n_dense - 1) / n_dense
+                         + params.expert * (n_expert - 1) / n_expert)
+            + across * params.dense)
 
 
 def ep_bytes(arch: models.Architecture, cfg: ParallelConfig, moe_layers: int) -> float:
