@@ -147,6 +147,11 @@ Fields (booleans say whether the software does it):
   holds a layer's unsharded gradient and two layers' reduce-scatter inputs
   (:func:`solutions.planner.memory.reduce_scatter_buffer_bytes`); DeepSpeed reduces from
   fixed-size buckets instead.
+* ``zero1_allreduce``: ZeRO-1 all-reduces the whole gradient after the backward and each
+  rank keeps its slice, then all-gathers the updated parameters, neither under compute
+  (nanotron, ``trainer.py``: ``reduce_scatter=False``, "too memory hungry, instead we run
+  all_reduce"; ``optim/zero.py`` ``_all_gather_params`` after ``step()``), where
+  Megatron-Core and DeepSpeed reduce-scatter.
 * ``linear_precision``: the number format of the transformer layers' linear GEMMs
   (attention projections, FFN and experts): ``"bf16"``, or ``"fp8"``, E4M3/E5M2 with
   per-tensor scales (Micikevicius et al. 2022, arXiv:2209.05433; Transformer Engine's
@@ -205,6 +210,7 @@ class Stack:
     sp_keeps_gathered_inputs: bool = False
     fp8_saves_fp8_inputs: bool = False
     unit_reduce_scatter: bool = False
+    zero1_allreduce: bool = False
     linear_precision: str = "bf16"
     source: str = ""
 
@@ -311,6 +317,24 @@ LLAMA3 = Stack(
            "gradients accumulated and reduce-scattered in FP32, modified interleaved "
            "schedule allowing fewer micro-batches than stages, one fewer layer on the "
            "first and last stages; rank order [TP, CP, PP, DP].")
+NANOTRON = Stack(
+    "nanotron (Ultra-Scale Playbook benchmarks, early 2025)", sequence_parallel=True,
+    fused_attention=True, overlap_dp=True, grad_reduce_bytes=4.0, grad_accum_bytes=4.0,
+    fused_grad_accumulation=False, pipeline_blocking_p2p=True, elementwise="eager",
+    zero1_allreduce=True,
+    source="huggingface/nanotron at 0e0a27ea (2025-02-19, the playbook's benchmark "
+           "scripts/scaling_benchmarks.py: tp_mode REDUCE_SCATTER, FP32 gradient "
+           "accumulation, 1F1B): sequence parallelism whose async TP overlaps only parts of "
+           "the backward's collectives (tensor_parallel/functional.py; the forward's "
+           "reduce-scatter is synchronous), so TP counts as exposed; FP32 gradients added "
+           "to an FP32 buffer after each backward (optim/gradient_accumulator.py) and "
+           "all-reduced in FP32 by a DDP hook bucket by bucket under the last backward, or "
+           "with ZeRO-1 all-reduced whole after it (zero1_allreduce); blocking pipeline "
+           "sends after metadata messages (parallel/pipeline_parallel/p2p.py), "
+           "sequence-sharded so each TP rank sends 1/t; rank order (pp, dp, tp) "
+           "(parallel/context.py); flash-attn 2 and its Triton RMSNorm and rotary kernels, "
+           "SwiGLU and the residual adds eager, no torch.compile; no context, expert or "
+           "interleaved pipeline parallelism, no FP8.")
 #: The default of :func:`solutions.performance.estimate`: the current Megatron-Core family.
 MODERN = MEGATRON_CORE_2024
 
@@ -318,7 +342,7 @@ STACKS: dict[str, Stack] = {
     "megatron-lm-2021": MEGATRON_2021, "megatron-lm-2022": MEGATRON_2022,
     "megatron-core-2024": MEGATRON_CORE_2024, "deepspeed-zero3": DEEPSPEED_ZERO3,
     "deepspeed-pipeline": DEEPSPEED_PIPELINE, "deepspeed-pipeline-2020": DEEPSPEED_PIPELINE_2020,
-    "fsdp": FSDP, "fsdp2": FSDP2, "llama3": LLAMA3,
+    "fsdp": FSDP, "fsdp2": FSDP2, "llama3": LLAMA3, "nanotron": NANOTRON,
 }
 
 

@@ -65,6 +65,7 @@ from solutions.layout import bubble_chunks_of
 from solutions.llama3 import layers_per_stage
 from solutions.performance import flops as pf
 from solutions.performance.comm import LayerComm, Links, layer_comm_s
+from solutions.performance.passes import fp8_cast_s, grad_accumulation_s, optimizer_s
 from solutions.performance.pipeline import pipeline_costs_s, step_time_from_costs
 from solutions.performance.routing import routing_bytes_per_token
 from solutions.performance.step import StepEstimate
@@ -88,9 +89,6 @@ __all__ = ["BREAKDOWN_KEYS", "DEEPSPEED_PIPELINE_STACK", "DEEPSPEED_ZERO3_STACK"
            "breakdown_s", "check_inputs", "estimate", "pipeline_costs_s",
            "step_time_from_costs", "summarise"]
 
-#: Bytes Adam touches per parameter it updates: FP32 master, momentum, variance read and
-#: written (24), the gradient read (4), the 16-bit weight written (2) (ZeRO §3.1 states).
-OPTIMIZER_BYTES_PER_PARAM = 30.0
 #: Share of overlapped communication time that still slows the computation it hides under:
 #: NCCL kernels occupy SMs and HBM bandwidth while a GEMM runs (Megatron-Core's TP overlap
 #: reserves SMs for communication, ``--tp-comm-overlap-cfg``; Jangda et al. 2022, CoCoNet,
@@ -134,7 +132,7 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     expert_s = (tokens / (gpu.peak_flops * pf.matmul_efficiency(
         gpu, *pf.expert_gemm_shape(arch, cfg), precision=linear)) if routed else 0.0)
     gemm_s = (matmul - routed) * linear_s + routed * expert_s
-    cast_fwd, cast_bwd = _fp8_cast_s(arch, cfg, gpu, stack, dense_layers, moe_layers)
+    cast_fwd, cast_bwd = fp8_cast_s(arch, cfg, gpu, stack, dense_layers, moe_layers)
     route_fwd, route_bwd = (pf.hbm_seconds(gpu, moe_layers * tokens * b) for b in
                             routing_bytes_per_token(arch, cfg, stack.ep_node_dedup))
     passes = pf.ELEMENTWISE_PASSES[stack.elementwise]
@@ -169,7 +167,7 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
         tp = _overlapped(tp, gemm)
     # the backward is twice the forward's FLOPs but casts only the output gradients, and
     # routes the tokens' gradients once (its own byte count)
-    accumulate = (_grad_accumulation_s(arch, cfg, gpu, stack, stage) + cast_bwd - 2 * cast_fwd
+    accumulate = (grad_accumulation_s(arch, cfg, gpu, stack, stage) + cast_bwd - 2 * cast_fwd
                   + route_bwd - 2 * route_fwd)
     compute = 3 * forward + attn_bwd_extra + accumulate
     ep = comm.ep
@@ -179,42 +177,6 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
                   backward=2 * forward + attn_bwd_extra + recompute + accumulate,
                   forward=forward, comm=comm,
                   layers=layers, tp_exposed=tp, ep_exposed=ep)
-
-
-def _fp8_cast_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
-                stack: Stack, dense_layers: int, moe_layers: int) -> tuple[float, float]:
-    """(forward, backward) seconds per micro-batch of casting the FP8 GEMMs' 16-bit inputs
-    and output gradients on one GPU of the stage (:data:`pf.FP8_CAST_BYTES` per element of
-    :func:`pf.fp8_cast_elements_per_token`); (0, 0) for 16-bit linear layers. The weights'
-    own casts (once per step: Transformer Engine keeps them across micro-batches, torchao
-    casts the shard before FSDP's FP8 all-gather) are left out."""
-    if stack.linear_precision != "fp8":
-        return 0.0, 0.0
-    tokens = cfg.micro_batch * cfg.seq_len / cfg.cp
-    fwd = bwd = 0.0
-    for count, moe in ((dense_layers, False), (moe_layers, True)):
-        if count:
-            f, b = pf.fp8_cast_elements_per_token(arch, cfg.tp, stack.sequence_parallel, moe)
-            fwd += count * f
-            bwd += count * b
-    return (pf.hbm_seconds(gpu, pf.FP8_CAST_BYTES * fwd * tokens),
-            pf.hbm_seconds(gpu, pf.FP8_CAST_BYTES * bwd * tokens))
-
-
-def _grad_accumulation_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
-                         stack: Stack, stage: int) -> float:
-    """Seconds per micro-batch of a separate gradient-accumulation pass: the 16-bit gradient
-    read and the ``grad_accum_bytes`` accumulator read and written, for every parameter
-    the GPU holds unsharded (none when the GEMM accumulates, ``fused_grad_accumulation``,
-    when there is one micro-batch, or when every micro-batch's gradient is reduce-scattered
-    into the shard, :func:`solutions.planner.memory.grad_reductions_per_step`: ZeRO-2 and a
-    resharding ZeRO-3)."""
-    if (stack.fused_grad_accumulation or cfg.grad_accum == 1
-            or grad_reductions_per_step(cfg, stack) > 1):
-        return 0.0
-    params = stage_params(arch, cfg, stage)
-    local = params.dense + params.expert
-    return pf.hbm_seconds(gpu, local * (BYTES_16BIT + 2 * stack.grad_accum_bytes))
 
 
 def _per_mb_s(st: _Stage) -> float:
@@ -272,7 +234,8 @@ def _dp_seconds(arch: models.Architecture, cfg: ParallelConfig, stack: Stack, li
     forward and again for its backward (Zhao et al. 2023, §3.2-3.3; Rajbhandari et al. 2020,
     §7), ``gather_hidden_fraction`` of it able to hide (its prefetch does not depend on
     ``overlap_dp``); without resharding (Llama 3) one gather runs under the first forward.
-    Otherwise, without ``overlap_dp`` nothing hides. With hybrid sharding
+    Otherwise, without ``overlap_dp`` nothing hides; nor does ZeRO-1 that all-reduces the
+    whole gradient after the backward (``Stack.zero1_allreduce``). With hybrid sharding
     (``ParallelConfig.dp_shard``) the collectives run inside a shard group, and each
     reduction adds the all-reduce of the reduced shard across the groups (Zhao et al.
     2023, §3.2.2), hidden or exposed with it.
@@ -292,8 +255,13 @@ def _dp_seconds(arch: models.Architecture, cfg: ParallelConfig, stack: Stack, li
                 + links.replica_allreduce_s(params.dense / n, stack.grad_reduce_bytes))
     gather_s = collective(BYTES_16BIT)
     reductions, gathers = grad_reductions_per_step(cfg, stack), gathers_per_step(cfg, stack)
-    update_gather_s = gather_s if cfg.zero_stage < 3 else 0.0  # ZeRO-0's all-reduce half too
+    # ZeRO-1/2 gather the updated 16-bit weights; ZeRO-0's all-reduce finishes with the
+    # all-gather half of its gradients, at their own bytes
+    update_gather_s = (collective(stack.grad_reduce_bytes) if cfg.zero_stage == 0
+                       else gather_s if cfg.zero_stage < 3 else 0.0)
     buckets, h = max(1, st.layers), stack.gather_hidden_fraction
+    if cfg.zero_stage == 1 and stack.zero1_allreduce:  # a whole all-reduce, then the gather
+        return reduce_s + collective(stack.grad_reduce_bytes) + update_gather_s, 0.0
     if gathers > 1:  # resharded: a forward gather, and a backward gather beside the reduction
         rounds = gathers // 2
         fwd = _hidden(gather_s, st.forward, buckets, h)
@@ -309,14 +277,6 @@ def _dp_seconds(arch: models.Architecture, cfg: ParallelConfig, stack: Stack, li
         under = st.backward if cfg.zero_stage == 0 else st.forward
         return grads + _hidden(update_gather_s, under, buckets), 0.0
     return grads + update_gather_s, 0.0
-
-
-def _optimizer_seconds(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
-                       stage: int) -> float:
-    params = stage_params(arch, cfg, stage)
-    owners = (cfg.shard_dp * cfg.cp) if cfg.zero_stage >= 1 else 1
-    local = params.dense / owners + params.expert / (cfg.expert_dp if cfg.zero_stage else 1)
-    return pf.hbm_seconds(gpu, local * OPTIMIZER_BYTES_PER_PARAM)
 
 
 def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
@@ -339,7 +299,7 @@ def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
         "tp": m * st.tp_exposed, "cp": m * st.comm.cp, "ep": m * st.ep_exposed,
         "pp_bubble": bubble, "pp_send": sends,
         "dp_exposed": dp, "fsdp_gather": gathers,
-        "optimizer": _optimizer_seconds(arch, cfg, gpu, stage),
+        "optimizer": optimizer_s(arch, cfg, gpu, stage),
     }
 
 

@@ -118,6 +118,8 @@ def dp_bytes_per_param(cfg: ParallelConfig, grad_bytes: float, stack: Stack = MO
     positive("grad_bytes", grad_bytes)
     if cfg.zero_stage == 0:
         return 2 * grad_bytes
+    if cfg.zero_stage == 1 and stack.zero1_allreduce:  # all-reduce, then the update gather
+        return 2 * grad_bytes + BYTES_16BIT
     reductions = grad_reductions_per_step(cfg, stack)
     gathers = max(1, gathers_per_step(cfg, stack))  # stages 1-2 gather the update once
     return reductions * grad_bytes + gathers * BYTES_16BIT

@@ -30,7 +30,7 @@ CLUSTER_KEYS = {"gpus_per_node", "nic_gbit_per_gpu", "nics_per_node", "notes"}
 MOE_KEYS = {"n_experts", "top_k", "expert_d_ffn", "n_shared_experts", "n_dense_layers"}
 ARCH_FIELDS = set(models.Architecture.__dataclass_fields__) - {"moe", "source"}
 STACKS = {"megatron-lm-2021", "megatron-lm-2022", "megatron-core-2024", "deepspeed-zero3",
-          "deepspeed-pipeline", "deepspeed-pipeline-2020", "fsdp", "fsdp2", "llama3"}
+          "deepspeed-pipeline", "deepspeed-pipeline-2020", "fsdp", "fsdp2", "llama3", "nanotron"}
 METRICS = {"mfu", "hfu", "tflops_per_gpu_model", "tflops_per_gpu_narayanan",
            "tokens_per_s_per_gpu", "step_time_s"}
 GPU_BY_NAME = {gpu.name: gpu for gpu in hardware.GPUS.values()}
@@ -176,7 +176,7 @@ def test_families_kept_out_of_the_fit() -> None:
 @pytest.mark.parametrize("run", RUNS, ids=run_ids)
 def test_schema(run: dict[str, Any]) -> None:
     assert TOP_KEYS <= set(run) <= TOP_KEYS | OPTIONAL_TOP_KEYS
-    assert LAYOUT_KEYS <= set(run["layout"]) <= LAYOUT_KEYS | {"etp"}
+    assert LAYOUT_KEYS <= set(run["layout"]) <= LAYOUT_KEYS | {"etp", "dp_shard"}
     assert CLUSTER_KEYS <= set(run["cluster"]) <= CLUSTER_KEYS | {"power_limit_w"}
     if "memory" in run:  # a measured peak, in GiB, and what the source measured
         assert set(run["memory"]) == {"reported_gib", "what"}

@@ -13,8 +13,7 @@ from solutions import stack as st
 def test_presets_are_named_as_the_data_file_names_them() -> None:
     assert set(st.STACKS) == {"megatron-lm-2021", "megatron-lm-2022", "megatron-core-2024",
                               "deepspeed-zero3", "deepspeed-pipeline", "deepspeed-pipeline-2020",
-                                  "fsdp", "fsdp2",
-                              "llama3"}
+                              "fsdp", "fsdp2", "llama3", "nanotron"}
     for name, preset in st.STACKS.items():
         assert st.stack_named(name) is preset
         assert preset.source, f"{name} cites no source"
