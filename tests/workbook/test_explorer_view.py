@@ -71,10 +71,11 @@ def test_a_figure_is_an_image_in_the_plot_area_with_its_title_as_alt_text() -> N
     assert view.out.value.count("<img") == 1 and 'alt="m = 2"' in view.out.value
     png = _png_of(view.out.value)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    # drawn at twice the size it is shown: 4 inches at the figure's dpi, give or take
-    # the tight bounding box
+    # drawn at SHARPNESS times the size it is shown: 4 inches at the figure's dpi, give or
+    # take the tight bounding box
     shown = int(view.out.value.split('width="', 1)[1].split('"', 1)[0])
-    assert struct.unpack(">I", png[16:20])[0] in (2 * shown, 2 * shown + 1)
+    drawn = struct.unpack(">I", png[16:20])[0]
+    assert shown == drawn // V.SHARPNESS
     assert 0.8 * 4.0 * 100 < shown < 1.2 * 4.0 * 100
     assert V.PLOT_CLASS in view.out._dom_classes
 
