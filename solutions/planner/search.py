@@ -2,9 +2,11 @@
 
 :func:`recommend` enumerates TP (within a node), CP, PP, DP, EP (for models with experts;
 with ETP 1 beside ETP = TP where the stack folds its expert groups),
-interleaving depth v, micro-batch size and recomputation mode (and, if asked, ZeRO stages)
-for a fixed cluster and global batch, drops what cannot be built or does not fit in memory
-(the rules of :func:`solutions.planner.validity.validate`), predicts the step time of the rest with
+interleaving depth v, micro-batch size and recomputation mode (and, if asked, ZeRO stages,
+and hybrid sharding: the ZeRO state sharded over the data-parallel ranks of one node and
+replicated across nodes, ``ParallelConfig.dp_shard``) for a fixed cluster and global
+batch, drops what cannot be built or does not fit in memory (the rules of
+:func:`solutions.planner.validity.validate`), predicts the step time of the rest with
 :func:`solutions.performance.breakdown_s`, and returns the fastest few with their
 breakdowns. The global batch is fixed, so the fastest step is also the highest throughput.
 
@@ -60,6 +62,7 @@ class Ranked:
         c = self.config
         ep = f" EP{c.ep}" if c.ep > 1 else ""
         ep += f" ETP{c.etp}" if c.etp is not None and c.etp != c.tp else ""
+        ep += f" shard{c.dp_shard}" if c.dp_shard is not None and c.dp_shard < c.dp else ""
         return (f"TP{c.tp} CP{c.cp} PP{c.pp} DP{c.dp}{ep} v{c.virtual_stages} "
                 f"b{c.micro_batch} m{c.grad_accum} {c.activation_recompute} "
                 f"ZeRO-{c.zero_stage}")
@@ -148,13 +151,26 @@ def _expert_choices(arch: models.Architecture, tp: int, cp: int, dp: int,
                  and ranks % (e * etp) == 0)
 
 
+def _shard_choices(tp: int, cp: int, pp: int, dp: int, zero: int, gpus_per_node: int,
+                   stack: Stack, hybrid: bool) -> tuple[int | None, ...]:
+    """``dp_shard`` values to search: None (the state sharded over all of DP) and, with
+    ``hybrid`` and ZeRO, the DP ranks of one node when DP spans more than a node (the
+    shard group's gathers then stay on NVLink; one rank a node would shard nothing)."""
+    stride = tp * cp * (1 if stack.pp_outermost else pp)  # DP neighbours' distance
+    per_node = gpus_per_node // stride
+    if not hybrid or zero == 0 or per_node < 2 or per_node >= dp or dp % per_node:
+        return (None,)
+    return (None, per_node)
+
+
 def _grid(arch: models.Architecture, n_gpus: int, batch: int, seq_len: int,
           gpus_per_node: int, zero_stages: tuple[int, ...],
           recompute_modes: tuple[str, ...] = RECOMPUTE_MODES,
-          stack: Stack = MODERN) -> Iterator[ParallelConfig]:
+          stack: Stack = MODERN, hybrid: bool = False) -> Iterator[ParallelConfig]:
     """Every layout whose degrees multiply out, whose batch splits into micro-batches and
     whose chunks can be built (even chunks, :func:`_chunk_choices`; m >= p when
-    interleaving, unless the stack's schedule accepts fewer)."""
+    interleaving, unless the stack's schedule accepts fewer); with ``hybrid``, each ZeRO
+    layout also with its state sharded per node (:func:`_shard_choices`)."""
     modes = sorted(recompute_modes, key=_RECOMPUTE_MEMORY_RANK.__getitem__)  # least memory first
     for tp, cp in itertools.product(TP_CHOICES, CP_CHOICES):
         if tp > gpus_per_node or n_gpus % (tp * cp) or seq_len % (tp * cp * (2 if cp > 1 else 1)):
@@ -171,10 +187,12 @@ def _grid(arch: models.Architecture, n_gpus: int, batch: int, seq_len: int,
                 if v > 1 and batch // (dp * micro) < pp and not stack.interleave_m_below_p:
                     continue
                 mode: Recompute = recompute  # type: ignore[assignment]
-                yield ParallelConfig(tp=tp, cp=cp, pp=pp, dp=dp, ep=ep, zero_stage=zero,
-                                     micro_batch=micro, grad_accum=batch // (dp * micro),
-                                     seq_len=seq_len, activation_recompute=mode,
-                                     virtual_stages=v, etp=etp)
+                for shard in _shard_choices(tp, cp, pp, dp, zero, gpus_per_node, stack,
+                                            hybrid):
+                    yield ParallelConfig(tp=tp, cp=cp, pp=pp, dp=dp, ep=ep, zero_stage=zero,
+                                         micro_batch=micro, grad_accum=batch // (dp * micro),
+                                         seq_len=seq_len, activation_recompute=mode,
+                                         virtual_stages=v, etp=etp, dp_shard=shard)
 
 
 def fits_memory(arch: models.Architecture, cfg: ParallelConfig, budget_gb: float,
@@ -215,9 +233,12 @@ def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, se
               memory_budget_gb: float | None = None,
               zero_stages: tuple[int, ...] = ZERO_CHOICES,
               top: int = 5, stack: Stack = MODERN,
-              recompute_modes: tuple[str, ...] = RECOMPUTE_MODES) -> Search:
+              recompute_modes: tuple[str, ...] = RECOMPUTE_MODES,
+              hybrid_sharding: bool = False) -> Search:
     """The ``top`` fastest valid layouts for ``arch`` on ``n_gpus`` of ``gpu``, by predicted
-    step time, with the number of layouts judged. ``best`` is empty when nothing fits."""
+    step time, with the number of layouts judged. ``best`` is empty when nothing fits.
+    ``hybrid_sharding`` also searches each ZeRO layout with its state sharded over one
+    node's data-parallel ranks and replicated across nodes (FSDP's ``HYBRID_SHARD``)."""
     positive_int("n_gpus", n_gpus)
     positive_int("global_batch_seqs", global_batch_seqs)
     positive_int("seq_len", seq_len)
@@ -238,7 +259,7 @@ def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, se
         raise ValueError(f"recompute_modes must be among {RECOMPUTE_MODES}, got {sorted(bad)}")
     too_big = _TooBig()
     for cfg in _grid(arch, n_gpus, global_batch_seqs, seq_len, cluster.gpus_per_node,
-                     zero_stages, recompute_modes, stack):
+                     zero_stages, recompute_modes, stack, hybrid_sharding):
         judged += 1
         if too_big.rules_out(cfg) or structural_problems(arch, cfg, None,
                                                          cluster.gpus_per_node, stack):

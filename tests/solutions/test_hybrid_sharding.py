@@ -104,3 +104,21 @@ def test_a_published_row_may_state_its_shard_groups() -> None:
     }
     run = run_from_record(record)
     assert run.config.shard_dp == 8 and run.config.replicas == 2
+
+
+def test_the_planner_searches_per_node_shards_when_asked() -> None:
+    from solutions.planner import recommend
+
+    slow = replace(H100, inter_node_gb_per_s=25 / 8)  # 25 Gb/s per GPU
+    kwargs = dict(gpu=slow.gpu, cluster=slow, zero_stages=(3,), stack=FSDP, top=5)
+    plain = recommend(ARCH, 64, 256, 8192, **kwargs)
+    hybrid = recommend(ARCH, 64, 256, 8192, hybrid_sharding=True, **kwargs)
+    assert all(r.config.dp_shard is None for r in plain.best)
+    sharded = [r for r in hybrid.best if r.config.dp_shard is not None]
+    assert sharded, "no hybrid layout among the fastest five"
+    for r in sharded:  # the shard group is one node's data-parallel ranks
+        assert r.config.dp_shard == 8 // (r.config.tp * r.config.cp) < r.config.dp
+        assert f"shard{r.config.dp_shard}" in hybrid.table()
+    # a wider search never finds a slower best layout
+    assert hybrid.best[0].estimate.step_time_s <= plain.best[0].estimate.step_time_s
+    assert hybrid.candidates > plain.candidates
