@@ -229,6 +229,10 @@ def test_learner_checks_exercise_0_1(front_end: str, chromium: Any, lab_server: 
         progress = lab.rerun_last_cell()
         lab.snap("progress-after", progress)
         after = mastered_count(progress)
+        if front_end == "lab/tree":  # the card's feedback went to the card, nowhere else
+            logged = [t.strip() for t in
+                      page.locator(".jp-LogConsoleStatusItem").all_text_contents()]
+            assert not any(logged), f"messages reached the log console: {logged}"
     except Exception:
         lab.snap("failure")
         raise
