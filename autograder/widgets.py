@@ -342,8 +342,7 @@ class ExerciseWidget:
         import ipywidgets as w
 
         text = self.actions.hint(self.params)
-        rung = w.HTML(text._repr_html_() if hasattr(text, "_repr_html_")
-                      else html.escape(str(text)))
+        rung = w.HTML(shown_html(text))
         self.ladder.children = (*self.ladder.children, rung)
         self.last = text
 

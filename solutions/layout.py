@@ -266,6 +266,13 @@ class Group:
         return self.nodes > 1
 
 
+def dp_stride(tp: int, cp: int, pp: int, pp_outermost: bool = True) -> int:
+    """Ranks between two neighbours of a DP group: ``tp x cp`` when the pipeline is the
+    outermost dimension (Megatron-LM's ``tp-cp-ep-dp-pp``), ``tp x cp x pp`` in Llama 3's
+    ``[TP, CP, PP, DP]`` (module doc)."""
+    return tp * cp * (1 if pp_outermost else pp)
+
+
 def expert_stride(cfg: ParallelConfig, dp_stride: int, folded: bool) -> int:
     """Ranks between two members of an EP group: ``etp`` when the MoE layers have groups of
     their own (MoE parallel folding, module doc), else the DP group's ``dp_stride``."""

@@ -9,6 +9,8 @@ One module per part, lowest first (each imports only those above it):
 * :mod:`.flops`       the floating-point work of a step and how fast a GPU does it;
 * :mod:`.comm`        the time of each collective a layout runs (ring alpha-beta, by link);
 * :mod:`.routing`     the HBM traffic of copying a MoE layer's tokens to their experts;
+* :mod:`.passes`      the HBM passes outside the layers: FP8 casts, gradient accumulation,
+  the optimizer step;
 * :mod:`.pipeline`    the bubble and sends of a pipeline, given a stage's costs;
 * :mod:`.step`        :class:`StepEstimate`, the record of one predicted step;
 * :mod:`.model`       :func:`estimate`: the parts composed into the busiest GPU's step,

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from solutions import hardware, models
 from solutions.collectives import ring_allreduce_time_ms
 from solutions.layout import ParallelConfig, expert_stride
+from solutions.layout import dp_stride as layout_dp_stride
 from solutions.performance.flops import forward_passes
 from solutions.precision import BYTES_16BIT
 from solutions.tensor_parallel import kv_heads_per_gpu
@@ -58,7 +59,7 @@ class Links:
         self.cluster, self.cfg = cluster, cfg
         node = cluster.gpus_per_node
         inner = cfg.tp * cfg.cp
-        dp_stride = inner if pp_outermost else inner * cfg.pp
+        dp_stride = layout_dp_stride(cfg.tp, cfg.cp, cfg.pp, pp_outermost)
         pp_stride = inner * cfg.dp if pp_outermost else inner
         # TP and an expert's own ETP group are consecutive ranks (stride 1)
         self.tp_crosses, self.tp_gb_per_s = self._consecutive(cfg.tp)

@@ -250,18 +250,18 @@ def _dp_seconds(arch: models.Architecture, cfg: ParallelConfig, stack: Stack, li
         return (links.dp_reduce_scatter_s(params.dense, n, bytes_per_element)
                 + links.dp_reduce_scatter_s(params.expert, n_expert, bytes_per_element))
 
+    grad_half = collective(stack.grad_reduce_bytes)  # a reduce-scatter (or all-gather) of grads
     # hybrid sharding: each reduced shard is then all-reduced across the shard groups
-    reduce_s = (collective(stack.grad_reduce_bytes)
-                + links.replica_allreduce_s(params.dense / n, stack.grad_reduce_bytes))
+    reduce_s = grad_half + links.replica_allreduce_s(params.dense / n, stack.grad_reduce_bytes)
     gather_s = collective(BYTES_16BIT)
     reductions, gathers = grad_reductions_per_step(cfg, stack), gathers_per_step(cfg, stack)
     # ZeRO-1/2 gather the updated 16-bit weights; ZeRO-0's all-reduce finishes with the
     # all-gather half of its gradients, at their own bytes
-    update_gather_s = (collective(stack.grad_reduce_bytes) if cfg.zero_stage == 0
+    update_gather_s = (grad_half if cfg.zero_stage == 0
                        else gather_s if cfg.zero_stage < 3 else 0.0)
     buckets, h = max(1, st.layers), stack.gather_hidden_fraction
     if cfg.zero_stage == 1 and stack.zero1_allreduce:  # a whole all-reduce, then the gather
-        return reduce_s + collective(stack.grad_reduce_bytes) + update_gather_s, 0.0
+        return reduce_s + grad_half + update_gather_s, 0.0
     if gathers > 1:  # resharded: a forward gather, and a backward gather beside the reduction
         rounds = gathers // 2
         fwd = _hidden(gather_s, st.forward, buckets, h)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from solutions import hardware, models
 from solutions._checks import positive, positive_int
-from solutions.layout import stage_slots
+from solutions.layout import dp_stride, stage_slots
 from solutions.performance.model import StepEstimate, breakdown_s, check_inputs, summarise
 from solutions.planner.memory import RECOMPUTE_MODES, ParallelConfig, Recompute, stage_memory
 from solutions.planner.validity import structural_problems
@@ -156,8 +156,7 @@ def _shard_choices(tp: int, cp: int, pp: int, dp: int, zero: int, gpus_per_node:
     """``dp_shard`` values to search: None (the state sharded over all of DP) and, with
     ``hybrid`` and ZeRO, the DP ranks of one node when DP spans more than a node (the
     shard group's gathers then stay on NVLink; one rank a node would shard nothing)."""
-    stride = tp * cp * (1 if stack.pp_outermost else pp)  # DP neighbours' distance
-    per_node = gpus_per_node // stride
+    per_node = gpus_per_node // dp_stride(tp, cp, pp, stack.pp_outermost)
     if not hybrid or zero == 0 or per_node < 2 or per_node >= dp or dp % per_node:
         return (None,)
     return (None, per_node)

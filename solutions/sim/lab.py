@@ -81,19 +81,20 @@ class LabSpec:
         answers up earns nothing); a regime no case met replaces the last case not needed by
         another regime."""
         rng = random.Random(seed)
-        drawn = [self._fresh(rng) for _ in range(self.n_graded)]
+        shown = frozenset(_shape(case) for case in self.cases({}))
+        drawn = [self._fresh(rng, shown) for _ in range(self.n_graded)]
         for name, holds in self.regimes:
             if any(holds(case) for case in drawn):
                 continue
             needed = {i for _, test in self.regimes for i in
                       [next((k for k, c in enumerate(drawn) if test(c)), -1)] if i >= 0}
             spare = max(set(range(len(drawn))) - needed)
-            drawn[spare] = self._draw_meeting(rng, holds, name)
+            drawn[spare] = self._draw_meeting(rng, holds, name, shown)
         return tuple(dict(case, seed=rng.randrange(1 << 30)) for case in drawn)
 
-    def _fresh(self, rng: random.Random) -> dict[str, Any]:
-        """One drawn case whose shape (everything but its data seed) no shown example has."""
-        shown = {_shape(case) for case in self.cases({})}
+    def _fresh(self, rng: random.Random, shown: frozenset[Any]) -> dict[str, Any]:
+        """One drawn case whose shape (everything but its data seed) is not in ``shown``,
+        the shapes of the examples the notebook shows."""
         for _ in range(10_000):
             case = self.draw(rng)
             if _shape(case) not in shown:
@@ -101,9 +102,9 @@ class LabSpec:
         raise ValueError(f"lab {self.name}: its draw gives only the shown examples' shapes")
 
     def _draw_meeting(self, rng: random.Random, holds: Callable[[Case], bool],
-                      name: str) -> dict[str, Any]:
+                      name: str, shown: frozenset[Any]) -> dict[str, Any]:
         for _ in range(10_000):
-            case = self._fresh(rng)
+            case = self._fresh(rng, shown)
             if holds(case):
                 return case
         raise ValueError(f"lab {self.name}: its draw never gives a case of regime {name!r}")

@@ -97,18 +97,6 @@ def explorer_output(page: Any) -> Any:
             .filter(has=page.locator(".widget-slider, .widget-dropdown")).first)
 
 
-def assert_log_console_empty(page: Any) -> None:
-    """JupyterLab's status bar shows a log item only once a message was logged."""
-    item = page.locator(".jp-LogConsoleStatusItem")
-    texts = [t.strip() for t in item.all_text_contents()]
-    if any(texts):  # open the console so the failure says what was logged
-        item.first.click()
-        page.wait_for_timeout(500)
-        logged = [t.strip() for t in page.locator(".jp-LogConsolePanel .jp-OutputArea-output")
-                  .all_text_contents()]
-        raise AssertionError(f"{texts} message(s) reached the log console: {logged}")
-
-
 def check_narration(page: Any) -> None:
     assert page.evaluate("window.__spoken.length + window.__played") == 0  # nothing on load
     button = page.get_by_role("button", name=re.compile(r"^Listen to the narration")).first
@@ -186,7 +174,7 @@ def test_every_chapter_page(chromium: Any, lab_server: Any, artifacts: Path) -> 
                 check_invalid_schedule(lab, explorer)
             if stem == "ch09":
                 check_narrow_layout(lab)
-            assert_log_console_empty(page)
+            BT.assert_log_console_empty(page)
             for session in lab_server.request("api/sessions"):
                 lab_server.request(f"api/sessions/{session['id']}", method="DELETE")
     except Exception:
