@@ -152,6 +152,19 @@ Fields (booleans say whether the software does it):
   (nanotron, ``trainer.py``: ``reduce_scatter=False``, "too memory hungry, instead we run
   all_reduce"; ``optim/zero.py`` ``_all_gather_params`` after ``step()``), where
   Megatron-Core and DeepSpeed reduce-scatter.
+* ``repeats_kv_heads``: each K/V head is copied for its query heads before attention, so
+  context parallelism gathers ``n_heads`` heads' K and V, not ``n_kv_heads``' (torchtitan's
+  ``repeat_kv`` ahead of ``F.scaled_dot_product_attention``, ``models/llama/model.py``,
+  December 2024; :func:`solutions.planner.buffers.gathered_kv_bytes`).
+* ``pipeline_buffers``: what a pipeline library keeps per micro-batch beyond the stashed
+  activations (:func:`solutions.planner.buffers.pipeline_buffer_bytes`). ``"transient"``:
+  nothing (Megatron frees each output once it is sent, ``deallocate_output_tensor``, and
+  receives into tensors of the moment; DeepSpeed's pipe buffers are the in-flight ones).
+  ``"torch"``: PyTorch's ``torch.distributed.pipelining`` gives each stage a receive buffer
+  per micro-batch for its input and one for its output's gradient, and keeps the last
+  stage's outputs until the step ends (PyTorch 2.8 on). ``"torch-2.7"``: the same, with
+  every stage keeping its outputs (up to PR #153383, May 2025), as torchtitan ran it in
+  December 2024.
 * ``linear_precision``: the number format of the transformer layers' linear GEMMs
   (attention projections, FFN and experts): ``"bf16"``, or ``"fp8"``, E4M3/E5M2 with
   per-tensor scales (Micikevicius et al. 2022, arXiv:2209.05433; Transformer Engine's
@@ -174,6 +187,8 @@ from solutions._checks import positive
 ZERO3_GATHER_HIDDEN = 0.5
 #: Number formats of the linear layers' GEMMs (``Stack.linear_precision``).
 LINEAR_PRECISIONS = ("bf16", "fp8")
+#: What a pipeline library keeps per micro-batch (``Stack.pipeline_buffers``).
+PIPELINE_BUFFERS = ("transient", "torch", "torch-2.7")
 
 
 @dataclass(frozen=True)
@@ -211,6 +226,8 @@ class Stack:
     fp8_saves_fp8_inputs: bool = False
     unit_reduce_scatter: bool = False
     zero1_allreduce: bool = False
+    repeats_kv_heads: bool = False
+    pipeline_buffers: str = "transient"
     linear_precision: str = "bf16"
     source: str = ""
 
@@ -230,6 +247,9 @@ class Stack:
         if self.selective_recompute not in ("attention", "alternate_matmuls"):
             raise ValueError("selective_recompute must be 'attention' or 'alternate_matmuls', "
                              f"got {self.selective_recompute!r}")
+        if self.pipeline_buffers not in PIPELINE_BUFFERS:
+            raise ValueError(f"pipeline_buffers must be one of {PIPELINE_BUFFERS}, "
+                             f"got {self.pipeline_buffers!r}")
         if self.linear_precision not in LINEAR_PRECISIONS:
             raise ValueError(f"linear_precision must be one of {LINEAR_PRECISIONS}, "
                              f"got {self.linear_precision!r}")
@@ -298,6 +318,7 @@ FSDP2 = Stack(
     elementwise="eager", uneven_chunks=True, fused_grad_accumulation=False,
     loss_bytes_per_logit=12.0, tp_loss_bytes_per_logit=16.0, sp_keeps_gathered_inputs=True,
     keep_gathered_with_pp=True, unit_reduce_scatter=True, grad_reduce_bytes=4.0,
+    repeats_kv_heads=True, pipeline_buffers="torch-2.7",
     source="torchtitan (Liang et al. 2024, arXiv:2410.06511) §2.1: per-parameter DTensor "
            "FSDP2 with implicit prefetch, reshard_after_forward=True by default, gradients "
            "reduce-scattered in FP32 (config_manager.py, December 2024: "

@@ -1,5 +1,5 @@
-"""5D-parallelism planner: the short-lived buffers a GPU holds at its peak besides the
-stashed activations, in decimal bytes.
+"""5D-parallelism planner: the buffers a GPU holds at its peak besides the model state and
+the stashed activations, in decimal bytes.
 
 * **Loss buffers** (last pipeline stage): the output logits of one micro-batch, ``b s / cp``
   tokens by ``V / t`` vocabulary entries (the output layer is vocabulary-parallel over TP),
@@ -22,7 +22,23 @@ stashed activations, in decimal bytes.
   and gathered again for its backward (the step-time model charges that third collective,
   :func:`solutions.performance.comm.layer_comm_s`), so one layer's worth is resident, not
   one per layer in flight; a ring implementation holds less (two K/V blocks), which this
-  upper bound covers.
+  upper bound covers. torchtitan repeats each K/V head for its query heads before
+  attention (``repeat_kv`` ahead of ``F.scaled_dot_product_attention``, ``models/llama/
+  model.py``, December 2024) and PyTorch's context parallelism all-gathers those tensors
+  (``context_parallel_rotate_method`` default ``"allgather"``, ``config_manager.py``), so
+  there the gathered width is the query heads' (``Stack.repeats_kv_heads``).
+* **Pipeline buffers** (``Stack.pipeline_buffers``): PyTorch's
+  ``torch.distributed.pipelining`` (torchtitan's pipeline) gives each stage a receive
+  buffer per micro-batch for its input and one for the gradient of its output, allocated
+  once and reused every step (``_prepare_forward_infra``, ``_prepare_backward_infra``:
+  one ``_RecvInfo`` buffer per micro-batch), and keeps every micro-batch's output until the
+  step ends (``output_chunks``, for ``merge_output_chunks``; kept on every stage until
+  PyTorch PR #153383 of May 2025 kept it on the last stage only, PR #138504 of October 2024
+  detached it there after the backward). A stage's input and output are the hidden states
+  of ``b s / cp`` tokens, split ``t`` ways under sequence parallelism, in 16 bits; the last
+  stage's output is the model's 16-bit logits, ``V / t`` per token. The forward receive
+  buffers of the micro-batches in flight are the first layer's stashed input, already
+  counted among the activations, so they are not counted again (:func:`pipeline_buffer_bytes`).
 """
 
 from __future__ import annotations
@@ -45,20 +61,60 @@ def loss_buffer_bytes(arch: models.Architecture, cfg: ParallelConfig,
     return tokens * arch.vocab_size / cfg.tp * per_logit
 
 
-def gathered_kv_bytes(arch: models.Architecture, cfg: ParallelConfig) -> float:
+def gathered_kv_bytes(arch: models.Architecture, cfg: ParallelConfig,
+                      stack: Stack = MODERN) -> float:
     """Bytes of one layer's all-gathered K and V on a GPU when ``cp > 1``: ``2 b s
-    (n_kv / t) d_head x 2`` (the K/V heads this GPU's TP rank holds, the whole sequence);
-    0 without context parallelism (module doc). Llama 3 405B at 131,072 tokens, TP 8, one
-    K/V head per GPU: 2 x 131,072 x 128 x 2 = 67 MB."""
+    (n_kv / t) d_head x 2`` (the K/V heads this GPU's TP rank holds, the whole sequence;
+    ``n / t`` heads when the stack repeats them for the query heads first); 0 without
+    context parallelism (module doc). Llama 3 405B at 131,072 tokens, TP 8, one K/V head
+    per GPU: 2 x 131,072 x 128 x 2 = 67 MB; repeated for its 16 query heads, 1.07 GB."""
     if cfg.cp == 1:
         return 0.0
-    width = kv_heads_per_gpu(arch.n_kv_heads, cfg.tp) * arch.head_dim
-    return 2 * cfg.micro_batch * cfg.seq_len * width * BYTES_16BIT
+    heads = (arch.n_heads // cfg.tp if stack.repeats_kv_heads
+             else kv_heads_per_gpu(arch.n_kv_heads, cfg.tp))
+    return 2 * cfg.micro_batch * cfg.seq_len * heads * arch.head_dim * BYTES_16BIT
+
+
+def boundary_bytes(arch: models.Architecture, cfg: ParallelConfig, stack: Stack) -> float:
+    """Bytes of one micro-batch's hidden states passed between pipeline stages on one GPU:
+    ``b s / cp x h x 2``, split ``t`` ways under sequence parallelism (module doc)."""
+    split = cfg.tp if stack.sequence_parallel else 1
+    return cfg.micro_batch * cfg.seq_len / cfg.cp * arch.d_model / split * BYTES_16BIT
+
+
+def pipeline_buffer_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
+                          stack: Stack, in_flight_chunks: float) -> float:
+    """Bytes of ``torch.distributed.pipelining``'s per-micro-batch buffers on one GPU of
+    pipeline rank ``stage`` (module doc): for each of its ``v`` model chunks (virtual stage
+    ``stage + c p``), m input receive buffers unless it is the first virtual stage, m
+    output-gradient receive buffers unless it is the last, and m kept outputs: the 16-bit
+    logits, ``V / t`` per token, on the last, the hidden states on the others under
+    ``"torch-2.7"``; less the ``in_flight_chunks`` receive buffers
+    that are the first layer's stashed input. 0 without a pipeline or for another library."""
+    if cfg.pp == 1 or stack.pipeline_buffers == "transient":
+        return 0.0
+    every_stage_output = stack.pipeline_buffers == "torch-2.7"
+    m, v = cfg.grad_accum, cfg.virtual_stages
+    last = cfg.pp * v - 1
+    hidden = boundary_bytes(arch, cfg, stack)
+    logits = cfg.micro_batch * cfg.seq_len / cfg.cp * arch.vocab_size / cfg.tp * BYTES_16BIT
+    total = 0.0
+    receiving = 0
+    for virtual in (stage + c * cfg.pp for c in range(v)):
+        receiving += virtual > 0
+        total += m * hidden * ((virtual > 0) + (virtual < last))
+        if virtual == last:
+            total += m * logits
+        elif every_stage_output:
+            total += m * hidden
+    return total - min(in_flight_chunks, m * receiving) * hidden * (receiving > 0)
 
 
 def transient_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
-                    stack: Stack = MODERN) -> float:
+                    stack: Stack = MODERN, in_flight_chunks: float = 0.0) -> float:
     """The buffers of ``stage`` at its peak: the loss's on the last stage, one layer's
-    gathered K/V on every stage (module doc)."""
+    gathered K/V on every stage, the pipeline library's per-micro-batch buffers with
+    ``in_flight_chunks`` chunk forwards stashed (module doc)."""
     loss = loss_buffer_bytes(arch, cfg, stack) if stage == cfg.pp - 1 else 0.0
-    return loss + gathered_kv_bytes(arch, cfg)
+    return (loss + gathered_kv_bytes(arch, cfg, stack)
+            + pipeline_buffer_bytes(arch, cfg, stage, stack, in_flight_chunks))

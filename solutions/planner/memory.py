@@ -136,15 +136,19 @@ def in_flight_layers(arch: models.Architecture, cfg: ParallelConfig, stage: int)
     """Layer-micro-batches whose activations ``stage`` holds at its peak: chunk forwards in
     flight, ``min(w + 1, m v)``, times the stage's average layers per chunk."""
     v = cfg.virtual_stages
-    chunks = min(warmup_chunks(cfg.pp, cfg.grad_accum, v, stage) + 1, cfg.grad_accum * v)
     layers = sum(chunk_layers(arch.n_layers, cfg.pp, v)[stage])
-    return chunks * layers / v
+    return in_flight_chunks(cfg, stage) * layers / v
+
+
+def in_flight_chunks(cfg: ParallelConfig, stage: int) -> int:
+    """Chunk forwards ``stage`` holds at its peak: ``min(w + 1, m v)``."""
+    v = cfg.virtual_stages
+    return min(warmup_chunks(cfg.pp, cfg.grad_accum, v, stage) + 1, cfg.grad_accum * v)
 
 
 def in_flight(cfg: ParallelConfig, stage: int) -> float:
     """Micro-batches (whole-stage equivalents) ``stage`` holds at its peak."""
-    v = cfg.virtual_stages
-    return min(warmup_chunks(cfg.pp, cfg.grad_accum, v, stage) + 1, cfg.grad_accum * v) / v
+    return in_flight_chunks(cfg, stage) / cfg.virtual_stages
 
 
 def stage_activation_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
@@ -278,7 +282,7 @@ def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int,
                          + reduce_scatter_buffer_bytes(arch, cfg, stage, stack)),
         optimizer_bytes=params.dense * dense.optimizer + params.expert * expert.optimizer,
         activations_bytes=stage_activation_bytes(arch, cfg, stage, stack),
-        buffers_bytes=transient_bytes(arch, cfg, stage, stack),
+        buffers_bytes=transient_bytes(arch, cfg, stage, stack, in_flight_chunks(cfg, stage)),
     )
 
 

@@ -152,3 +152,49 @@ def test_transformer_engine_keeps_fp8_gemm_inputs() -> None:
     full = replace(cfg, activation_recompute="full")
     assert pa.activation_bytes_per_layer(m.LLAMA3_405B, full, fp8) == (
         pa.activation_bytes_per_layer(m.LLAMA3_405B, full, MEGATRON_CORE_2024))
+
+
+def test_torch_pipelining_keeps_a_buffer_per_micro_batch_by_hand() -> None:
+    from solutions.planner import buffers
+    from solutions.stack import FSDP2, MEGATRON_CORE_2024
+    # torchtitan's 405B run: TP 8 with sequence parallelism, PP 8, 8 micro-batches of 4 x 8K
+    cfg = ParallelConfig(tp=8, pp=8, dp=8, micro_batch=4, grad_accum=8, seq_len=8192,
+                         activation_recompute="full")
+    hidden = 4 * 8192 * 16384 // 8 * 2  # one micro-batch's stage input, an eighth per rank
+    logits = 4 * 8192 * 128256 // 8 * 2  # the last stage's 16-bit output
+    assert hidden == 134_217_728 and logits == 1_050_673_152
+    assert pm.in_flight_chunks(cfg, 0) == 8 and pm.in_flight_chunks(cfg, 1) == 7
+    # stage 0: 8 gradient receive buffers and 8 kept outputs; its input is the embedding's
+    assert buffers.pipeline_buffer_bytes(m.LLAMA3_405B, cfg, 0, FSDP2, 8) == 16 * hidden
+    # stage 1: 8 + 8 receive buffers and 8 kept outputs, less the 7 inputs in flight (stashed)
+    assert buffers.pipeline_buffer_bytes(m.LLAMA3_405B, cfg, 1, FSDP2, 7) == 17 * hidden
+    # the last stage: 8 input buffers less the 1 in flight, and all 8 micro-batches' logits
+    assert buffers.pipeline_buffer_bytes(m.LLAMA3_405B, cfg, 7, FSDP2, 1) == (
+        7 * hidden + 8 * logits)
+    # PyTorch 2.8 on keeps only the last stage's outputs; Megatron keeps none of these
+    torch28 = replace(FSDP2, pipeline_buffers="torch")
+    assert buffers.pipeline_buffer_bytes(m.LLAMA3_405B, cfg, 1, torch28, 7) == 9 * hidden
+    assert buffers.pipeline_buffer_bytes(m.LLAMA3_405B, cfg, 1, MEGATRON_CORE_2024, 7) == 0
+    assert buffers.pipeline_buffer_bytes(m.LLAMA3_405B, replace(cfg, pp=1), 0, FSDP2, 8) == 0
+    # interleaved, v = 2: rank 7 runs virtual stages 7 and 15 (the last), 9 chunks in flight
+    two = replace(cfg, virtual_stages=2)
+    assert pm.in_flight_chunks(two, 7) == 9
+    assert buffers.pipeline_buffer_bytes(m.LLAMA3_405B, two, 7, FSDP2, 9) == (
+        (8 + 8 + 8) * hidden + 8 * hidden + 8 * logits - 9 * hidden)
+    # the planner adds them to the stage's buffers
+    transient = replace(FSDP2, pipeline_buffers="transient")
+    extra = (pm.stage_memory(m.LLAMA3_405B, cfg, 1, FSDP2).buffers_bytes
+             - pm.stage_memory(m.LLAMA3_405B, cfg, 1, transient).buffers_bytes)
+    assert extra == 17 * hidden
+    with pytest.raises(ValueError, match="pipeline_buffers"):
+        replace(FSDP2, pipeline_buffers="megatron")
+
+
+def test_context_parallelism_gathers_repeated_kv_heads_in_torchtitan() -> None:
+    from solutions.planner import buffers
+    from solutions.stack import FSDP2
+    # Llama 3 405B at 128K over CP 16 and TP 8: 8 K/V heads, 128 query heads. Megatron
+    # gathers the GPU's one K/V head; torchtitan repeats it for its 16 query heads first
+    long = ParallelConfig(tp=8, cp=16, pp=16, dp=8, seq_len=131072)
+    assert buffers.gathered_kv_bytes(m.LLAMA3_405B, long) == 2 * 131072 * 1 * 128 * 2
+    assert buffers.gathered_kv_bytes(m.LLAMA3_405B, long, FSDP2) == 2 * 131072 * 16 * 128 * 2
