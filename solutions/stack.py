@@ -152,6 +152,18 @@ Fields (booleans say whether the software does it):
   (nanotron, ``trainer.py``: ``reduce_scatter=False``, "too memory hungry, instead we run
   all_reduce"; ``optim/zero.py`` ``_all_gather_params`` after ``step()``), where
   Megatron-Core and DeepSpeed reduce-scatter.
+* ``shard_is_master``: a ZeRO-3/FSDP parameter shard is the FP32 master copy itself, cast to
+  16 bits only into the all-gather's input, so no 16-bit shard is kept beside the optimizer's
+  FP32 copy (PyTorch FSDP2: the sharded parameter keeps its original dtype and
+  ``MixedPrecisionPolicy.param_dtype`` applies to the unsharded one, ``FSDPParam``; FSDP1:
+  the low-precision shard ``_mp_shard`` is freed after each all-gather). DeepSpeed ZeRO-3
+  keeps 16-bit partitions and its FP32 master copy in the optimizer.
+* ``fp8_all_gather``: with FP8 linears, ZeRO-3/FSDP casts each linear layer's weight shard to
+  FP8 before the all-gather, so the gather moves, and the gathered weight holds, 1 byte per
+  parameter (torchao's ``enable_fsdp_float8_all_gather``: ``WeightWithDynamicFloat8CastTensor``
+  ``fsdp_pre_all_gather`` casts the shard, ``fsdp_post_all_gather`` wraps the gathered bytes
+  in a ``Float8Tensor``; torchtitan ``docs/float8.md``); norms, the embedding and the output
+  head stay 16-bit (:attr:`layer_gather_bytes`).
 * ``repeats_kv_heads``: each K/V head is copied for its query heads before attention, so
   context parallelism gathers ``n_heads`` heads' K and V, not ``n_kv_heads``' (torchtitan's
   ``repeat_kv`` ahead of ``F.scaled_dot_product_attention``, ``models/llama/model.py``,
@@ -228,8 +240,16 @@ class Stack:
     zero1_allreduce: bool = False
     repeats_kv_heads: bool = False
     pipeline_buffers: str = "transient"
+    shard_is_master: bool = False
+    fp8_all_gather: bool = False
     linear_precision: str = "bf16"
     source: str = ""
+
+    @property
+    def layer_gather_bytes(self) -> float:
+        """Bytes per parameter a ZeRO-3/FSDP all-gather moves, and its gathered copy holds, for
+        the transformer layers' weights: 1 under ``fp8_all_gather`` with FP8 linears, else 2."""
+        return 1.0 if self.fp8_all_gather and self.linear_precision == "fp8" else 2.0
 
     def __post_init__(self) -> None:
         positive("grad_reduce_bytes", self.grad_reduce_bytes)
@@ -308,7 +328,7 @@ DEEPSPEED_PIPELINE_2020 = replace(
 FSDP = Stack(
     "PyTorch FSDP (FULL_SHARD)", sequence_parallel=False, fused_attention=True,
     overlap_dp=True, elementwise="eager", fused_grad_accumulation=False,
-    loss_bytes_per_logit=12.0, unit_reduce_scatter=True,
+    loss_bytes_per_logit=12.0, unit_reduce_scatter=True, shard_is_master=True,
     source="Zhao et al. 2023 (PyTorch FSDP, arXiv:2304.11277) §3.2 FULL_SHARD (gather "
            "before forward and backward, reshard after each), §3.3 backward/forward "
            "prefetch overlapping the next unit's all-gather with compute; the model runs in "
@@ -318,7 +338,7 @@ FSDP2 = Stack(
     elementwise="eager", uneven_chunks=True, fused_grad_accumulation=False,
     loss_bytes_per_logit=12.0, tp_loss_bytes_per_logit=16.0, sp_keeps_gathered_inputs=True,
     keep_gathered_with_pp=True, unit_reduce_scatter=True, grad_reduce_bytes=4.0,
-    repeats_kv_heads=True, pipeline_buffers="torch-2.7",
+    repeats_kv_heads=True, pipeline_buffers="torch-2.7", shard_is_master=True,
     source="torchtitan (Liang et al. 2024, arXiv:2410.06511) §2.1: per-parameter DTensor "
            "FSDP2 with implicit prefetch, reshard_after_forward=True by default, gradients "
            "reduce-scattered in FP32 (config_manager.py, December 2024: "

@@ -73,11 +73,11 @@ from solutions.planner.memory import (
     ParallelConfig,
     gathers_per_step,
     grad_reductions_per_step,
+    stage_gathered_bytes,
     stage_layer_kinds,
     stage_params,
 )
 from solutions.planner.validity import rejections, split_advice
-from solutions.precision import BYTES_16BIT
 from solutions.stack import DEEPSPEED_PIPELINE as DEEPSPEED_PIPELINE_STACK
 from solutions.stack import DEEPSPEED_ZERO3 as DEEPSPEED_ZERO3_STACK
 from solutions.stack import FSDP as FSDP_STACK
@@ -253,7 +253,8 @@ def _dp_seconds(arch: models.Architecture, cfg: ParallelConfig, stack: Stack, li
     grad_half = collective(stack.grad_reduce_bytes)  # a reduce-scatter (or all-gather) of grads
     # hybrid sharding: each reduced shard is then all-reduced across the shard groups
     reduce_s = grad_half + links.replica_allreduce_s(params.dense / n, stack.grad_reduce_bytes)
-    gather_s = collective(BYTES_16BIT)
+    # the weights gather at the bytes the memory model holds them in (FP8 under fp8_all_gather)
+    gather_s = collective(stage_gathered_bytes(arch, cfg, stage, stack) / params.total)
     reductions, gathers = grad_reductions_per_step(cfg, stack), gathers_per_step(cfg, stack)
     # ZeRO-1/2 gather the updated 16-bit weights; ZeRO-0's all-reduce finishes with the
     # all-gather half of its gradients, at their own bytes

@@ -23,9 +23,13 @@ ZeRO-0 (DDP)                       2 Psi      g Psi        K Psi
 ZeRO-1 (Megatron distributed opt.) 2 Psi      g Psi        K Psi / n
 ZeRO-2                             2 Psi      g Psi / n    K Psi / n
 ZeRO-3 / FSDP, resharded           2 Psi / n  g Psi / n    K Psi / n
-ZeRO-3, no reshard after forward   2 Psi      g Psi / n    K Psi / n
-   (Llama 3's FSDP)                + 2 Psi/n  + g Psi_c
+ZeRO-3, no reshard after forward   2 Psi      g (Psi -     K Psi / n
+   (Llama 3's FSDP)                + 2 Psi/n  Psi_c) / n
+                                              + g Psi_c
 =================================  =========  ===========  ==========
+
+PyTorch's FSDP keeps the shard in FP32 as the master copy, which K counts, and casts it to 16
+bits only into each all-gather's input (``Stack.shard_is_master``): no ``2 Psi / n`` term.
 
 Stages 0-1 accumulate the whole local gradient and reduce it once per step (Megatron's
 ``main_grad``, DDP ``no_sync``); stage 2 and a resharding stage 3 reduce-scatter each
@@ -43,7 +47,9 @@ micro-batches and reduce-scattered in FP32 once per step per model chunk
 runs before the next chunk's begins, so a chunk's gradient is reduce-scattered as soon as it
 is complete and only the chunk in progress is held whole, ``g Psi_c`` with ``Psi_c`` the
 largest chunk's parameters (the whole stage when v = 1, or when m > p: then the backward of
-each chunk recurs in every group of p micro-batches). Accumulating the whole stage's
+each chunk recurs in every group of p micro-batches); the chunk being accumulated has no
+reduced shard yet (the previous step's were freed by ``zero_grad``), so its ``g Psi_c / n``
+is not held beside it. Accumulating the whole stage's
 gradient instead would add ``g Psi`` = 12.8 GB on Llama 3's middle stage, and the paper's
 8K run would not fit; reducing every micro-batch's gradient would move m times the traffic.
 A resharding ZeRO-3 also holds the gathered weights of the unit being computed and the one
@@ -195,8 +201,8 @@ def state_bytes_per_param(zero_stage: int, n: int, stack: Stack) -> zero.ModelSt
         return zero.ModelStateBytes(w, g, k / n if zero_stage == 1 else k)
     if zero_stage == 2:
         return zero.ModelStateBytes(w, g / n, k / n)
-    gathered = 0.0 if stack.reshard_after_forward else w
-    return zero.ModelStateBytes(gathered + w / n, g / n, k / n)
+    shard = 0.0 if stack.shard_is_master else w / n
+    return zero.ModelStateBytes(shard, g / n, k / n)  # gathered copies: stage_memory
 
 
 def grad_reductions_per_step(cfg: ParallelConfig, stack: Stack = MODERN) -> int:
@@ -231,11 +237,25 @@ def largest_layers_params(arch: models.Architecture, cfg: ParallelConfig,
     return sorted(sizes, reverse=True)[:GATHERED_UNITS]
 
 
-def gathered_layers_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int) -> float:
-    """16-bit weights of the :data:`GATHERED_UNITS` largest layers of ``stage`` on one GPU:
-    what a resharding ZeRO-3/FSDP holds gathered at once."""
+def gathered_layers_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
+                          stack: Stack = MODERN) -> float:
+    """Gathered weights of the :data:`GATHERED_UNITS` largest layers of ``stage`` on one GPU
+    (at ``stack.layer_gather_bytes``) and its end tables (16-bit): what a resharding
+    ZeRO-3/FSDP holds gathered at once."""
     tables = end_tables_params(arch, cfg, stage) / cfg.tp
-    return (sum(largest_layers_params(arch, cfg, stage)) + tables) * zero.WEIGHT_BYTES
+    return (sum(largest_layers_params(arch, cfg, stage)) * stack.layer_gather_bytes
+            + tables * zero.WEIGHT_BYTES)
+
+
+def stage_gathered_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
+                         stack: Stack = MODERN) -> float:
+    """Bytes of all of ``stage``'s gathered weights on one GPU, what one ZeRO-3 all-gather of
+    the stage delivers and what a stack that does not reshard keeps: the layers at
+    ``stack.layer_gather_bytes`` (2, or 1 under FP8 all-gather), the end tables at 2."""
+    tables = end_tables_params(arch, cfg, stage) / cfg.tp
+    layer_bytes = stack.layer_gather_bytes
+    return (stage_params(arch, cfg, stage).total * layer_bytes
+            + tables * (zero.WEIGHT_BYTES - layer_bytes))
 
 
 def reduce_scatter_buffer_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
@@ -273,12 +293,16 @@ def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int,
     dense = state_bytes_per_param(cfg.zero_stage, n_dense, stack)
     expert = state_bytes_per_param(cfg.zero_stage, cfg.expert_dp, stack)
     weights = params.dense * dense.weights + params.expert * expert.weights
-    if cfg.zero_stage == 3 and stack.reshard_after_forward:
-        weights += gathered_layers_bytes(arch, cfg, stage)
+    if cfg.zero_stage == 3:
+        weights += (gathered_layers_bytes(arch, cfg, stage, stack) if stack.reshard_after_forward
+                    else stage_gathered_bytes(arch, cfg, stage, stack))
+    accumulator = chunk_accumulator_bytes(arch, cfg, stage, stack)
+    # the chunk being accumulated has no reduced shard yet (module doc)
+    unreduced = accumulator / stack.grad_accum_bytes / params.total
+    shards = (params.dense * dense.gradients + params.expert * expert.gradients) * (1 - unreduced)
     return MemoryBreakdown(
         stage=stage, weights_bytes=weights,
-        gradients_bytes=(params.dense * dense.gradients + params.expert * expert.gradients
-                         + chunk_accumulator_bytes(arch, cfg, stage, stack)
+        gradients_bytes=(shards + accumulator
                          + reduce_scatter_buffer_bytes(arch, cfg, stage, stack)),
         optimizer_bytes=params.dense * dense.optimizer + params.expert * expert.optimizer,
         activations_bytes=stage_activation_bytes(arch, cfg, stage, stack),

@@ -130,9 +130,11 @@ def test_9_10_a_non_layout_fails_every_rule() -> None:
 
 def test_9_10_memory_rule() -> None:
     # Llama 3's FSDP, no recomputation, v = 8: model state 6.43 GB (gathered weights + shard)
-    # + 0.10 + 1.59 GB (FP32 gradient shard and the one-layer chunk in progress) + 0.30 GB Adam,
-    # and 68.25 GB of activations (all 16 x 8 layer passes in flight): 76.7 GB, so a 70 GB
-    # budget rejects it; with v = 2 the chunk in progress holds 4 layers (6.38 GB): 81.4 GB
+    # + 0.09 + 1.59 GB (FP32 gradient shard of the chunks not in progress, and the one-layer
+    # chunk in progress) + 0.30 GB Adam,
+    # and 68.25 GB of activations (all 16 x 8 layer passes in flight), with a 0.27 GB TP
+    # gradient buffer: 76.9 GB, so a 70 GB budget rejects it; with v = 2 the chunk in
+    # progress holds 4 layers (6.38 GB): 81.7 GB
     params = dict(ex("9.10").params, memory_budget_gb=70)
     assert _failures({"tp": 8, "pp": 16, "dp": 128}, params) == ["memory fits"]
     assert _failures({"tp": 8, "pp": 16, "dp": 128}) == []

@@ -60,24 +60,20 @@ def test_zero3_scaling_rows_fall_with_scale_and_stay_within_30_percent() -> None
 
 
 #: Measured peaks the planner misses by more than 10 %, and what is known of why.
-_RESERVE = ("not counted: the allocator's reserve beyond the allocated bytes (torchtitan logs "
-            "max reserved memory), which no published row measures apart")
-MEMORY_MISSES = {
-    "torchtitan-h100-llama31405b-512gpu-3d-1f1b": (
-        "16 % below. Counted: model states, the stage's FP32 gradient accumulators, the "
-        "in-flight layer inputs, torch.distributed.pipelining's per-micro-batch receive "
-        "buffers and kept outputs (the last stage's logits), loss_parallel's buffers. At the "
-        "same tokens per micro-batch (4 x 8K) its peak is 7 GiB above the 1 x 32K run's, which "
-        "the planner comes within 9 % of, and no allocated tensor tells the two apart; "
-        + _RESERVE),
-    "torchtitan-h100-llama31405b-512gpu-4d-fsdp1-cp8-s262144": (
-        "16 % below: its peak is 7.8 GiB above CP 4's where the counted bytes grow by 1 GiB "
-        "(the repeated K/V all-gathered at 262K tokens); " + _RESERVE),
-    "torchtitan-h100-llama3170b-256gpu-2d-compile-fp8": (
-        "12 % below with synchronous TP; the same run with async TP, whose gathers go to "
-        "symmetric-memory buffers outside the allocator, is within 7 %: the gathered "
-        "activations of the synchronous path in flight are not counted"),
-}
+_PIPELINE_405B = (
+    "torchtitan's 405B pipeline runs read 20-22 % above the allocated bytes counted (28 % for "
+    "1F1B): model states as FSDP2 holds them (FP32 master shard, 1-byte FP8-gathered weights "
+    "kept for the step, the FP32 accumulator of the chunk in progress), in-flight layer "
+    "inputs and the rebuilt layer, torch.distributed.pipelining's per-micro-batch receive "
+    "buffers and kept outputs, loss_parallel's buffers, the repeated K/V gathered under CP. "
+    "The five runs other than 1F1B miss by one amount, 15.5-18 GiB, whatever the schedule "
+    "and CP degree, and CP 8's 7.8 GiB jump over CP 4 is its gathered weights staying 16-bit "
+    "(torchao's float8 all-gather is off at FSDP degree 1): a term of that size is not "
+    "counted. The figures are the allocator's reserved peak, whose reserve beyond the "
+    "allocated bytes no published row measures apart")
+MEMORY_MISSES = {r.label: _PIPELINE_405B for r in RUNS
+                 if r.memory_gib is not None and r.arch.n_layers == 126 and r.config.pp == 8}
+assert len(MEMORY_MISSES) == 6
 
 
 def test_memory_of_measured_runs_within_ten_percent_when_allocation_is_lean() -> None:

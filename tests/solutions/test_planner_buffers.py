@@ -198,3 +198,23 @@ def test_context_parallelism_gathers_repeated_kv_heads_in_torchtitan() -> None:
     long = ParallelConfig(tp=8, cp=16, pp=16, dp=8, seq_len=131072)
     assert buffers.gathered_kv_bytes(m.LLAMA3_405B, long) == 2 * 131072 * 1 * 128 * 2
     assert buffers.gathered_kv_bytes(m.LLAMA3_405B, long, FSDP2) == 2 * 131072 * 16 * 128 * 2
+
+
+def test_synchronous_sequence_parallel_tp_holds_a_whole_sequence_gradient() -> None:
+    from solutions.planner import buffers
+    from solutions.stack import FSDP2
+    # torchtitan's 70B at TP 8: 16 x 8,192 tokens, h = 8,192; the all-gathered output
+    # gradient of a row-parallel GEMM (or a column-parallel input gradient before its
+    # reduce-scatter) is the whole sequence in 16 bits
+    cfg = ParallelConfig(tp=8, pp=1, dp=32, micro_batch=16, seq_len=8192)
+    whole = 16 * 8192 * 8192 * 2
+    assert buffers.tp_boundary_gradient_bytes(m.LLAMA3_70B, cfg, FSDP2) == whole
+    # fused into the GEMMs (async TP, userbuffers), without TP, or without sequence parallelism
+    fused = replace(FSDP2, tp_comm_overlap=True)
+    assert buffers.tp_boundary_gradient_bytes(m.LLAMA3_70B, cfg, fused) == 0
+    assert buffers.tp_boundary_gradient_bytes(m.LLAMA3_70B, replace(cfg, tp=1), FSDP2) == 0
+    no_sp = replace(FSDP2, sequence_parallel=False)
+    assert buffers.tp_boundary_gradient_bytes(m.LLAMA3_70B, cfg, no_sp) == 0
+    # the planner adds it to every stage's buffers
+    assert (pm.stage_memory(m.LLAMA3_70B, cfg, 0, FSDP2).buffers_bytes
+            - pm.stage_memory(m.LLAMA3_70B, cfg, 0, fused).buffers_bytes) == whole

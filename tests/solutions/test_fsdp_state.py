@@ -1,0 +1,82 @@
+"""PyTorch FSDP's model state as it is held: the FP32 shard is the master copy, FP8 all-gathers
+keep 1-byte weights, and a chunk being accumulated has no reduced shard yet. Every expected
+value is counted here from the parameter counts, not read from the planner."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from solutions import hardware as hw
+from solutions import models as m
+from solutions.layout import chunk_layers
+from solutions.performance.model import breakdown_s
+from solutions.planner import memory as pm
+from solutions.planner.memory import ParallelConfig
+from solutions.stack import FSDP2, LLAMA3
+
+#: torchtitan's 405B pipeline layout: TP 8, PP 8, FSDP 8, eight micro-batches of 4 x 8K
+PIPE = ParallelConfig(tp=8, pp=8, dp=8, zero_stage=3, micro_batch=4, grad_accum=8, seq_len=8192,
+                      activation_recompute="full")
+FP8 = replace(FSDP2, linear_precision="fp8")
+
+
+def _stage1_params() -> float:
+    # a middle stage of Llama 3.1 405B holds 16 layers (126 split 15, 16 x 6, 15), 1/8 each
+    return 16 * m.dense_layer_params(m.LLAMA3_405B) / 8
+
+
+def test_fsdp_keeps_no_16_bit_shard_beside_the_fp32_master() -> None:
+    cfg = ParallelConfig(tp=1, pp=1, dp=8, zero_stage=3, seq_len=8192)
+    psi = pm.stage_params(m.LLAMA3_8B, cfg, 0).total
+    kept = pm.stage_memory(m.LLAMA3_8B, cfg, 0, replace(FSDP2, shard_is_master=False))
+    master = pm.stage_memory(m.LLAMA3_8B, cfg, 0, FSDP2)
+    # 2 bytes per parameter over 8 ranks: 2.0 GB for Llama 3 8B
+    assert kept.weights_bytes - master.weights_bytes == pytest.approx(2 * psi / 8)
+    assert 2 * psi / 8 == pytest.approx(2.0e9, rel=0.01)
+    # the FP32 master itself is among the optimizer's 12 bytes
+    assert master.optimizer_bytes == pytest.approx(12 * psi / 8)
+
+
+def test_fp8_all_gather_keeps_one_byte_per_gathered_layer_weight() -> None:
+    psi = _stage1_params()
+    assert pm.stage_params(m.LLAMA3_405B, PIPE, 1).total == pytest.approx(psi, rel=1e-4)
+    bf16 = pm.stage_memory(m.LLAMA3_405B, PIPE, 1, FP8)
+    fp8 = pm.stage_memory(m.LLAMA3_405B, PIPE, 1, replace(FP8, fp8_all_gather=True))
+    # the pipeline keeps the stage gathered (no reshard after forward): 2 then 1 byte each
+    assert bf16.weights_bytes == pytest.approx(2 * psi, rel=1e-4)
+    assert bf16.weights_bytes - fp8.weights_bytes == pytest.approx(psi, rel=1e-4)
+    # the last stage's output head stays 16-bit: 128,256 x 16,384 / 8 of it
+    last = pm.stage_gathered_bytes(m.LLAMA3_405B, PIPE, 7, replace(FP8, fp8_all_gather=True))
+    head = 128256 * 16384 / 8
+    layers = pm.stage_params(m.LLAMA3_405B, PIPE, 7).total - head
+    assert last == pytest.approx(layers * 1 + head * 2)
+    # without FP8 linears the flag changes nothing
+    assert replace(FSDP2, fp8_all_gather=True).layer_gather_bytes == 2.0
+    # and the step-time model gathers the bytes the memory model holds
+    resharding = ParallelConfig(tp=1, pp=1, dp=64, zero_stage=3, seq_len=8192)
+    cluster = hw.default_cluster(hw.H100_SXM)
+    exposed = replace(FP8, overlap_dp=False)
+    slow = breakdown_s(m.LLAMA3_8B, resharding, hw.H100_SXM, cluster, exposed)
+    fast = breakdown_s(m.LLAMA3_8B, resharding, hw.H100_SXM, cluster,
+                       replace(exposed, fp8_all_gather=True))
+    assert fast["fsdp_gather"] < 0.6 * slow["fsdp_gather"]
+
+
+def test_the_chunk_being_accumulated_has_no_reduced_shard_yet() -> None:
+    psi = pm.stage_params(m.LLAMA3_405B, PIPE, 1).total
+    # 1F1B (v = 1): the whole stage accumulates in FP32 until the step's last backward
+    one = pm.stage_memory(m.LLAMA3_405B, PIPE, 1, FSDP2)
+    assert one.gradients_bytes == pytest.approx(4 * psi)
+    # interleaved, v = 2, m = p: one chunk accumulates while the other's shard is reduced
+    two = replace(PIPE, virtual_stages=2)
+    chunk = max(chunk_layers(126, 8, 2)[1]) / 16 * psi
+    mem = pm.stage_memory(m.LLAMA3_405B, two, 1, FSDP2)
+    assert mem.gradients_bytes == pytest.approx(4 * chunk + 4 * (psi - chunk) / 8)
+    # Llama 3's own layout (v = 8, one layer a chunk): 7/8 of the stage's shard beside it
+    paper = ParallelConfig(tp=8, pp=16, dp=128, zero_stage=3, seq_len=8192, grad_accum=16,
+                           virtual_stages=8, activation_recompute="none")
+    psi = pm.stage_params(m.LLAMA3_405B, paper, 1).total
+    got = pm.stage_memory(m.LLAMA3_405B, paper, 1, LLAMA3).gradients_bytes
+    assert got == pytest.approx(4 * psi / 8 + 4 * (psi - psi / 8) / 128)
