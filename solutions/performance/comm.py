@@ -33,8 +33,8 @@ from solutions.collectives import ring_allreduce_time_ms
 from solutions.layout import ParallelConfig, expert_stride
 from solutions.layout import dp_stride as layout_dp_stride
 from solutions.performance.flops import forward_passes
+from solutions.planner.buffers import gathered_kv_heads
 from solutions.precision import BYTES_16BIT
-from solutions.tensor_parallel import kv_heads_per_gpu
 
 
 @dataclass(frozen=True)
@@ -157,7 +157,7 @@ CP_COLLECTIVES_PER_LAYER = 3
 
 def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
                  sequence_parallel: bool, dense_layers: int, moe_layers: int,
-                 ep_node_dedup: bool = False) -> LayerComm:
+                 ep_node_dedup: bool = False, repeats_kv_heads: bool = False) -> LayerComm:
     """TP, CP and EP seconds for one micro-batch through ``dense + moe`` layers.
 
     TP: ``forward passes + 1`` all-reduces of the ``[b s/cp, h]`` activation per layer for
@@ -167,8 +167,10 @@ def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
     (``etp`` = 1: its tokens reach it by the all-to-all).
     CP: :data:`CP_COLLECTIVES_PER_LAYER` collectives of the full K and V per layer: the
     forward's all-gather, the all-gather again for the backward and the reduce-scatter of
-    their gradients. EP: dispatch + combine all-to-alls per forward and backward, each
-    sending ``(ep - 1)/ep`` of ``b s k h / (cp t)`` values, one latency per peer; with
+    their gradients, at the width the memory model holds them (the query heads' when the
+    stack repeats K/V before attention, ``repeats_kv_heads``). EP: dispatch + combine
+    all-to-alls per forward and backward, each sending ``(ep - 1)/ep`` of
+    ``b s k h / (cp t)`` values, one latency per peer; with
     ``ep_node_dedup`` (DeepEP) a token goes once to each rank that holds one of its experts
     (:func:`ranks_reached`) and crosses the network once per node it goes
     to (:func:`dedup_all_to_all_s`). An expert split over ``etp`` > 1 ranks adds the
@@ -187,7 +189,7 @@ def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
     tp = (passes + 1) * (layers + ffn_tp_layers) * tp_one
     cp = 0.0
     if cfg.cp > 1:
-        kv_width = kv_heads_per_gpu(arch.n_kv_heads, cfg.tp) * arch.head_dim
+        kv_width = gathered_kv_heads(arch, cfg.tp, repeats_kv_heads) * arch.head_dim
         local_kv = 2 * cfg.micro_batch * cfg.seq_len / cfg.cp * kv_width * BYTES_16BIT
         cp = CP_COLLECTIVES_PER_LAYER * layers * links.gather_s(
             local_kv * cfg.cp, cfg.cp, links.cp_crosses, links.cp_gb_per_s)

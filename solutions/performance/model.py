@@ -160,7 +160,7 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     else:
         recompute = 0.0
     comm = layer_comm_s(arch, cfg, links, stack.sequence_parallel, dense_layers, moe_layers,
-                        stack.ep_node_dedup)
+                        stack.ep_node_dedup, stack.repeats_kv_heads)
     tp = comm.tp
     if stack.tp_comm_overlap:  # chunks of the TP collectives run under the GEMMs they feed
         gemm = gemm_s * (3 + (cfg.activation_recompute == "full"))

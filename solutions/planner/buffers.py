@@ -71,6 +71,13 @@ def loss_buffer_bytes(arch: models.Architecture, cfg: ParallelConfig,
     return tokens * arch.vocab_size / cfg.tp * per_logit
 
 
+def gathered_kv_heads(arch: models.Architecture, tp: int, repeated: bool) -> int:
+    """K/V heads per GPU that context parallelism gathers: the GPU's own K/V heads, or its
+    query heads when the stack repeats K/V for them first (``Stack.repeats_kv_heads``); the
+    step-time model's CP collectives move the same (module doc)."""
+    return arch.n_heads // tp if repeated else kv_heads_per_gpu(arch.n_kv_heads, tp)
+
+
 def gathered_kv_bytes(arch: models.Architecture, cfg: ParallelConfig,
                       stack: Stack = MODERN) -> float:
     """Bytes of one layer's all-gathered K and V on a GPU when ``cp > 1``: ``2 b s
@@ -80,8 +87,7 @@ def gathered_kv_bytes(arch: models.Architecture, cfg: ParallelConfig,
     per GPU: 2 x 131,072 x 128 x 2 = 67 MB; repeated for its 16 query heads, 1.07 GB."""
     if cfg.cp == 1:
         return 0.0
-    heads = (arch.n_heads // cfg.tp if stack.repeats_kv_heads
-             else kv_heads_per_gpu(arch.n_kv_heads, cfg.tp))
+    heads = gathered_kv_heads(arch, cfg.tp, stack.repeats_kv_heads)
     return 2 * cfg.micro_batch * cfg.seq_len * heads * arch.head_dim * BYTES_16BIT
 
 

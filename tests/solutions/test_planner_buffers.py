@@ -218,3 +218,17 @@ def test_synchronous_sequence_parallel_tp_holds_a_whole_sequence_gradient() -> N
     # the planner adds it to every stage's buffers
     assert (pm.stage_memory(m.LLAMA3_70B, cfg, 0, FSDP2).buffers_bytes
             - pm.stage_memory(m.LLAMA3_70B, cfg, 0, fused).buffers_bytes) == whole
+
+
+def test_the_step_time_model_gathers_the_kv_the_memory_model_holds() -> None:
+    from solutions import hardware as hw
+    from solutions.performance.comm import CP_COLLECTIVES_PER_LAYER, Links, layer_comm_s
+    # Llama 3.1 8B at 262K tokens over CP 8, no TP: 8 K/V heads, repeated to 32 by torchtitan
+    cfg = ParallelConfig(tp=1, cp=8, pp=1, dp=1, seq_len=262144)
+    links = Links(hw.default_cluster(hw.H100_SXM), cfg)
+    for repeated, heads in ((False, 8), (True, 32)):
+        whole_kv = 2 * 262144 * heads * 128 * 2  # K and V of the whole sequence, 16-bit
+        expected = CP_COLLECTIVES_PER_LAYER * 32 * links.gather_s(
+            whole_kv, 8, links.cp_crosses, links.cp_gb_per_s)
+        got = layer_comm_s(m.LLAMA3_8B, cfg, links, True, 32, 0, repeats_kv_heads=repeated)
+        assert got.cp == pytest.approx(expected)
