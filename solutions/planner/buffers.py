@@ -48,7 +48,10 @@ the stashed activations, in decimal bytes.
   of ``b s / cp`` tokens, split ``t`` ways under sequence parallelism, in 16 bits; the last
   stage's output is the model's 16-bit logits, ``V / t`` per token. The forward receive
   buffers of the micro-batches in flight are the first layer's stashed input, already
-  counted among the activations, so they are not counted again (:func:`pipeline_buffer_bytes`).
+  counted among the activations, so they are not counted again; the backward accumulates
+  each input's gradient into its receive buffer (``.grad``), kept until the next step
+  clears it (``clear_runtime_states``), so a buffer whose micro-batch is done holds two
+  tensors (:func:`pipeline_buffer_bytes`).
 """
 
 from __future__ import annotations
@@ -116,7 +119,10 @@ def pipeline_buffer_bytes(arch: models.Architecture, cfg: ParallelConfig, stage:
     output-gradient receive buffers unless it is the last, and m kept outputs: the 16-bit
     logits, ``V / t`` per token, on the last, the hidden states on the others under
     ``"torch-2.7"``; less the ``in_flight_chunks`` receive buffers
-    that are the first layer's stashed input. 0 without a pipeline or for another library."""
+    that are the first layer's stashed input, plus the input gradients of the others, which
+    the backward accumulates into the receive buffers (``torch.autograd.backward`` into leaf
+    tensors) and the next step's ``clear_runtime_states`` frees (PyTorch PR #164329 of
+    October 2025 frees them earlier). 0 without a pipeline or for another library."""
     if cfg.pp == 1 or stack.pipeline_buffers == "transient":
         return 0.0
     every_stage_output = stack.pipeline_buffers == "torch-2.7"
@@ -133,7 +139,10 @@ def pipeline_buffer_bytes(arch: models.Architecture, cfg: ParallelConfig, stage:
             total += m * logits
         elif every_stage_output:
             total += m * hidden
-    return total - min(in_flight_chunks, m * receiving) * hidden * (receiving > 0)
+    # the receive buffers of the chunks not in flight: idle, and each holding the gradient
+    # of its input once its backward has run (both counted at the step's last forward)
+    idle = m * receiving - min(in_flight_chunks, m * receiving)
+    return total - (m * receiving - idle) * hidden + idle * hidden
 
 
 def transient_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,

@@ -166,26 +166,28 @@ def test_torch_pipelining_keeps_a_buffer_per_micro_batch_by_hand() -> None:
     assert pm.in_flight_chunks(cfg, 0) == 8 and pm.in_flight_chunks(cfg, 1) == 7
     # stage 0: 8 gradient receive buffers and 8 kept outputs; its input is the embedding's
     assert buffers.pipeline_buffer_bytes(m.LLAMA3_405B, cfg, 0, FSDP2, 8) == 16 * hidden
-    # stage 1: 8 + 8 receive buffers and 8 kept outputs, less the 7 inputs in flight (stashed)
-    assert buffers.pipeline_buffer_bytes(m.LLAMA3_405B, cfg, 1, FSDP2, 7) == 17 * hidden
-    # the last stage: 8 input buffers less the 1 in flight, and all 8 micro-batches' logits
+    # stage 1: 8 + 8 receive buffers and 8 kept outputs, less the 7 inputs in flight
+    # (stashed), plus the input gradient the 1 finished micro-batch left in its buffer
+    assert buffers.pipeline_buffer_bytes(m.LLAMA3_405B, cfg, 1, FSDP2, 7) == 18 * hidden
+    # the last stage: 8 input buffers less the 1 in flight, the 7 finished ones' input
+    # gradients, and all 8 micro-batches' logits
     assert buffers.pipeline_buffer_bytes(m.LLAMA3_405B, cfg, 7, FSDP2, 1) == (
-        7 * hidden + 8 * logits)
+        (7 + 7) * hidden + 8 * logits)
     # PyTorch 2.8 on keeps only the last stage's outputs; Megatron keeps none of these
     torch28 = replace(FSDP2, pipeline_buffers="torch")
-    assert buffers.pipeline_buffer_bytes(m.LLAMA3_405B, cfg, 1, torch28, 7) == 9 * hidden
+    assert buffers.pipeline_buffer_bytes(m.LLAMA3_405B, cfg, 1, torch28, 7) == 10 * hidden
     assert buffers.pipeline_buffer_bytes(m.LLAMA3_405B, cfg, 1, MEGATRON_CORE_2024, 7) == 0
     assert buffers.pipeline_buffer_bytes(m.LLAMA3_405B, replace(cfg, pp=1), 0, FSDP2, 8) == 0
     # interleaved, v = 2: rank 7 runs virtual stages 7 and 15 (the last), 9 chunks in flight
     two = replace(cfg, virtual_stages=2)
     assert pm.in_flight_chunks(two, 7) == 9
     assert buffers.pipeline_buffer_bytes(m.LLAMA3_405B, two, 7, FSDP2, 9) == (
-        (8 + 8 + 8) * hidden + 8 * hidden + 8 * logits - 9 * hidden)
+        (8 + 8 + 8) * hidden + 8 * hidden + 8 * logits - 9 * hidden + (16 - 9) * hidden)
     # the planner adds them to the stage's buffers
     transient = replace(FSDP2, pipeline_buffers="transient")
     extra = (pm.stage_memory(m.LLAMA3_405B, cfg, 1, FSDP2).buffers_bytes
              - pm.stage_memory(m.LLAMA3_405B, cfg, 1, transient).buffers_bytes)
-    assert extra == 17 * hidden
+    assert extra == 18 * hidden
     with pytest.raises(ValueError, match="pipeline_buffers"):
         replace(FSDP2, pipeline_buffers="megatron")
 
