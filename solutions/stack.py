@@ -152,31 +152,24 @@ Fields (booleans say whether the software does it):
   (nanotron, ``trainer.py``: ``reduce_scatter=False``, "too memory hungry, instead we run
   all_reduce"; ``optim/zero.py`` ``_all_gather_params`` after ``step()``), where
   Megatron-Core and DeepSpeed reduce-scatter.
-* ``shard_is_master``: a ZeRO-3/FSDP parameter shard is the FP32 master copy itself, cast to
-  16 bits only into the all-gather's input, so no 16-bit shard is kept beside the optimizer's
-  FP32 copy (PyTorch FSDP2: the sharded parameter keeps its original dtype and
-  ``MixedPrecisionPolicy.param_dtype`` applies to the unsharded one, ``FSDPParam``; FSDP1:
-  the low-precision shard ``_mp_shard`` is freed after each all-gather). DeepSpeed ZeRO-3
-  keeps 16-bit partitions and its FP32 master copy in the optimizer.
-* ``fp8_all_gather``: with FP8 linears, ZeRO-3/FSDP casts each linear layer's weight shard to
-  FP8 before the all-gather, so the gather moves, and the gathered weight holds, 1 byte per
-  parameter (torchao's ``enable_fsdp_float8_all_gather``: ``WeightWithDynamicFloat8CastTensor``
-  ``fsdp_pre_all_gather`` casts the shard, ``fsdp_post_all_gather`` wraps the gathered bytes
-  in a ``Float8Tensor``; torchtitan ``docs/float8.md``); norms, the embedding and the output
-  head stay 16-bit (:attr:`layer_gather_bytes`).
+* ``shard_is_master``: a ZeRO-3/FSDP shard is the FP32 master copy itself, cast to 16 bits
+  only into the all-gather's input, so no 16-bit shard is kept (PyTorch FSDP2's sharded
+  parameter keeps its dtype, ``MixedPrecisionPolicy`` casts the unsharded one; FSDP1 frees
+  ``_mp_shard`` after each gather). DeepSpeed ZeRO-3 keeps 16-bit partitions.
+* ``fp8_all_gather``: with FP8 linears, ZeRO-3/FSDP casts each linear weight's shard to FP8
+  before the all-gather, which moves, and the gathered weight holds, 1 byte per parameter
+  (torchao ``enable_fsdp_float8_all_gather``: ``fsdp_post_all_gather`` wraps the gathered
+  bytes in a ``Float8Tensor``); norms and the end tables stay 16-bit (``layer_gather_bytes``).
 * ``repeats_kv_heads``: each K/V head is copied for its query heads before attention, so
-  context parallelism gathers ``n_heads`` heads' K and V, not ``n_kv_heads``' (torchtitan's
-  ``repeat_kv`` ahead of ``F.scaled_dot_product_attention``, ``models/llama/model.py``,
-  December 2024; :func:`solutions.planner.buffers.gathered_kv_bytes`).
-* ``pipeline_buffers``: what a pipeline library keeps per micro-batch beyond the stashed
-  activations (:func:`solutions.planner.buffers.pipeline_buffer_bytes`). ``"transient"``:
-  nothing (Megatron frees each output once it is sent, ``deallocate_output_tensor``, and
-  receives into tensors of the moment; DeepSpeed's pipe buffers are the in-flight ones).
-  ``"torch"``: PyTorch's ``torch.distributed.pipelining`` gives each stage a receive buffer
-  per micro-batch for its input and one for its output's gradient, and keeps the last
-  stage's outputs until the step ends (PyTorch 2.8 on). ``"torch-2.7"``: the same, with
-  every stage keeping its outputs (up to PR #153383, May 2025), as torchtitan ran it in
-  December 2024.
+  context parallelism gathers ``n_heads`` heads' K and V (torchtitan's ``repeat_kv`` before
+  ``F.scaled_dot_product_attention``; :func:`solutions.planner.buffers.gathered_kv_heads`).
+* ``pipeline_buffers``: what a pipeline library keeps per micro-batch besides the stashed
+  activations (:func:`solutions.planner.buffers.pipeline_buffer_bytes`): ``"transient"``,
+  nothing (Megatron frees each output once sent, ``deallocate_output_tensor``); ``"torch"``,
+  ``torch.distributed.pipelining``'s receive buffers per micro-batch for each stage's input
+  and its output's gradient, and the last stage's outputs until the step ends (PyTorch 2.8
+  on); ``"torch-2.7"``, every stage's outputs too (before PR #153383, May 2025; torchtitan's
+  December 2024 runs).
 * ``linear_precision``: the number format of the transformer layers' linear GEMMs
   (attention projections, FFN and experts): ``"bf16"``, or ``"fp8"``, E4M3/E5M2 with
   per-tensor scales (Micikevicius et al. 2022, arXiv:2209.05433; Transformer Engine's
