@@ -75,14 +75,16 @@ class Links:
         self.dp_per_node = max(1, min(cfg.shard_dp, node // dp_stride))  # members on a node
         self.ep_per_node = max(1, min(cfg.ep, node // ep_stride))
         cp_per_node = max(1, min(cfg.cp, node // cfg.tp))
-        self.dp_gb_per_s = (cluster.link_gb_per_s(self.dp_crosses) if flat_dp
-                            else cluster.group_gb_per_s(self.dp_crosses, self.dp_per_node))
+        def data_parallel_gb_per_s(crosses: bool, per_node: int) -> float:
+            # a flat collective gets one link; a hierarchical one the node's ports
+            return (cluster.link_gb_per_s(crosses) if flat_dp
+                    else cluster.group_gb_per_s(crosses, per_node))
+
+        self.dp_gb_per_s = data_parallel_gb_per_s(self.dp_crosses, self.dp_per_node)
         replica_stride = dp_stride * cfg.shard_dp
         self.replica_crosses = replica_stride * cfg.replicas > node
-        self.replica_gb_per_s = (
-            cluster.link_gb_per_s(self.replica_crosses) if flat_dp else
-            cluster.group_gb_per_s(self.replica_crosses,
-                                   max(1, min(cfg.replicas, node // replica_stride))))
+        self.replica_gb_per_s = data_parallel_gb_per_s(
+            self.replica_crosses, max(1, min(cfg.replicas, node // replica_stride)))
         self.cp_gb_per_s = cluster.group_gb_per_s(self.cp_crosses, cp_per_node)
 
     def _consecutive(self, size: int) -> tuple[bool, float]:

@@ -60,7 +60,7 @@ from solutions import models
 from solutions.layout import ParallelConfig
 from solutions.precision import BYTES_16BIT
 from solutions.stack import MODERN, Stack
-from solutions.tensor_parallel import kv_heads_per_gpu
+from solutions.tensor_parallel import activation_bytes, kv_heads_per_gpu
 
 
 def loss_buffer_bytes(arch: models.Architecture, cfg: ParallelConfig,
@@ -101,14 +101,14 @@ def tp_boundary_gradient_bytes(arch: models.Architecture, cfg: ParallelConfig,
     fused into the GEMMs; 0 otherwise (module doc)."""
     if cfg.tp == 1 or not stack.sequence_parallel or stack.tp_comm_overlap:
         return 0.0
-    return cfg.micro_batch * cfg.seq_len / cfg.cp * arch.d_model * BYTES_16BIT
+    return activation_bytes(cfg.micro_batch, cfg.seq_len, arch.d_model) / cfg.cp
 
 
 def boundary_bytes(arch: models.Architecture, cfg: ParallelConfig, stack: Stack) -> float:
     """Bytes of one micro-batch's hidden states passed between pipeline stages on one GPU:
     ``b s / cp x h x 2``, split ``t`` ways under sequence parallelism (module doc)."""
     split = cfg.tp if stack.sequence_parallel else 1
-    return cfg.micro_batch * cfg.seq_len / cfg.cp * arch.d_model / split * BYTES_16BIT
+    return activation_bytes(cfg.micro_batch, cfg.seq_len, arch.d_model) / cfg.cp / split
 
 
 def pipeline_buffer_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
@@ -131,18 +131,18 @@ def pipeline_buffer_bytes(arch: models.Architecture, cfg: ParallelConfig, stage:
     hidden = boundary_bytes(arch, cfg, stack)
     logits = cfg.micro_batch * cfg.seq_len / cfg.cp * arch.vocab_size / cfg.tp * BYTES_16BIT
     total = 0.0
-    receiving = 0
+    receiving = 0  # input receive buffers
     for virtual in (stage + c * cfg.pp for c in range(v)):
-        receiving += virtual > 0
-        total += m * hidden * ((virtual > 0) + (virtual < last))
+        receiving += m * (virtual > 0)
+        total += m * hidden * (virtual < last)  # output-gradient receive buffers
         if virtual == last:
             total += m * logits
         elif every_stage_output:
             total += m * hidden
-    # the receive buffers of the chunks not in flight: idle, and each holding the gradient
-    # of its input once its backward has run (both counted at the step's last forward)
-    idle = m * receiving - min(in_flight_chunks, m * receiving)
-    return total - (m * receiving - idle) * hidden + idle * hidden
+    # an input buffer not in flight holds its micro-batch's input and, once its backward has
+    # run, that input's gradient (both at the step's last forward); one in flight is stashed
+    idle = receiving - min(in_flight_chunks, receiving)
+    return total + 2 * idle * hidden
 
 
 def transient_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,

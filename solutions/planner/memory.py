@@ -174,12 +174,12 @@ def stage_activation_bytes(arch: models.Architecture, cfg: ParallelConfig, stage
     return total
 
 
-def chunk_accumulator_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
-                            stack: Stack) -> float:
-    """Llama 3's FSDP: the FP32 gradient of the largest chunk of ``stage`` while its
-    micro-batches' backward passes accumulate into it (module doc); 0 otherwise. With more
-    micro-batches than one group of N = p (m > p), every chunk's accumulation spans the
-    groups, so the whole stage's gradient is held."""
+def accumulating_params(arch: models.Architecture, cfg: ParallelConfig, stage: int,
+                        stack: Stack) -> float:
+    """Llama 3's FSDP: the parameters of the largest chunk of ``stage``, whose FP32 gradient
+    its micro-batches' backward passes accumulate into whole (module doc); 0 otherwise.
+    With more micro-batches than one group of N = p (m > p), every chunk's accumulation
+    spans the groups, so the whole stage's gradient is held."""
     if cfg.zero_stage < 3 or stack.reshard_after_forward:
         return 0.0
     layers = layers_per_stage(arch.n_layers, cfg.pp)[stage]
@@ -188,7 +188,7 @@ def chunk_accumulator_bytes(arch: models.Architecture, cfg: ParallelConfig, stag
     largest = max(chunk_layers(arch.n_layers, cfg.pp, cfg.virtual_stages)[stage])
     if cfg.grad_accum > cfg.pp:
         largest = layers
-    return stage_params(arch, cfg, stage).total * largest / layers * stack.grad_accum_bytes
+    return stage_params(arch, cfg, stage).total * largest / layers
 
 
 def state_bytes_per_param(zero_stage: int, n: int, stack: Stack) -> zero.ModelStateBytes:
@@ -210,7 +210,8 @@ def grad_reductions_per_step(cfg: ParallelConfig, stack: Stack = MODERN) -> int:
     stages 0-1 (the local gradient is accumulated first) and for Llama 3's FSDP (each
     chunk's FP32 gradient once, when its last micro-batch is done); one per micro-batch for
     stage 2 and a resharding stage 3 (each micro-batch's gradient into the shard)."""
-    if cfg.zero_stage <= 1 or (cfg.zero_stage == 3 and not stack.reshard_after_forward):
+    if cfg.zero_stage <= 1 or (cfg.zero_stage == 3
+                               and not for_layout(stack, cfg.pp).reshard_after_forward):
         return 1
     return cfg.grad_accum
 
@@ -221,7 +222,7 @@ def gathers_per_step(cfg: ParallelConfig, stack: Stack = MODERN) -> int:
     resident until the optimizer updates the shards (Llama 3); none below stage 3."""
     if cfg.zero_stage < 3:
         return 0
-    return 1 if not stack.reshard_after_forward else 2 * cfg.grad_accum
+    return 1 if not for_layout(stack, cfg.pp).reshard_after_forward else 2 * cfg.grad_accum
 
 
 def largest_layers_params(arch: models.Architecture, cfg: ParallelConfig,
@@ -296,13 +297,13 @@ def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int,
     if cfg.zero_stage == 3:
         weights += (gathered_layers_bytes(arch, cfg, stage, stack) if stack.reshard_after_forward
                     else stage_gathered_bytes(arch, cfg, stage, stack))
-    accumulator = chunk_accumulator_bytes(arch, cfg, stage, stack)
+    accumulating = accumulating_params(arch, cfg, stage, stack)
     # the chunk being accumulated has no reduced shard yet (module doc)
-    unreduced = accumulator / stack.grad_accum_bytes / params.total
-    shards = (params.dense * dense.gradients + params.expert * expert.gradients) * (1 - unreduced)
+    shards = ((params.dense * dense.gradients + params.expert * expert.gradients)
+              * (1 - accumulating / params.total))
     return MemoryBreakdown(
         stage=stage, weights_bytes=weights,
-        gradients_bytes=(shards + accumulator
+        gradients_bytes=(shards + accumulating * stack.grad_accum_bytes
                          + reduce_scatter_buffer_bytes(arch, cfg, stage, stack)),
         optimizer_bytes=params.dense * dense.optimizer + params.expert * expert.optimizer,
         activations_bytes=stage_activation_bytes(arch, cfg, stage, stack),

@@ -38,7 +38,8 @@ layers.
 * CP: Llama 3 uses an all-gather of K and V across the CP group in the forward pass and a
   reduce-scatter of their gradients in the backward (§3.3.2, "all-gather based" context
   parallelism, not ring attention): ``2 x (cp-1) x 2 s_l b (kv_heads_per_gpu x head_dim) x 2``
-  per layer per micro-batch (+ the forward again under full recomputation).
+  per layer per micro-batch (+ the forward again under full recomputation); a stack that
+  repeats K/V for the query heads before attention gathers those (torchtitan).
 """
 
 from __future__ import annotations
@@ -48,16 +49,17 @@ from dataclasses import dataclass
 from solutions import models
 from solutions._checks import non_negative, positive
 from solutions.layout import layers_per_stage
+from solutions.planner.buffers import gathered_kv_heads
 from solutions.planner.memory import (
     ParallelConfig,
     gathers_per_step,
     grad_reductions_per_step,
+    stage_gathered_bytes,
     stage_layer_kinds,
     stage_params,
 )
 from solutions.precision import BYTES_16BIT
 from solutions.stack import MODERN, Stack
-from solutions.tensor_parallel import kv_heads_per_gpu
 
 
 @dataclass(frozen=True)
@@ -113,16 +115,18 @@ def pp_bytes(arch: models.Architecture, cfg: ParallelConfig) -> float:
     return 2 * cfg.virtual_stages * cfg.grad_accum * _activation_bytes(arch, cfg) / cfg.tp
 
 
-def dp_bytes_per_param(cfg: ParallelConfig, grad_bytes: float, stack: Stack = MODERN) -> float:
-    """Bytes one GPU sends per parameter per step over DP, before the ring factor."""
+def dp_bytes_per_param(cfg: ParallelConfig, grad_bytes: float, stack: Stack = MODERN,
+                       gather_bytes: float = BYTES_16BIT) -> float:
+    """Bytes one GPU sends per parameter per step over DP, before the ring factor; the
+    weights gather at ``gather_bytes`` each (:func:`dp_bytes` passes the memory model's)."""
     positive("grad_bytes", grad_bytes)
     if cfg.zero_stage == 0:
         return 2 * grad_bytes
     if cfg.zero_stage == 1 and stack.zero1_allreduce:  # all-reduce, then the update gather
-        return 2 * grad_bytes + BYTES_16BIT
+        return 2 * grad_bytes + gather_bytes
     reductions = grad_reductions_per_step(cfg, stack)
     gathers = max(1, gathers_per_step(cfg, stack))  # stages 1-2 gather the update once
-    return reductions * grad_bytes + gathers * BYTES_16BIT
+    return reductions * grad_bytes + gathers * gather_bytes
 
 
 def dp_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
@@ -132,7 +136,9 @@ def dp_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
     ranks, and each reduced ``1/n`` shard is then all-reduced across the ``r`` groups
     (a ring all-reduce sends ``2 (r-1)/r`` of it)."""
     params = stage_params(arch, cfg, stage)
-    per_param = dp_bytes_per_param(cfg, grad_bytes, stack)
+    # the weights gather at the bytes the memory model holds them in (FP8 all-gather: 1)
+    gathered = stage_gathered_bytes(arch, cfg, stage, stack) / params.total
+    per_param = dp_bytes_per_param(cfg, grad_bytes, stack, gathered)
     n_dense = cfg.shard_dp * cfg.cp
     n_expert = cfg.expert_dp
     r = cfg.replicas
@@ -154,11 +160,13 @@ def ep_bytes(arch: models.Architecture, cfg: ParallelConfig, moe_layers: int) ->
     return all_to_alls * one_way * leaving * moe_layers * cfg.grad_accum
 
 
-def cp_bytes(arch: models.Architecture, cfg: ParallelConfig, layers: int) -> float:
-    """CP: all-gather K,V forward (again if recomputed), reduce-scatter dK,dV backward."""
+def cp_bytes(arch: models.Architecture, cfg: ParallelConfig, layers: int,
+             stack: Stack = MODERN) -> float:
+    """CP: all-gather K,V forward (again if recomputed), reduce-scatter dK,dV backward, at
+    the heads the stack gathers (:func:`solutions.planner.buffers.gathered_kv_heads`)."""
     if cfg.cp == 1:
         return 0.0
-    kv_width = kv_heads_per_gpu(arch.n_kv_heads, cfg.tp) * arch.head_dim
+    kv_width = gathered_kv_heads(arch, cfg.tp, stack.repeats_kv_heads) * arch.head_dim
     local_kv = 2 * (cfg.seq_len / cfg.cp) * cfg.micro_batch * kv_width * BYTES_16BIT
     collectives = _forward_passes(cfg) + 1
     return collectives * (cfg.cp - 1) * local_kv * layers * cfg.grad_accum
@@ -176,7 +184,7 @@ def comm_per_step(arch: models.Architecture, cfg: ParallelConfig,
         pp_bytes=pp_bytes(arch, cfg),
         dp_bytes=dp_bytes(arch, cfg, stage, grad_bytes, stack),
         ep_bytes=ep_bytes(arch, cfg, moe_layers),
-        cp_bytes=cp_bytes(arch, cfg, layers),
+        cp_bytes=cp_bytes(arch, cfg, layers, stack),
     )
 
 

@@ -80,3 +80,18 @@ def test_the_chunk_being_accumulated_has_no_reduced_shard_yet() -> None:
     psi = pm.stage_params(m.LLAMA3_405B, paper, 1).total
     got = pm.stage_memory(m.LLAMA3_405B, paper, 1, LLAMA3).gradients_bytes
     assert got == pytest.approx(4 * psi / 8 + 4 * (psi - psi / 8) / 128)
+
+
+def test_the_traffic_count_reads_the_same_sharding_and_gather_bytes() -> None:
+    from solutions.planner.traffic import dp_bytes, dp_bytes_per_param
+    fp8 = replace(FP8, fp8_all_gather=True)
+    psi = pm.stage_params(m.LLAMA3_405B, PIPE, 1).total
+    # FSDP2 under a pipeline keeps the weights gathered: one gather and one FP32 reduction a
+    # step, as the memory and step-time models count, not two gathers per micro-batch
+    assert pm.gathers_per_step(PIPE, FSDP2) == 1
+    assert pm.grad_reductions_per_step(PIPE, FSDP2) == 1
+    assert dp_bytes_per_param(PIPE, 4.0, FSDP2) == 4.0 + 2.0
+    # the gather moves the linear weights in FP8 (a middle stage holds no end table)
+    ring = 7 / 8
+    assert dp_bytes(m.LLAMA3_405B, PIPE, 1, 4.0, fp8) == pytest.approx((4.0 + 1.0) * psi * ring)
+    assert dp_bytes(m.LLAMA3_405B, PIPE, 1, 4.0, FSDP2) == pytest.approx((4.0 + 2.0) * psi * ring)

@@ -234,3 +234,16 @@ def test_the_step_time_model_gathers_the_kv_the_memory_model_holds() -> None:
             whole_kv, 8, links.cp_crosses, links.cp_gb_per_s)
         got = layer_comm_s(m.LLAMA3_8B, cfg, links, True, 32, 0, repeats_kv_heads=repeated)
         assert got.cp == pytest.approx(expected)
+
+
+def test_the_traffic_count_moves_the_kv_the_stack_gathers() -> None:
+    from solutions.planner.traffic import cp_bytes
+    from solutions.stack import FSDP2
+    # 8B at 262K over CP 8: each GPU sends its 32K-token K and V to the 7 others, forward
+    # (again under full recomputation) and the gradients back: 3 collectives a layer
+    cfg = ParallelConfig(tp=1, cp=8, pp=1, dp=1, seq_len=262144, activation_recompute="full")
+    for stack, heads in ((None, 8), (FSDP2, 32)):
+        local = 2 * 32768 * heads * 128 * 2
+        got = cp_bytes(m.LLAMA3_8B, cfg, 32) if stack is None else cp_bytes(
+            m.LLAMA3_8B, cfg, 32, stack)
+        assert got == 3 * 7 * local * 32
