@@ -156,6 +156,10 @@ Fields (booleans say whether the software does it):
   only into the all-gather's input, so no 16-bit shard is kept (PyTorch FSDP2's sharded
   parameter keeps its dtype, ``MixedPrecisionPolicy`` casts the unsharded one; FSDP1 frees
   ``_mp_shard`` after each gather). DeepSpeed ZeRO-3 keeps 16-bit partitions.
+* ``bf16_params``: the parameters are BF16 and are themselves the optimizer's master: Adam's
+  moments in BF16 (``torch.optim.Adam``'s ``zeros_like``), gradients reduced into BF16, and
+  experts no ZeRO group shards (expert DP = 1) used where they lie (NeMo AutoModel casts
+  the model to BF16 in ``initialize_weights``; FSDP ignores experts that EP alone spreads).
 * ``fp8_all_gather``: with FP8 linears, ZeRO-3/FSDP casts each linear weight's shard to FP8
   before the all-gather, which moves, and the gathered weight holds, 1 byte per parameter
   (torchao ``enable_fsdp_float8_all_gather``: ``fsdp_post_all_gather`` wraps the gathered
@@ -234,6 +238,7 @@ class Stack:
     repeats_kv_heads: bool = False
     pipeline_buffers: str = "transient"
     shard_is_master: bool = False
+    bf16_params: bool = False
     fp8_all_gather: bool = False
     linear_precision: str = "bf16"
     source: str = ""
@@ -315,9 +320,8 @@ DEEPSPEED_PIPELINE = Stack(
 DEEPSPEED_PIPELINE_2020 = replace(
     DEEPSPEED_PIPELINE, name="DeepSpeed pipeline engine before September 2021",
     pipeline_grad_scatter_gather=False,
-    source="deepspeed/runtime/pipe/engine.py of September 2020 - September 2021: "
-           "activations partitioned over the TP group, gradients sent whole "
-           "(is_grad_partitioned = False).")
+    source="deepspeed/runtime/pipe/engine.py, September 2020 - 2021: activations "
+           "partitioned over the TP group, gradients sent whole (is_grad_partitioned = False).")
 FSDP = Stack(
     "PyTorch FSDP (FULL_SHARD)", sequence_parallel=False, fused_attention=True,
     overlap_dp=True, elementwise="eager", fused_grad_accumulation=False,

@@ -300,7 +300,7 @@ def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
         "tp": m * st.tp_exposed, "cp": m * st.comm.cp, "ep": m * st.ep_exposed,
         "pp_bubble": bubble, "pp_send": sends,
         "dp_exposed": dp, "fsdp_gather": gathers,
-        "optimizer": optimizer_s(arch, cfg, gpu, stage),
+        "optimizer": optimizer_s(arch, cfg, gpu, stage, stack),
     }
 
 

@@ -20,6 +20,9 @@ from solutions.stack import Stack
 #: Bytes Adam touches per parameter it updates: FP32 master, momentum, variance read and
 #: written (24), the gradient read (4), the 16-bit weight written (2) (ZeRO §3.1 states).
 OPTIMIZER_BYTES_PER_PARAM = 30.0
+#: The same with BF16 parameters as the master (``Stack.bf16_params``): the parameter and
+#: Adam's two BF16 moments read and written (12), the BF16 gradient read (2).
+BF16_OPTIMIZER_BYTES_PER_PARAM = 14.0
 
 
 def fp8_cast_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
@@ -59,12 +62,14 @@ def grad_accumulation_s(arch: models.Architecture, cfg: ParallelConfig, gpu: har
 
 
 def optimizer_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
-                stage: int) -> float:
-    """Seconds of the optimizer step on one GPU of ``stage``: Adam's bytes for each
-    parameter it updates, its ``1/(shard group x cp)`` share of the dense parameters with
-    ZeRO (its shard group's under hybrid sharding) and its expert group's share of the
-    experts'."""
+                stage: int, stack: Stack) -> float:
+    """Seconds of the optimizer step on one GPU of ``stage``: Adam's bytes (at ``stack``'s
+    parameter precision) for each parameter it updates, its ``1/(shard group x cp)`` share
+    of the dense parameters with ZeRO (its shard group's under hybrid sharding) and its
+    expert group's share of the experts'."""
     params = stage_params(arch, cfg, stage)
     owners = (cfg.shard_dp * cfg.cp) if cfg.zero_stage >= 1 else 1
     local = params.dense / owners + params.expert / (cfg.expert_dp if cfg.zero_stage else 1)
-    return pf.hbm_seconds(gpu, local * OPTIMIZER_BYTES_PER_PARAM)
+    per_param = (BF16_OPTIMIZER_BYTES_PER_PARAM if stack.bf16_params
+                 else OPTIMIZER_BYTES_PER_PARAM)
+    return pf.hbm_seconds(gpu, local * per_param)

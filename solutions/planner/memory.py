@@ -30,6 +30,10 @@ ZeRO-3, no reshard after forward   2 Psi      g (Psi -     K Psi / n
 
 PyTorch's FSDP keeps the shard in FP32 as the master copy, which K counts, and casts it to 16
 bits only into each all-gather's input (``Stack.shard_is_master``): no ``2 Psi / n`` term.
+With BF16 parameters as their own master (``Stack.bf16_params``) K is Adam's two BF16
+moments (4), the shard and the reduced gradients are BF16, and routed experts that no ZeRO
+group shards (expert DP = 1) are neither gathered nor accumulated apart from their own
+gradient (:func:`experts_in_place`).
 
 Stages 0-1 accumulate the whole local gradient and reduce it once per step (Megatron's
 ``main_grad``, DDP ``no_sync``); stage 2 and a resharding stage 3 reduce-scatter each
@@ -94,6 +98,9 @@ from solutions.stack import MODERN, Stack, for_layout
 #: Gathered ZeRO-3 units a resharding implementation holds at once: the layer being computed
 #: and the one being prefetched (Zhao et al. 2023, §3.3.2-3.3.3).
 GATHERED_UNITS = 2
+#: Adam's momentum and variance in BF16, the optimizer's whole state when the BF16
+#: parameters are its master (``Stack.bf16_params``; ``torch.optim.Adam``'s ``zeros_like``).
+BF16_ADAM_MOMENT_BYTES = 4.0
 
 
 @dataclass(frozen=True)
@@ -174,21 +181,42 @@ def stage_activation_bytes(arch: models.Architecture, cfg: ParallelConfig, stage
     return total
 
 
-def accumulating_params(arch: models.Architecture, cfg: ParallelConfig, stage: int,
-                        stack: Stack) -> float:
-    """Llama 3's FSDP: the parameters of the largest chunk of ``stage``, whose FP32 gradient
+def experts_in_place(cfg: ParallelConfig, stack: Stack) -> bool:
+    """Whether the routed experts are used where they lie under ZeRO-3: BF16 parameters
+    (``Stack.bf16_params``) that no ZeRO group shards (expert DP = 1), so they are neither
+    gathered nor accumulated apart from their own BF16 gradient."""
+    return stack.bf16_params and cfg.zero_stage == 3 and cfg.expert_dp == 1
+
+
+def gathered_params(arch: models.Architecture, cfg: ParallelConfig, stage: int,
+                    stack: Stack) -> float:
+    """Parameters of ``stage`` on one GPU that ZeRO-3 gathers and accumulates whole: all of
+    them, less routed experts used in place (:func:`experts_in_place`)."""
+    params = stage_params(arch, cfg, stage)
+    return params.total - (params.expert if experts_in_place(cfg, stack) else 0.0)
+
+
+def accumulating_share(arch: models.Architecture, cfg: ParallelConfig, stage: int,
+                       stack: Stack) -> float:
+    """Llama 3's FSDP: the share of ``stage``'s layers in its largest chunk, whose gradient
     its micro-batches' backward passes accumulate into whole (module doc); 0 otherwise.
     With more micro-batches than one group of N = p (m > p), every chunk's accumulation
-    spans the groups, so the whole stage's gradient is held."""
+    spans the groups, so the whole stage's gradient is held (share 1)."""
     if cfg.zero_stage < 3 or stack.reshard_after_forward:
         return 0.0
     layers = layers_per_stage(arch.n_layers, cfg.pp)[stage]
     if layers == 0:
         return 0.0
-    largest = max(chunk_layers(arch.n_layers, cfg.pp, cfg.virtual_stages)[stage])
     if cfg.grad_accum > cfg.pp:
-        largest = layers
-    return stage_params(arch, cfg, stage).total * largest / layers
+        return 1.0
+    return max(chunk_layers(arch.n_layers, cfg.pp, cfg.virtual_stages)[stage]) / layers
+
+
+def accumulating_params(arch: models.Architecture, cfg: ParallelConfig, stage: int,
+                        stack: Stack) -> float:
+    """Parameters of ``stage``'s largest chunk whose unsharded gradient is accumulated at
+    ``grad_accum_bytes`` (:func:`accumulating_share`): the ZeRO-sharded ones."""
+    return gathered_params(arch, cfg, stage, stack) * accumulating_share(arch, cfg, stage, stack)
 
 
 def state_bytes_per_param(zero_stage: int, n: int, stack: Stack) -> zero.ModelStateBytes:
@@ -197,11 +225,13 @@ def state_bytes_per_param(zero_stage: int, n: int, stack: Stack) -> zero.ModelSt
     g = stack.grad_accum_bytes
     k = zero.ADAM_OPTIMIZER_BYTES
     w = zero.WEIGHT_BYTES
+    if stack.bf16_params:  # no master, BF16 moments, gradients in the parameters' dtype
+        g, k = zero.GRADIENT_BYTES, BF16_ADAM_MOMENT_BYTES
     if zero_stage <= 1:
         return zero.ModelStateBytes(w, g, k / n if zero_stage == 1 else k)
     if zero_stage == 2:
         return zero.ModelStateBytes(w, g / n, k / n)
-    shard = 0.0 if stack.shard_is_master else w / n
+    shard = 0.0 if stack.shard_is_master and not stack.bf16_params else w / n
     return zero.ModelStateBytes(shard, g / n, k / n)  # gathered copies: stage_memory
 
 
@@ -225,16 +255,17 @@ def gathers_per_step(cfg: ParallelConfig, stack: Stack = MODERN) -> int:
     return 1 if not for_layout(stack, cfg.pp).reshard_after_forward else 2 * cfg.grad_accum
 
 
-def largest_layers_params(arch: models.Architecture, cfg: ParallelConfig,
-                          stage: int) -> list[float]:
-    """Parameters one GPU holds of each of the :data:`GATHERED_UNITS` largest layers of
-    ``stage`` (routed experts split over EP x ETP, the rest over TP), largest first."""
+def largest_layers_params(arch: models.Architecture, cfg: ParallelConfig, stage: int,
+                          stack: Stack = MODERN) -> list[float]:
+    """Parameters one GPU gathers of each of the :data:`GATHERED_UNITS` largest layers of
+    ``stage`` (routed experts split over EP x ETP unless used in place, the rest over TP),
+    largest first."""
     dense_layers, moe_layers = stage_layer_kinds(arch, cfg.pp)[stage]
     sizes: list[float] = [models.dense_layer_params(arch) / cfg.tp] * dense_layers
     if arch.moe is not None and moe_layers:
         routed = arch.moe.n_routed_experts * models.expert_params(arch)
-        sizes += [(models.moe_layer_params(arch) - routed) / cfg.tp
-                  + routed / (cfg.ep * cfg.expert_tp)] * moe_layers
+        gathered = 0.0 if experts_in_place(cfg, stack) else routed / (cfg.ep * cfg.expert_tp)
+        sizes += [(models.moe_layer_params(arch) - routed) / cfg.tp + gathered] * moe_layers
     return sorted(sizes, reverse=True)[:GATHERED_UNITS]
 
 
@@ -244,7 +275,7 @@ def gathered_layers_bytes(arch: models.Architecture, cfg: ParallelConfig, stage:
     (at ``stack.layer_gather_bytes``) and its end tables (16-bit): what a resharding
     ZeRO-3/FSDP holds gathered at once."""
     tables = end_tables_params(arch, cfg, stage) / cfg.tp
-    return (sum(largest_layers_params(arch, cfg, stage)) * stack.layer_gather_bytes
+    return (sum(largest_layers_params(arch, cfg, stage, stack)) * stack.layer_gather_bytes
             + tables * zero.WEIGHT_BYTES)
 
 
@@ -255,7 +286,7 @@ def stage_gathered_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: 
     ``stack.layer_gather_bytes`` (2, or 1 under FP8 all-gather), the end tables at 2."""
     tables = end_tables_params(arch, cfg, stage) / cfg.tp
     layer_bytes = stack.layer_gather_bytes
-    return (stage_params(arch, cfg, stage).total * layer_bytes
+    return (gathered_params(arch, cfg, stage, stack) * layer_bytes
             + tables * (zero.WEIGHT_BYTES - layer_bytes))
 
 
@@ -267,7 +298,7 @@ def reduce_scatter_buffer_bytes(arch: models.Architecture, cfg: ParallelConfig, 
     doc); 0 for a stack that does not reduce-scatter per unit or does not reshard."""
     if cfg.zero_stage < 3 or not stack.unit_reduce_scatter or not stack.reshard_after_forward:
         return 0.0
-    layers = largest_layers_params(arch, cfg, stage)
+    layers = largest_layers_params(arch, cfg, stage, stack)
     return layers[0] * zero.WEIGHT_BYTES + sum(layers) * stack.grad_reduce_bytes
 
 
@@ -297,10 +328,13 @@ def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int,
     if cfg.zero_stage == 3:
         weights += (gathered_layers_bytes(arch, cfg, stage, stack) if stack.reshard_after_forward
                     else stage_gathered_bytes(arch, cfg, stage, stack))
+    share = accumulating_share(arch, cfg, stage, stack)
+    # the chunk being accumulated has no reduced shard yet (module doc); experts used in
+    # place keep their own BF16 gradient, their shard's
+    expert_share = 0.0 if experts_in_place(cfg, stack) else share
+    shards = (params.dense * dense.gradients * (1 - share)
+              + params.expert * expert.gradients * (1 - expert_share))
     accumulating = accumulating_params(arch, cfg, stage, stack)
-    # the chunk being accumulated has no reduced shard yet (module doc)
-    shards = ((params.dense * dense.gradients + params.expert * expert.gradients)
-              * (1 - accumulating / params.total))
     return MemoryBreakdown(
         stage=stage, weights_bytes=weights,
         gradients_bytes=(shards + accumulating * stack.grad_accum_bytes

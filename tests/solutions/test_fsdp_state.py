@@ -95,3 +95,53 @@ def test_the_traffic_count_reads_the_same_sharding_and_gather_bytes() -> None:
     ring = 7 / 8
     assert dp_bytes(m.LLAMA3_405B, PIPE, 1, 4.0, fp8) == pytest.approx((4.0 + 1.0) * psi * ring)
     assert dp_bytes(m.LLAMA3_405B, PIPE, 1, 4.0, FSDP2) == pytest.approx((4.0 + 2.0) * psi * ring)
+
+
+#: Qwen3-30B-A3B (the Qwen/Qwen3-30B-A3B config): 48 layers, width 2,048, 32 query heads and
+#: 4 K/V heads of 128, 128 experts of FFN width 768 (8 routed to a token), vocabulary 151,936
+QWEN3_30B_A3B = m.Architecture(
+    "Qwen3-30B-A3B", n_layers=48, d_model=2048, n_heads=32, n_kv_heads=4, d_ffn=6144,
+    vocab_size=151936, head_dim_override=128,
+    moe=m.MoE(n_routed_experts=128, n_shared_experts=0, experts_per_token=8, expert_d_ffn=768))
+#: NeMo AutoModel's benchmark layout of it: 8 GPUs, EP 8 inside FSDP 8
+AUTOMODEL = ParallelConfig(tp=1, pp=1, dp=8, ep=8, zero_stage=3, micro_batch=4, grad_accum=16,
+                           seq_len=4096, activation_recompute="full")
+BF16 = replace(FSDP2, bf16_params=True, reshard_after_forward=False)
+
+
+def test_bf16_parameters_are_their_own_master_and_experts_stay_where_they_lie() -> None:
+    # by hand: a routed expert is 3 x 2,048 x 768 (gate, up, down); each GPU holds 128 / 8 of
+    # them in each of the 48 layers, and no ZeRO group shards them (expert DP = 8 / 8 = 1)
+    experts = 48 * 128 / 8 * 3 * 2048 * 768
+    params = pm.stage_params(QWEN3_30B_A3B, AUTOMODEL, 0)
+    assert AUTOMODEL.expert_dp == 1
+    assert params.expert == pytest.approx(experts)
+    dense = params.dense
+    got = pm.stage_memory(QWEN3_30B_A3B, AUTOMODEL, 0, BF16)
+    # the optimizer: two BF16 moments, no FP32 master; dense ones over the 8 FSDP ranks
+    assert got.optimizer_bytes == pytest.approx(4 * dense / 8 + 4 * experts)
+    # weights: the dense BF16 shard and its gathered copy (kept, no reshard); the experts
+    # once, in place: an FP32-master FSDP2 would hold them twice, shard and gathered
+    assert got.weights_bytes == pytest.approx(2 * dense / 8 + 2 * dense + 2 * experts)
+    # gradients: 16 micro-batches accumulate the dense ones whole in FSDP's FP32 reduce
+    # dtype; the experts' own BF16 gradient accumulates in place
+    assert got.gradients_bytes == pytest.approx(4 * dense + 2 * experts)
+    # the gather moves only what it shards
+    assert pm.stage_gathered_bytes(QWEN3_30B_A3B, AUTOMODEL, 0, BF16) == pytest.approx(2 * dense)
+    # with FP32 masters (FSDP2's default) the same layout held 12 bytes of Adam per expert
+    fp32 = pm.stage_memory(QWEN3_30B_A3B, AUTOMODEL, 0, replace(BF16, bf16_params=False))
+    assert fp32.optimizer_bytes - got.optimizer_bytes == pytest.approx(8 * experts + 8 * dense / 8)
+
+
+def test_the_bf16_optimizer_step_moves_fourteen_bytes_a_parameter_not_thirty() -> None:
+    from solutions.performance.passes import optimizer_s
+    cfg = ParallelConfig(tp=1, pp=1, dp=8, zero_stage=3, seq_len=4096)
+    gpu = hw.H100_SXM
+    fp32 = optimizer_s(m.LLAMA3_8B, cfg, gpu, 0, FSDP2)
+    bf16 = optimizer_s(m.LLAMA3_8B, cfg, gpu, 0, BF16)
+    # Adam with an FP32 master: master, momentum, variance read and written, FP32 gradient
+    # read, 16-bit weight written (30); in BF16: weight and moments read and written, BF16
+    # gradient read (14)
+    assert bf16 / fp32 == pytest.approx(14 / 30)
+    psi = pm.stage_params(m.LLAMA3_8B, cfg, 0).total
+    assert bf16 == pytest.approx(14 * psi / 8 / (gpu.hbm_bandwidth_tb_per_s * 1e12), rel=0.05)

@@ -218,6 +218,30 @@ def test_published_layouts_fit_the_gpu_they_ran_on(run: dict[str, Any]) -> None:
     assert memory_per_gpu(arch, cfg, stack).total_bytes <= capacity
 
 
+#: Mixture-of-experts runs the planner cannot hold to the GPU they trained on, with why.
+MOE_MISFITS = {
+    "automodel-dsv3-1024gpu": "AutoModel's benchmark runs its pipeline once per accumulation "
+    "round (benchmark.py: 8,192 / (8 x 256) = 4 rounds of one 8-micro-batch schedule.step), "
+    "which a layout cannot say: as one round of 32 the last stage keeps 32 outputs",
+}
+
+
+def _moe_cases() -> list[Any]:
+    from solutions.performance.validation import PUBLISHED_RUNS
+    return [pytest.param(r, id=r.label, marks=(
+        [pytest.mark.xfail(strict=True, reason=MOE_MISFITS[r.label])]
+        if r.label in MOE_MISFITS else []))
+        for r in PUBLISHED_RUNS if r.arch.moe is not None]
+
+
+@pytest.mark.parametrize("run", _moe_cases())
+def test_published_moe_layouts_fit_the_gpu_they_ran_on(run: Any) -> None:
+    # the same check with the experts: the run's own architecture and stack, options included
+    assert len(_moe_cases()) >= 20 and len(MOE_MISFITS) <= 2
+    used = memory_per_gpu(run.arch, run.config, run.stack).total_bytes
+    assert used <= run.cluster.gpu.memory_bytes
+
+
 def test_search_judges_ten_thousand_layouts_a_second() -> None:
     import time
     start = time.process_time()

@@ -333,7 +333,8 @@ def test_reported_number_is_physically_possible(run: dict[str, Any]) -> None:
 DESCRIPTIVE_OPTIONS = {"data_parallel"}
 #: options whose value a row must justify from its source in its assumptions
 KERNEL_OPTIONS = {"attention_kernel", "selective_recompute", "elementwise", "ep_node_dedup",
-                  "linear_precision", "uneven_chunks", "pipeline_buffers", "fp8_all_gather"}
+                  "linear_precision", "uneven_chunks", "pipeline_buffers", "fp8_all_gather",
+                  "bf16_params", "reshard_after_forward"}
 
 
 @pytest.mark.parametrize("run", [r for r in RUNS if "stack_options" in r], ids=run_ids)
