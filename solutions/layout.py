@@ -67,7 +67,12 @@ class ParallelConfig:
     "hybrid sharding"), DeepSpeed's MiCS, Megatron-Core's
     ``--num-distributed-optimizer-instances``. Gradients are reduce-scattered inside a
     shard group and the shards all-reduced across the groups; weights are gathered
-    inside a group only. It needs ``zero_stage`` >= 1 and must divide ``dp``."""
+    inside a group only. It needs ``zero_stage`` >= 1 and must divide ``dp``.
+    ``pipeline_rounds`` runs the pipeline schedule that many times a step, each over
+    ``grad_accum / pipeline_rounds`` micro-batches (:attr:`schedule_microbatches`), the
+    gradients accumulating across the rounds: a training loop that accumulates around the
+    schedule's ``step`` (NeMo AutoModel's ``benchmark.py``) fills and drains the pipeline
+    once a round. It must divide ``grad_accum``."""
 
     tp: int
     pp: int
@@ -82,10 +87,11 @@ class ParallelConfig:
     virtual_stages: int = 1
     etp: int | None = None
     dp_shard: int | None = None
+    pipeline_rounds: int = 1
 
     def __post_init__(self) -> None:
         for name in ("tp", "pp", "dp", "ep", "cp", "micro_batch", "grad_accum", "seq_len",
-                     "virtual_stages", "etp", "dp_shard"):
+                     "virtual_stages", "etp", "dp_shard", "pipeline_rounds"):
             value = getattr(self, name)
             if name in ("etp", "dp_shard") and value is None:
                 continue
@@ -106,6 +112,16 @@ class ParallelConfig:
             if self.zero_stage == 0 and self.dp_shard < self.dp:
                 raise ValueError("dp_shard shards the ZeRO state; with zero_stage=0 "
                                  "nothing is sharded (use zero_stage >= 1)")
+        if self.grad_accum % self.pipeline_rounds:
+            raise ValueError(f"pipeline_rounds={self.pipeline_rounds} must divide "
+                             f"grad_accum={self.grad_accum}: each run of the pipeline "
+                             "schedule takes the same number of micro-batches")
+
+    @property
+    def schedule_microbatches(self) -> int:
+        """Micro-batches one run of the pipeline schedule takes, ``grad_accum /
+        pipeline_rounds`` (all of them when the step runs the schedule once)."""
+        return self.grad_accum // self.pipeline_rounds
 
     @property
     def n_gpus(self) -> int:

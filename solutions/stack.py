@@ -174,6 +174,9 @@ Fields (booleans say whether the software does it):
   and its output's gradient, and the last stage's outputs until the step ends (PyTorch 2.8
   on); ``"torch-2.7"``, every stage's outputs too (before PR #153383, May 2025; torchtitan's
   December 2024 runs).
+* ``expert_routing``: how a router spreads a token's ``k`` experts (``nodes_reached``,
+  :mod:`solutions.performance.comm`): ``"balanced"``, at random among all, evenly loaded;
+  ``"contiguous"``, token t to experts ``k t ... k t + k - 1`` mod E (``FakeBalancedGate``).
 * ``linear_precision``: the number format of the transformer layers' linear GEMMs
   (attention projections, FFN and experts): ``"bf16"``, or ``"fp8"``, E4M3/E5M2 with
   per-tensor scales (Micikevicius et al. 2022, arXiv:2209.05433; Transformer Engine's
@@ -194,10 +197,17 @@ from solutions._checks import positive
 #: Share of a DeepSpeed ZeRO-3 parameter gather that runs under compute: an assumption
 #: (see module doc), neither measured nor fitted.
 ZERO3_GATHER_HIDDEN = 0.5
-#: Number formats of the linear layers' GEMMs (``Stack.linear_precision``).
-LINEAR_PRECISIONS = ("bf16", "fp8")
-#: What a pipeline library keeps per micro-batch (``Stack.pipeline_buffers``).
-PIPELINE_BUFFERS = ("transient", "torch", "torch-2.7")
+#: The values each named-choice field takes: the element-wise kernels, the attention kernel,
+#: what selective recomputation redoes, what a pipeline library keeps per micro-batch, the
+#: linear GEMMs' number format, and how a router spreads a token's experts.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "elementwise": ("eager", "megatron", "fused"),
+    "attention_kernel": ("flash2", "hopper", "triton"),
+    "selective_recompute": ("attention", "alternate_matmuls"),
+    "pipeline_buffers": ("transient", "torch", "torch-2.7"),
+    "linear_precision": ("bf16", "fp8"),
+    "expert_routing": ("balanced", "contiguous"),
+}
 
 
 @dataclass(frozen=True)
@@ -239,6 +249,7 @@ class Stack:
     pipeline_buffers: str = "transient"
     shard_is_master: bool = False
     bf16_params: bool = False
+    expert_routing: str = "balanced"
     fp8_all_gather: bool = False
     linear_precision: str = "bf16"
     source: str = ""
@@ -256,21 +267,10 @@ class Stack:
         if self.tp_loss_bytes_per_logit < 0:
             raise ValueError("tp_loss_bytes_per_logit is bytes per logit (0: the same as "
                              f"loss_bytes_per_logit), got {self.tp_loss_bytes_per_logit}")
-        if self.elementwise not in ("eager", "megatron", "fused"):
-            raise ValueError("elementwise must be 'eager', 'megatron' or 'fused', "
-                             f"got {self.elementwise!r}")
-        if self.attention_kernel not in ("flash2", "hopper", "triton"):
-            raise ValueError("attention_kernel must be 'flash2', 'hopper' or 'triton', "
-                             f"got {self.attention_kernel!r}")
-        if self.selective_recompute not in ("attention", "alternate_matmuls"):
-            raise ValueError("selective_recompute must be 'attention' or 'alternate_matmuls', "
-                             f"got {self.selective_recompute!r}")
-        if self.pipeline_buffers not in PIPELINE_BUFFERS:
-            raise ValueError(f"pipeline_buffers must be one of {PIPELINE_BUFFERS}, "
-                             f"got {self.pipeline_buffers!r}")
-        if self.linear_precision not in LINEAR_PRECISIONS:
-            raise ValueError(f"linear_precision must be one of {LINEAR_PRECISIONS}, "
-                             f"got {self.linear_precision!r}")
+        for name, allowed in CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, "
+                                 f"got {getattr(self, name)!r}")
         if not 0.0 <= self.gather_hidden_fraction <= 1.0:
             raise ValueError("gather_hidden_fraction is a share in [0, 1], "
                              f"got {self.gather_hidden_fraction}")

@@ -26,7 +26,10 @@ node (a wider TP group holds whole nodes and drives all their ports); CP has str
 
 from __future__ import annotations
 
+import math
+import statistics
 from dataclasses import dataclass
+from functools import lru_cache
 
 from solutions import hardware, models
 from solutions.collectives import ring_allreduce_time_ms
@@ -159,7 +162,8 @@ CP_COLLECTIVES_PER_LAYER = 3
 
 def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
                  sequence_parallel: bool, dense_layers: int, moe_layers: int,
-                 ep_node_dedup: bool = False, repeats_kv_heads: bool = False) -> LayerComm:
+                 ep_node_dedup: bool = False, repeats_kv_heads: bool = False,
+                 expert_routing: str = "balanced") -> LayerComm:
     """TP, CP and EP seconds for one micro-batch through ``dense + moe`` layers.
 
     TP: ``forward passes + 1`` all-reduces of the ``[b s/cp, h]`` activation per layer for
@@ -174,13 +178,13 @@ def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
     all-to-alls per forward and backward, each sending ``(ep - 1)/ep`` of
     ``b s k h / (cp t)`` values, one latency per peer; with
     ``ep_node_dedup`` (DeepEP) a token goes once to each rank that holds one of its experts
-    (:func:`ranks_reached`) and crosses the network once per node it goes
-    to (:func:`dedup_all_to_all_s`). An expert split over ``etp`` > 1 ranks adds the
-    dispatcher's all-gather of the received copies over those ranks and the reduce-scatter
-    of their outputs (Megatron-Core's ``MoEAlltoAllTokenDispatcher``, ``dispatch_postprocess``
-    and ``combine_preprocess``: ``k`` copies of ``etp / t`` of the activation, ``forward
-    passes + 1`` pairs per layer), charged with the all-to-alls: they run in the dispatcher,
-    outside the GEMMs a TP overlap hides collectives under.
+    (:func:`ranks_reached`, under the stack's ``expert_routing``) and crosses the network
+    once per node it goes to (:func:`dedup_all_to_all_s`). An expert split over ``etp`` > 1
+    ranks adds the dispatcher's all-gather of the received copies over those ranks and the
+    reduce-scatter of their outputs (Megatron-Core's ``MoEAlltoAllTokenDispatcher``,
+    ``dispatch_postprocess`` and ``combine_preprocess``: ``k`` copies of ``etp / t`` of the
+    activation, ``forward passes + 1`` pairs per layer), charged with the all-to-alls: they
+    run in the dispatcher, outside the GEMMs a TP overlap hides collectives under.
     """
     layers = dense_layers + moe_layers
     passes = forward_passes(cfg)
@@ -200,11 +204,11 @@ def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
         tokens = cfg.micro_batch * cfg.seq_len / cfg.cp / cfg.tp
         sent = tokens * arch.moe.experts_per_token * arch.d_model * BYTES_16BIT
         if cfg.ep > 1:
-            copies = (ranks_reached(cfg, arch.moe) if ep_node_dedup
+            copies = (ranks_reached(cfg, arch.moe, expert_routing) if ep_node_dedup
                       else arch.moe.experts_per_token)
             moved = tokens * copies * arch.d_model * BYTES_16BIT
             one = (dedup_all_to_all_s(links, arch.moe, tokens * arch.d_model * BYTES_16BIT,
-                                      moved)
+                                      moved, expert_routing)
                    if ep_node_dedup and links.ep_crosses else all_to_all_s(links, moved))
             ep = (2 * passes + 2) * moe_layers * one
         etp = cfg.expert_tp
@@ -220,10 +224,15 @@ def layer_comm_s(arch: models.Architecture, cfg: ParallelConfig, links: Links,
 DEEPEP_NETWORK_EFFICIENCY = 1.0
 
 
-def nodes_reached(n_nodes: int, n_experts: int, k: int) -> float:
-    """Expected number of distinct nodes the ``k`` experts of one token sit on, the experts
-    chosen uniformly without replacement among ``n_experts`` spread evenly over ``n_nodes``
-    (balanced routing): ``n (1 - C(E - E/n, k) / C(E, k))``."""
+def nodes_reached(n_nodes: int, n_experts: int, k: int, routing: str = "balanced") -> float:
+    """Expected number of distinct nodes the ``k`` experts of one token sit on, the
+    ``n_experts`` spread evenly over ``n_nodes`` in order. ``"balanced"`` routing chooses
+    them uniformly without replacement: ``n (1 - C(E - E/n, k) / C(E, k))``;
+    ``"contiguous"`` sends token t to experts ``k t ... k t + k - 1`` mod E (NeMo
+    AutoModel's ``FakeBalancedGate``, ``moe/layers.py``): the mean over the first experts
+    ``k t mod E`` the tokens cycle through, the multiples of ``gcd(k, E)``."""
+    if routing == "contiguous":
+        return _contiguous_nodes(n_nodes, n_experts, k)
     per_node = n_experts / n_nodes
     miss = 1.0
     for i in range(k):  # C(E - E/n, k) / C(E, k) as a running product
@@ -231,15 +240,23 @@ def nodes_reached(n_nodes: int, n_experts: int, k: int) -> float:
     return n_nodes * (1.0 - miss)
 
 
-def ranks_reached(cfg: ParallelConfig, moe: models.MoE) -> float:
+@lru_cache(maxsize=256)
+def _contiguous_nodes(n_nodes: int, n_experts: int, k: int) -> float:
+    per_node = n_experts / n_nodes
+    firsts = range(0, n_experts, math.gcd(k, n_experts))
+    return statistics.fmean(len({int((first + j) % n_experts // per_node) for j in range(k)})
+                            for first in firsts)
+
+
+def ranks_reached(cfg: ParallelConfig, moe: models.MoE, routing: str = "balanced") -> float:
     """Expected number of EP ranks one token's ``k`` experts sit on (:func:`nodes_reached`
     with the ranks as the groups): the copies DeepEP sends and receives per token, one per
     destination rank."""
-    return nodes_reached(cfg.ep, moe.n_routed_experts, moe.experts_per_token)
+    return nodes_reached(cfg.ep, moe.n_routed_experts, moe.experts_per_token, routing)
 
 
 def dedup_all_to_all_s(links: Links, moe: models.MoE, token_bytes: float,
-                       sent_bytes: float) -> float:
+                       sent_bytes: float, routing: str = "balanced") -> float:
     """One EP all-to-all as DeepEP runs it across nodes (DeepSeek-V3 report, §3.2.2: each
     token "is first transmitted via IB to the GPUs with the same in-node index on its target
     nodes" and then "instantly forwarded via NVLink"): over the network ``token_bytes`` per
@@ -248,7 +265,7 @@ def dedup_all_to_all_s(links: Links, moe: models.MoE, token_bytes: float,
     expert copy that is not on the sending GPU; the slower of the two plus one latency."""
     c, cfg = links.cluster, links.cfg
     n_nodes = max(1, cfg.ep // links.ep_per_node)
-    reached = nodes_reached(n_nodes, moe.n_routed_experts, moe.experts_per_token)
+    reached = nodes_reached(n_nodes, moe.n_routed_experts, moe.experts_per_token, routing)
     remote = reached * (n_nodes - 1) / n_nodes
     network = token_bytes * remote / (c.inter_node_gb_per_s * DEEPEP_NETWORK_EFFICIENCY * 1e9)
     nvlink = sent_bytes * (cfg.ep - 1) / cfg.ep / (c.link_gb_per_s(False) * 1e9)

@@ -134,7 +134,8 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     gemm_s = (matmul - routed) * linear_s + routed * expert_s
     cast_fwd, cast_bwd = fp8_cast_s(arch, cfg, gpu, stack, dense_layers, moe_layers)
     route_fwd, route_bwd = (pf.hbm_seconds(gpu, moe_layers * tokens * b) for b in
-                            routing_bytes_per_token(arch, cfg, stack.ep_node_dedup))
+                            routing_bytes_per_token(arch, cfg, stack.ep_node_dedup,
+                                                    stack.expert_routing))
     passes = pf.ELEMENTWISE_PASSES[stack.elementwise]
     elementwise = pf.hbm_seconds(gpu, passes * layers
                                  * pf.elementwise_bytes_per_layer(
@@ -160,7 +161,7 @@ def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     else:
         recompute = 0.0
     comm = layer_comm_s(arch, cfg, links, stack.sequence_parallel, dense_layers, moe_layers,
-                        stack.ep_node_dedup, stack.repeats_kv_heads)
+                        stack.ep_node_dedup, stack.repeats_kv_heads, stack.expert_routing)
     tp = comm.tp
     if stack.tp_comm_overlap:  # chunks of the TP collectives run under the GEMMs they feed
         gemm = gemm_s * (3 + (cfg.activation_recompute == "full"))
@@ -292,8 +293,10 @@ def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
                            stack.pipeline_grad_scatter_gather)
     send *= 2 if stack.pipeline_blocking_p2p else 1
     paced = bubble_chunks_of(arch.n_layers, p, v)  # = Layout.bubble_chunks, cached
-    bubble, sends = pipeline_costs_s(_per_mb_s(st), send, p, m, v, stack.interleave_m_below_p,
-                                     paced)
+    rounds = cfg.pipeline_rounds  # each run of the schedule fills and drains the pipeline
+    bubble, sends = pipeline_costs_s(_per_mb_s(st), send, p, cfg.schedule_microbatches, v,
+                                     stack.interleave_m_below_p, paced)
+    bubble, sends = rounds * bubble, rounds * sends
     dp, gathers = _dp_seconds(arch, cfg, stack, links, stage, st)
     return {
         "compute": m * st.compute, "recompute": m * st.recompute,

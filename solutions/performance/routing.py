@@ -47,7 +47,8 @@ from solutions.precision import BYTES_16BIT
 
 
 def routing_values_per_token(arch: models.Architecture, cfg: ParallelConfig,
-                             dedup: bool = False) -> tuple[float, float]:
+                             dedup: bool = False, expert_routing: str = "balanced",
+                             ) -> tuple[float, float]:
     """(forward, backward) 16-bit values one MoE layer's token routing reads and writes in
     HBM per token of the GPU's share (``b s / (cp tp)``), by the dispatcher: DeepEP's when
     ``dedup``, else Megatron-Core's all-to-all one (module docstring). ``(0, 0)`` for a
@@ -57,14 +58,15 @@ def routing_values_per_token(arch: models.Architecture, cfg: ParallelConfig,
         return 0.0, 0.0
     k, h, etp = moe.experts_per_token, arch.d_model, cfg.expert_tp
     if dedup:
-        r = ranks_reached(cfg, moe)
+        r = ranks_reached(cfg, moe, expert_routing)
         return 2 * (r + k) * etp * h, (3 * k + 2 * r) * etp * h
     sorts = 4 * k * etp * h if moe.n_routed_experts > cfg.ep else 0.0
     return 2 * (k + 1) * h + sorts, (3 * k + 2) * h + sorts
 
 
 def routing_bytes_per_token(arch: models.Architecture, cfg: ParallelConfig,
-                            dedup: bool = False) -> tuple[float, float]:
+                            dedup: bool = False, expert_routing: str = "balanced",
+                            ) -> tuple[float, float]:
     """(forward, backward) HBM bytes of :func:`routing_values_per_token`."""
-    fwd, bwd = routing_values_per_token(arch, cfg, dedup)
+    fwd, bwd = routing_values_per_token(arch, cfg, dedup, expert_routing)
     return BYTES_16BIT * fwd, BYTES_16BIT * bwd

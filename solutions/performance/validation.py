@@ -179,7 +179,7 @@ def _config(layout: dict[str, Any]) -> ParallelConfig:
         micro_batch=layout["micro_batch"], grad_accum=layout["grad_accum"],
         seq_len=layout["seq_len"], activation_recompute=layout["recompute"],
         virtual_stages=layout.get("virtual_stages", 1), etp=layout.get("etp"),
-        dp_shard=layout.get("dp_shard"))
+        dp_shard=layout.get("dp_shard"), pipeline_rounds=layout.get("pipeline_rounds", 1))
 
 
 def run_from_record(record: dict[str, Any]) -> PublishedRun:

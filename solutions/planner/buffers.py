@@ -126,7 +126,7 @@ def pipeline_buffer_bytes(arch: models.Architecture, cfg: ParallelConfig, stage:
     if cfg.pp == 1 or stack.pipeline_buffers == "transient":
         return 0.0
     every_stage_output = stack.pipeline_buffers == "torch-2.7"
-    m, v = cfg.grad_accum, cfg.virtual_stages
+    m, v = cfg.schedule_microbatches, cfg.virtual_stages  # per run of the schedule
     last = cfg.pp * v - 1
     hidden = boundary_bytes(arch, cfg, stack)
     logits = cfg.micro_batch * cfg.seq_len / cfg.cp * arch.vocab_size / cfg.tp * BYTES_16BIT

@@ -37,7 +37,7 @@ def bubble(cfg: ParallelConfig, arch: models.Architecture | None = None) -> floa
     v: float = cfg.virtual_stages
     if arch is not None and cfg.pp > 1:
         v = resolve(arch, cfg).bubble_chunks
-    return pipeline_bubble_over_compute(cfg.pp, cfg.grad_accum, v)
+    return pipeline_bubble_over_compute(cfg.pp, cfg.schedule_microbatches, v)
 
 
 # -- the capstone's design checks ------------------------------------------------------

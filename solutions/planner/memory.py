@@ -156,7 +156,8 @@ def in_flight_layers(arch: models.Architecture, cfg: ParallelConfig, stage: int)
 def in_flight_chunks(cfg: ParallelConfig, stage: int) -> int:
     """Chunk forwards ``stage`` holds at its peak: ``min(w + 1, m v)``."""
     v = cfg.virtual_stages
-    return min(warmup_chunks(cfg.pp, cfg.grad_accum, v, stage) + 1, cfg.grad_accum * v)
+    m = cfg.schedule_microbatches
+    return min(warmup_chunks(cfg.pp, m, v, stage) + 1, m * v)
 
 
 def in_flight(cfg: ParallelConfig, stage: int) -> float:
@@ -201,13 +202,14 @@ def accumulating_share(arch: models.Architecture, cfg: ParallelConfig, stage: in
     """Llama 3's FSDP: the share of ``stage``'s layers in its largest chunk, whose gradient
     its micro-batches' backward passes accumulate into whole (module doc); 0 otherwise.
     With more micro-batches than one group of N = p (m > p), every chunk's accumulation
-    spans the groups, so the whole stage's gradient is held (share 1)."""
+    spans the groups, so the whole stage's gradient is held (share 1), as it is when the
+    step runs the schedule more than once (``pipeline_rounds``)."""
     if cfg.zero_stage < 3 or stack.reshard_after_forward:
         return 0.0
     layers = layers_per_stage(arch.n_layers, cfg.pp)[stage]
     if layers == 0:
         return 0.0
-    if cfg.grad_accum > cfg.pp:
+    if cfg.grad_accum > cfg.pp or cfg.pipeline_rounds > 1:
         return 1.0
     return max(chunk_layers(arch.n_layers, cfg.pp, cfg.virtual_stages)[stage]) / layers
 

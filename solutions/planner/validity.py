@@ -86,7 +86,7 @@ def _layout_problems(arch: models.Architecture, cfg: ParallelConfig, n_gpus: int
 
 
 def _chunk_problems(arch: models.Architecture, cfg: ParallelConfig, stack: Stack) -> Problems:
-    v, p, m = cfg.virtual_stages, cfg.pp, cfg.grad_accum
+    v, p, m = cfg.virtual_stages, cfg.pp, cfg.schedule_microbatches
     if v == 1 or p > arch.n_layers:
         return []
     problems = []

@@ -67,3 +67,22 @@ def test_deepep_sends_one_copy_per_rank_inside_a_node() -> None:
     deepep = layer_comm_s(QWEN_LIKE, cfg, links, True, 0, 1, ep_node_dedup=True).ep
     alpha = 4 * H100.latency_s(False)  # the latency is paid per all-to-all either way
     assert (deepep - alpha) / (plain - alpha) == pytest.approx(ranks / 8, rel=1e-9)
+
+
+def test_a_contiguous_gate_sends_each_token_to_the_few_ranks_its_block_sits_on() -> None:
+    from solutions.performance.comm import nodes_reached
+    # AutoModel's fake balanced gate: token t to experts 8t ... 8t + 7 (mod 256). Over 64
+    # EP ranks of 4 experts each those are ranks 2t and 2t + 1, always on one node of 8
+    assert nodes_reached(64, 256, 8, "contiguous") == 2.0
+    assert nodes_reached(8, 256, 8, "contiguous") == 1.0
+    # over 6 groups of 42 2/3 experts, 4 of the 32 blocks (starting at 40, 80, 168, 208)
+    # straddle a boundary: 1 + 4/32 groups a token
+    assert nodes_reached(6, 256, 8, "contiguous") == pytest.approx(1 + 4 / 32)
+    # and DeepEP moves that many copies instead of balanced routing's 5.30 of 8 ranks
+    cfg = ParallelConfig(tp=1, pp=16, dp=8, ep=8, seq_len=4096, activation_recompute="none")
+    links = Links(H100, cfg)
+    plain = layer_comm_s(QWEN_LIKE, cfg, links, True, 0, 1).ep
+    block = layer_comm_s(QWEN_LIKE, cfg, links, True, 0, 1, ep_node_dedup=True,
+                         expert_routing="contiguous").ep
+    alpha = 4 * H100.latency_s(False)
+    assert (block - alpha) / (plain - alpha) == pytest.approx(1 / 8, rel=1e-9)

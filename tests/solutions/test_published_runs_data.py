@@ -176,7 +176,8 @@ def test_families_kept_out_of_the_fit() -> None:
 @pytest.mark.parametrize("run", RUNS, ids=run_ids)
 def test_schema(run: dict[str, Any]) -> None:
     assert TOP_KEYS <= set(run) <= TOP_KEYS | OPTIONAL_TOP_KEYS
-    assert LAYOUT_KEYS <= set(run["layout"]) <= LAYOUT_KEYS | {"etp", "dp_shard"}
+    assert LAYOUT_KEYS <= set(run["layout"]) <= LAYOUT_KEYS | {"etp", "dp_shard",
+                                                                "pipeline_rounds"}
     assert CLUSTER_KEYS <= set(run["cluster"]) <= CLUSTER_KEYS | {"power_limit_w"}
     if "memory" in run:  # a measured peak, in GiB, and what the source measured
         assert set(run["memory"]) == {"reported_gib", "what"}
@@ -334,7 +335,7 @@ DESCRIPTIVE_OPTIONS = {"data_parallel"}
 #: options whose value a row must justify from its source in its assumptions
 KERNEL_OPTIONS = {"attention_kernel", "selective_recompute", "elementwise", "ep_node_dedup",
                   "linear_precision", "uneven_chunks", "pipeline_buffers", "fp8_all_gather",
-                  "bf16_params", "reshard_after_forward"}
+                  "bf16_params", "reshard_after_forward", "expert_routing"}
 
 
 @pytest.mark.parametrize("run", [r for r in RUNS if "stack_options" in r], ids=run_ids)
