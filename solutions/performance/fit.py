@@ -67,9 +67,9 @@ class Constant:
 
     name: str
     grid: tuple[float, ...]
-    #: The constant whose fitted value this one takes when no fitted row depends on it
-    #: (a GPU generation with no run to fit on takes the previous one's share).
-    fallback: str | None = None
+    #: The constants whose fitted values' mean this one takes when no fitted row depends
+    #: on it (a GPU generation with no run to fit on takes the previous one's share).
+    fallback: tuple[str, ...] = ()
 
     def get(self) -> float:
         module, key = _where(self.name)
@@ -103,13 +103,19 @@ CONSTANTS: tuple[Constant, ...] = (
     Constant("SUSTAINED_FRACTION['A100']", _grid(0.60, 1.00, 0.01)),
     Constant("SUSTAINED_FRACTION['H100']", _grid(0.60, 1.00, 0.01)),
     Constant("SUSTAINED_FRACTION['B200']", _grid(0.60, 1.00, 0.01),
-             fallback="SUSTAINED_FRACTION['H100']"),
+             fallback=("SUSTAINED_FRACTION['H100']",)),
     # passes over HBM: within what counting the kernels allows (about 6 reads and writes
     # of Korthikanti's 34 s b h bytes per layer in eager mode, fewer when fused, but no
     # fewer than the 3 that fused kernels' own reads and writes make:
     # solutions.performance.flops.ELEMENTWISE_PASSES)
     Constant("ELEMENTWISE_PASSES['eager']", _grid(3.0, 12.0, 1.0)),
-    Constant("ELEMENTWISE_PASSES['megatron']", _grid(3.0, 12.0, 1.0)),
+    # Megatron-LM fuses some element-wise chains by hand (bias + GeLU, scale + mask +
+    # softmax, bias + dropout + add; Narayanan et al. 2021, §4.2) and leaves the rest to
+    # eager PyTorch: without a run of its own it takes the midpoint of the two neighbours'
+    # fitted passes, eager PyTorch's and Transformer Engine's (the full fit lands there:
+    # 12, 8 and 4)
+    Constant("ELEMENTWISE_PASSES['megatron']", _grid(3.0, 12.0, 1.0),
+             fallback=("ELEMENTWISE_PASSES['eager']", "ELEMENTWISE_PASSES['fused']")),
     Constant("ELEMENTWISE_PASSES['fused']", _grid(3.0, 6.0, 1.0)),
     Constant("OVERLAP_INTERFERENCE", _grid(0.0, 0.5, 0.05)),
     Constant(POWER_LAW, _grid(1.0, 4.0, 0.25)),
@@ -176,9 +182,10 @@ def fit(runs: Sequence[FittableRun], rounds: int = 4) -> dict[str, float]:
 
     A constant that no row depends on (every grid value scores the same, e.g. Megatron-LM's
     element-wise passes when no Megatron-LM run is among the rows, or the power law without
-    a capped run) keeps its starting value instead of the grid's first, or takes its
-    ``fallback``'s fitted value (Blackwell's sustained share without a Blackwell run takes
-    the H100's). The module's constants are left unchanged."""
+    a capped run) keeps its starting value instead of the grid's first, or takes the mean
+    of its ``fallback`` constants' fitted values (Blackwell's sustained share without a
+    Blackwell run takes the H100's; Megatron-LM's passes the midpoint of eager PyTorch's and
+    Transformer Engine's). The module's constants are left unchanged."""
     rows = [r for r in runs if r.fitted]
     if not rows:
         raise ValueError("no runs marked for fitting")
@@ -191,8 +198,8 @@ def fit(runs: Sequence[FittableRun], rounds: int = 4) -> dict[str, float]:
             best = _descend(stage_rows, best, constants, rounds, informed)
             best = _pair_moves(stage_rows, best, constants)
     for constant in CONSTANTS:
-        if constant.name not in informed and constant.fallback is not None:
-            best[constant.name] = best[constant.fallback]
+        if constant.name not in informed and constant.fallback:
+            best[constant.name] = statistics.fmean(best[f] for f in constant.fallback)
     return best
 
 
