@@ -113,14 +113,10 @@ Fields (booleans say whether the software does it):
   ``F.cross_entropy`` on FP32 logits (the saved log-softmax, and the gradient in and out
   of its backward).
 * ``tp_loss_bytes_per_logit``: the same when the output layer is vocabulary-parallel
-  (TP > 1) and the stack then runs another loss; 0 means the same as
-  ``loss_bytes_per_logit``. torchtitan computes the loss under PyTorch's ``loss_parallel``
-  (``torch/distributed/tensor/parallel/loss.py``), which decomposes log-softmax and its
-  backward into separate element-wise tensors: the fused backward
-  ``(grad_input + exp(x)) * grad_output`` holds the saved FP32 log-softmax ``x``, the
-  zero-initialised ``grad_input``, ``exp(x)`` and the sum, then the product: 16 bytes per
-  logit at its peak (the forward's ``x``, ``x - max`` and ``exp`` beside the 16-bit logits
-  peak at 14).
+  (TP > 1) and the stack then runs another loss (0: the same). torchtitan's ``loss_parallel``
+  (``torch/distributed/tensor/parallel/loss.py``) decomposes log-softmax and its backward:
+  ``(grad_input + exp(x)) * grad_output`` holds the saved FP32 ``x``, the zeroed
+  ``grad_input``, ``exp(x)`` and the sum, then the product, 16 bytes per logit.
 * ``sp_keeps_gathered_inputs``: with sequence parallelism, the all-gathered (whole-sequence)
   input of the QKV and first MLP GEMMs is what their weight gradients keep (PyTorch DTensor
   ``PrepareModuleInput`` redistributes ``Shard(1)`` to ``Replicate()`` before the column-
@@ -129,12 +125,9 @@ Fields (booleans say whether the software does it):
   §4.2.2). With FP8 linears the gather moves, and the GEMM keeps, FP8 (1 byte; torchao
   ``PrepareFloat8ModuleInput`` casts before the all-gather).
 * ``fp8_saves_fp8_inputs``: with FP8 linears, each GEMM keeps its input for the weight
-  gradient in FP8 (1 byte), the cast it made in the forward: Transformer Engine's
-  ``Linear`` and ``LayerNormLinear`` save ``inputmat``, the quantized tensor, when FP8 is
-  on (``transformer_engine/pytorch/module/linear.py``, ``saved_inputmat = inputmat``).
-  torchao's ``Float8Linear`` (torchtitan, December 2024) keeps the 16-bit input and casts
-  again in the backward. Only GEMM inputs shrink; the norms', attention's and activation
-  functions' own inputs stay 16-bit (:func:`solutions.planner.activations.fp8_input_savings`).
+  gradient as the FP8 cast it made (Transformer Engine's ``Linear``: ``saved_inputmat =
+  inputmat``); torchao's ``Float8Linear`` (torchtitan, December 2024) keeps the 16-bit input.
+  Only GEMM inputs shrink (:func:`solutions.planner.activations.fp8_input_savings`).
 * ``elementwise``: how the element-wise work between GEMMs is run, which sets its passes
   over HBM (:data:`solutions.performance.flops.ELEMENTWISE_PASSES`): ``"eager"``, one
   PyTorch kernel per operation (FSDP, DeepSpeed ZeRO-3 and torchtitan without
@@ -147,6 +140,11 @@ Fields (booleans say whether the software does it):
   holds a layer's unsharded gradient and two layers' reduce-scatter inputs
   (:func:`solutions.planner.memory.reduce_scatter_buffer_bytes`); DeepSpeed reduces from
   fixed-size buckets instead.
+* ``side_stream_buffers``: ZeRO-3 gathers into a flat buffer on a stream of its own and copies
+  it out per parameter, and writes the reduce-scatter's output, the gradient shards, on
+  another (FSDP2's ``foreach_all_gather`` and ``foreach_reduce``). The caching allocator keeps
+  a pool per stream and keeps reserved what a pool once held, so the two in-flight units' flat
+  buffers and all of a step's shards stay reserved beside the compute stream's peak.
 * ``zero1_allreduce``: ZeRO-1 all-reduces the whole gradient after the backward and each
   rank keeps its slice, then all-gathers the updated parameters, neither under compute
   (nanotron, ``trainer.py``: ``reduce_scatter=False``, "too memory hungry, instead we run
@@ -244,6 +242,7 @@ class Stack:
     sp_keeps_gathered_inputs: bool = False
     fp8_saves_fp8_inputs: bool = False
     unit_reduce_scatter: bool = False
+    side_stream_buffers: bool = False
     zero1_allreduce: bool = False
     repeats_kv_heads: bool = False
     pipeline_buffers: str = "transient"
@@ -334,8 +333,9 @@ FSDP2 = Stack(
     "FSDP2 / torchtitan", sequence_parallel=True, fused_attention=True, overlap_dp=True,
     elementwise="eager", uneven_chunks=True, fused_grad_accumulation=False,
     loss_bytes_per_logit=12.0, tp_loss_bytes_per_logit=16.0, sp_keeps_gathered_inputs=True,
-    keep_gathered_with_pp=True, unit_reduce_scatter=True, grad_reduce_bytes=4.0,
-    repeats_kv_heads=True, pipeline_buffers="torch-2.7", shard_is_master=True,
+    keep_gathered_with_pp=True, unit_reduce_scatter=True, side_stream_buffers=True,
+    grad_reduce_bytes=4.0, repeats_kv_heads=True, pipeline_buffers="torch-2.7",
+    shard_is_master=True,
     source="torchtitan (Liang et al. 2024, arXiv:2410.06511) §2.1: per-parameter DTensor "
            "FSDP2 with implicit prefetch, reshard_after_forward=True by default, gradients "
            "reduce-scattered in FP32 (config_manager.py, December 2024: "

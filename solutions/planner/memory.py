@@ -57,7 +57,12 @@ is not held beside it. Accumulating the whole stage's
 gradient instead would add ``g Psi`` = 12.8 GB on Llama 3's middle stage, and the paper's
 8K run would not fit; reducing every micro-batch's gradient would move m times the traffic.
 A resharding ZeRO-3 also holds the gathered weights of the unit being computed and the one
-being prefetched (two layers, :data:`GATHERED_UNITS`). PyTorch's FSDP reduce-scatters each
+being prefetched (two layers, :data:`GATHERED_UNITS`). Measured peaks are the caching
+allocator's reserved bytes, and it keeps a pool per stream: where the stack gathers into
+flat buffers on a stream of its own and writes the reduce-scatter's output there too
+(``Stack.side_stream_buffers``, FSDP2), the flat buffers of those two units and all of the
+step's gradient shards (the chunk still accumulating's included: the last step's stay
+reserved) are counted beside the compute stream's peak. PyTorch's FSDP reduce-scatters each
 unit's gradient as the backward produces it (``Stack.unit_reduce_scatter``), so it also holds
 the layer's 16-bit unsharded gradient (2 bytes per parameter) and the reduce-scatter inputs
 of the two layers in flight on the reduce-scatter stream, at ``grad_reduce_bytes`` each (FSDP2
@@ -327,10 +332,14 @@ def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int,
     dense = state_bytes_per_param(cfg.zero_stage, n_dense, stack)
     expert = state_bytes_per_param(cfg.zero_stage, cfg.expert_dp, stack)
     weights = params.dense * dense.weights + params.expert * expert.weights
+    share = accumulating_share(arch, cfg, stage, stack)
     if cfg.zero_stage == 3:
         weights += (gathered_layers_bytes(arch, cfg, stage, stack) if stack.reshard_after_forward
                     else stage_gathered_bytes(arch, cfg, stage, stack))
-    share = accumulating_share(arch, cfg, stage, stack)
+        if stack.side_stream_buffers:  # pools of their own (Stack.side_stream_buffers)
+            weights += sum(largest_layers_params(arch, cfg, stage, stack)) * (
+                stack.layer_gather_bytes)
+            share = 0.0  # the last step's shards stay reserved in the reduce-scatter's pool
     # the chunk being accumulated has no reduced shard yet (module doc); experts used in
     # place keep their own BF16 gradient, their shard's
     expert_share = 0.0 if experts_in_place(cfg, stack) else share

@@ -19,7 +19,10 @@ from solutions.stack import FSDP2, LLAMA3
 #: torchtitan's 405B pipeline layout: TP 8, PP 8, FSDP 8, eight micro-batches of 4 x 8K
 PIPE = ParallelConfig(tp=8, pp=8, dp=8, zero_stage=3, micro_batch=4, grad_accum=8, seq_len=8192,
                       activation_recompute="full")
-FP8 = replace(FSDP2, linear_precision="fp8")
+#: FSDP2 counted as allocated bytes: its stream pools (``side_stream_buffers``, reserved
+#: bytes) are tested apart, in the last test
+ALLOCATED = replace(FSDP2, side_stream_buffers=False)
+FP8 = replace(ALLOCATED, linear_precision="fp8")
 
 
 def _stage1_params() -> float:
@@ -67,12 +70,12 @@ def test_fp8_all_gather_keeps_one_byte_per_gathered_layer_weight() -> None:
 def test_the_chunk_being_accumulated_has_no_reduced_shard_yet() -> None:
     psi = pm.stage_params(m.LLAMA3_405B, PIPE, 1).total
     # 1F1B (v = 1): the whole stage accumulates in FP32 until the step's last backward
-    one = pm.stage_memory(m.LLAMA3_405B, PIPE, 1, FSDP2)
+    one = pm.stage_memory(m.LLAMA3_405B, PIPE, 1, ALLOCATED)
     assert one.gradients_bytes == pytest.approx(4 * psi)
     # interleaved, v = 2, m = p: one chunk accumulates while the other's shard is reduced
     two = replace(PIPE, virtual_stages=2)
     chunk = max(chunk_layers(126, 8, 2)[1]) / 16 * psi
-    mem = pm.stage_memory(m.LLAMA3_405B, two, 1, FSDP2)
+    mem = pm.stage_memory(m.LLAMA3_405B, two, 1, ALLOCATED)
     assert mem.gradients_bytes == pytest.approx(4 * chunk + 4 * (psi - chunk) / 8)
     # Llama 3's own layout (v = 8, one layer a chunk): 7/8 of the stage's shard beside it
     paper = ParallelConfig(tp=8, pp=16, dp=128, zero_stage=3, seq_len=8192, grad_accum=16,
@@ -106,7 +109,7 @@ QWEN3_30B_A3B = m.Architecture(
 #: NeMo AutoModel's benchmark layout of it: 8 GPUs, EP 8 inside FSDP 8
 AUTOMODEL = ParallelConfig(tp=1, pp=1, dp=8, ep=8, zero_stage=3, micro_batch=4, grad_accum=16,
                            seq_len=4096, activation_recompute="full")
-BF16 = replace(FSDP2, bf16_params=True, reshard_after_forward=False)
+BF16 = replace(ALLOCATED, bf16_params=True, reshard_after_forward=False)
 
 
 def test_bf16_parameters_are_their_own_master_and_experts_stay_where_they_lie() -> None:
@@ -137,7 +140,7 @@ def test_the_bf16_optimizer_step_moves_fourteen_bytes_a_parameter_not_thirty() -
     from solutions.performance.passes import optimizer_s
     cfg = ParallelConfig(tp=1, pp=1, dp=8, zero_stage=3, seq_len=4096)
     gpu = hw.H100_SXM
-    fp32 = optimizer_s(m.LLAMA3_8B, cfg, gpu, 0, FSDP2)
+    fp32 = optimizer_s(m.LLAMA3_8B, cfg, gpu, 0, ALLOCATED)
     bf16 = optimizer_s(m.LLAMA3_8B, cfg, gpu, 0, BF16)
     # Adam with an FP32 master: master, momentum, variance read and written, FP32 gradient
     # read, 16-bit weight written (30); in BF16: weight and moments read and written, BF16
@@ -145,3 +148,23 @@ def test_the_bf16_optimizer_step_moves_fourteen_bytes_a_parameter_not_thirty() -
     assert bf16 / fp32 == pytest.approx(14 / 30)
     psi = pm.stage_params(m.LLAMA3_8B, cfg, 0).total
     assert bf16 == pytest.approx(14 * psi / 8 / (gpu.hbm_bandwidth_tb_per_s * 1e12), rel=0.05)
+
+
+def test_fsdp2_stream_pools_keep_the_flat_gathers_and_the_last_steps_shards_reserved() -> None:
+    # measured peaks are reserved bytes, and the caching allocator keeps a pool per stream:
+    # FSDP2's flat all-gather buffers (two units in flight) sit in its gather stream's pool,
+    # its gradient shards in the reduce-scatter stream's, beside the compute stream's peak
+    psi = _stage1_params()
+    layer = m.dense_layer_params(m.LLAMA3_405B) / 8  # one layer on one GPU of TP 8
+    allocated = pm.stage_memory(m.LLAMA3_405B, PIPE, 1, ALLOCATED)
+    reserved = pm.stage_memory(m.LLAMA3_405B, PIPE, 1, FSDP2)
+    assert reserved.weights_bytes - allocated.weights_bytes == pytest.approx(2 * layer * 2)
+    # 1F1B accumulates the whole stage in FP32, and the last step's FP32 shards (1/8 of it)
+    # are still reserved: 4.5 bytes a parameter where the allocated count has 4
+    assert reserved.gradients_bytes == pytest.approx(4 * psi + 4 * psi / 8, rel=1e-4)
+    # the 405B runs' FP8 gathers halve the flat buffers
+    fp8 = replace(FSDP2, linear_precision="fp8", fp8_all_gather=True)
+    flat = (pm.stage_memory(m.LLAMA3_405B, PIPE, 1, fp8).weights_bytes
+            - pm.stage_memory(m.LLAMA3_405B, PIPE, 1, replace(fp8, side_stream_buffers=False))
+            .weights_bytes)
+    assert flat == pytest.approx(2 * layer * 1)
