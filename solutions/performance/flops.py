@@ -184,10 +184,18 @@ def alternate_matmul_params_per_token(arch: models.Architecture, moe_layer: bool
 
 def attention_flops_per_token(arch: models.Architecture, seq_len: int,
                               causal: bool = True) -> float:
-    """Attention core, forward, one layer: ``4 s n_heads head_dim`` for the full score
-    matrix, half that when only the causal (lower) triangle is counted."""
-    width = arch.mla.v_head_dim * arch.n_heads if arch.mla else arch.n_heads * arch.head_dim
-    return 4.0 * seq_len * width * (0.5 if causal else 1.0)
+    """Attention core, forward, one layer: ``2 s n_heads (d_qk + d_v)`` for the full score
+    matrix, ``QK^T`` over the query/key heads' width and ``softmax x V`` over the value
+    heads' (``4 s n_heads head_dim`` when they are equal); half that when only the causal
+    (lower) triangle is counted. Multi-head latent attention's query and key heads are
+    ``qk_nope + qk_rope`` wide (128 + 64 in DeepSeek-V3) and its value heads
+    ``v_head_dim`` (128; DeepSeek-V3 report, §2.1.1, eqs. 1-11)."""
+    if arch.mla is not None:
+        qk = arch.mla.qk_nope_head_dim + arch.mla.qk_rope_head_dim
+        v = arch.mla.v_head_dim
+    else:
+        qk = v = arch.head_dim
+    return 2.0 * seq_len * arch.n_heads * (qk + v) * (0.5 if causal else 1.0)
 
 
 def logits_flops_per_token(arch: models.Architecture) -> float:

@@ -51,6 +51,18 @@ def test_llama_405b_model_flops_count_causal_attention() -> None:
     assert pf.model_flops_per_token(m.LLAMA3_405B, 8192) == pytest.approx(matmul + attention)
 
 
+def test_latent_attention_scores_over_192_wide_keys_and_weights_128_wide_values() -> None:
+    # DeepSeek-V3 (report §2.1.1): 128 heads; QK^T over qk_nope + qk_rope = 128 + 64 = 192
+    # values, softmax x V over v_head_dim = 128: 2 s 128 (192 + 128) forward FLOPs a token
+    s = 4096
+    full = 2 * s * 128 * (192 + 128)
+    assert pf.attention_flops_per_token(m.DEEPSEEK_V3, s, causal=False) == pytest.approx(full)
+    assert pf.attention_flops_per_token(m.DEEPSEEK_V3, s) == pytest.approx(full / 2)
+    # equal widths give the usual 4 s heads head_dim
+    assert pf.attention_flops_per_token(m.LLAMA3_8B, s, causal=False) == pytest.approx(
+        4 * s * 32 * 128)
+
+
 def test_one_gpu_step_is_compute_by_hand() -> None:
     arch = m.GENERIC_7B
     cfg = ParallelConfig(tp=1, pp=1, dp=1, micro_batch=1, grad_accum=4, seq_len=4096,
