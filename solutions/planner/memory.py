@@ -276,14 +276,19 @@ def largest_layers_params(arch: models.Architecture, cfg: ParallelConfig, stage:
     return sorted(sizes, reverse=True)[:GATHERED_UNITS]
 
 
+def units_in_flight_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
+                          stack: Stack = MODERN) -> float:
+    """Gathered weights of the :data:`GATHERED_UNITS` largest layers of ``stage`` on one GPU,
+    at ``stack.layer_gather_bytes``: the units a ZeRO-3 gather has in flight at once."""
+    return sum(largest_layers_params(arch, cfg, stage, stack)) * stack.layer_gather_bytes
+
+
 def gathered_layers_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
                           stack: Stack = MODERN) -> float:
-    """Gathered weights of the :data:`GATHERED_UNITS` largest layers of ``stage`` on one GPU
-    (at ``stack.layer_gather_bytes``) and its end tables (16-bit): what a resharding
-    ZeRO-3/FSDP holds gathered at once."""
+    """The units in flight (:func:`units_in_flight_bytes`) and ``stage``'s end tables
+    (16-bit): what a resharding ZeRO-3/FSDP holds gathered at once."""
     tables = end_tables_params(arch, cfg, stage) / cfg.tp
-    return (sum(largest_layers_params(arch, cfg, stage, stack)) * stack.layer_gather_bytes
-            + tables * zero.WEIGHT_BYTES)
+    return units_in_flight_bytes(arch, cfg, stage, stack) + tables * zero.WEIGHT_BYTES
 
 
 def stage_gathered_bytes(arch: models.Architecture, cfg: ParallelConfig, stage: int,
@@ -337,8 +342,7 @@ def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int,
         weights += (gathered_layers_bytes(arch, cfg, stage, stack) if stack.reshard_after_forward
                     else stage_gathered_bytes(arch, cfg, stage, stack))
         if stack.side_stream_buffers:  # pools of their own (Stack.side_stream_buffers)
-            weights += sum(largest_layers_params(arch, cfg, stage, stack)) * (
-                stack.layer_gather_bytes)
+            weights += units_in_flight_bytes(arch, cfg, stage, stack)  # the flat buffers
             share = 0.0  # the last step's shards stay reserved in the reduce-scatter's pool
     # the chunk being accumulated has no reduced shard yet (module doc); experts used in
     # place keep their own BF16 gradient, their shard's
