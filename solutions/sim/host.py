@@ -74,9 +74,11 @@ Confine = Callable[[], "str | None"]
 
 
 def _warm_numpy() -> None:
-    """Run numpy's common operations once here, before any rank is forked: the buffers
-    they set up on first use (BLAS's workspace above all) are then every rank's from the
-    start, not memory an honest rank seems to take at its first product."""
+    """Run numpy's common operations once: here, before any rank is forked, and again in
+    each forked rank before its memory is first read. The buffers they set up on first use
+    are then the rank's from the start, not memory an honest rank seems to take at its
+    first product; OpenBLAS sets up its workspace again in a forked process (up to 160 KB
+    that an honest rank's first product would otherwise be charged)."""
     a = np.arange(256 * 256, dtype=np.float64).reshape(256, 256) / 65536.0
     b = np.maximum(a @ a.T, 0.0)
     np.concatenate(np.array_split(b.ravel(), 7)).reshape(256, 256).sum()
@@ -128,6 +130,7 @@ def _wall(into: int, out: int, parent: int, confine: Confine | None) -> None:
         _LIBC.mallopt(_M_TRIM_THRESHOLD, 128 << 10)  # given back when freed
         if confine is not None and confine() is not None:
             os._exit(71)
+        _warm_numpy()
         release()
     except BaseException:  # noqa: B036 - a process that is not walled in runs nothing
         os._exit(71)

@@ -13,6 +13,8 @@ available).
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 import pytest
@@ -154,8 +156,12 @@ def zero3_forward(rank):
 def test_messages_not_yet_received_count_against_their_sender() -> None:
     verdict = _check(_UP_FRONT).verdict
     assert not verdict.passed and verdict.score == 0
-    assert "rank 0 held " in verdict.message and "at step 0" in verdict.message, \
-        verdict.message
+    assert "rank 0 held " in verdict.message, verdict.message
+    # at step 0 its own process holds only its data: what it sent and no one has received
+    # yet is what puts it over the budget (its peak may come a step later, with layer 0)
+    budget = int(re.search(r"expected at most (\d+)", verdict.message).group(1))
+    first = re.search(r"^0 +(\d+)", verdict.picture, re.MULTILINE)
+    assert first and int(first.group(1)) > budget, verdict.picture
 
 
 def test_the_honest_program_passes_under_the_same_measurement() -> None:
