@@ -241,14 +241,13 @@ def test_published_moe_layouts_fit_the_gpu_they_ran_on(run: Any) -> None:
     assert used <= run.cluster.gpu.memory_bytes
 
 
-def test_search_judges_ten_thousand_layouts_a_second() -> None:
-    import time
-    start = time.process_time()
+def test_search_judges_ten_thousand_layouts_and_ranks_the_valid_ones() -> None:
+    # how fast it does so is benchmarks/recommend_speed.py's to measure, not a test's
     found = ps.recommend(m.LLAMA3_405B, 16384, 2048, 8192, hw.H100_SXM,
                          zero_stages=(0, 1, 2, 3))
-    seconds = time.process_time() - start
-    assert found.candidates >= 5000
-    assert found.candidates / seconds > 5000  # the benchmark's 10^4/s with slack for CI load
+    assert found.candidates >= 10_000 and 0 < found.valid < found.candidates
+    times = [r.estimate.step_time_s for r in found.best]
+    assert len(times) == 5 and times == sorted(times)
 
 
 def test_llama3_rows_are_the_run_as_published() -> None:
