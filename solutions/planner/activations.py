@@ -54,7 +54,7 @@ counted beside the activations (:mod:`solutions.planner.buffers`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from solutions import models
 from solutions.layout import ParallelConfig
@@ -152,19 +152,26 @@ def outside_units_kept(outside: float, t: int, stack: Stack) -> float:
 def activation_bytes_per_layer(arch: models.Architecture, cfg: ParallelConfig,
                                stack: Stack = MODERN, moe_layer: bool = False) -> float:
     """Stashed activation bytes of one layer for one micro-batch (module doc)."""
+    return _layer_bytes(arch, cfg, stack, moe_layer, cfg.activation_recompute,
+                        stack.selective_recompute)
+
+
+def _layer_bytes(arch: models.Architecture, cfg: ParallelConfig, stack: Stack,
+                 moe_layer: bool, recompute: str, selective: str) -> float:
+    """:func:`activation_bytes_per_layer` under the recomputation mode ``recompute`` and the
+    selective policy ``selective`` (which may differ from ``cfg``'s and ``stack``'s)."""
     sbh = cfg.seq_len / cfg.cp * cfg.micro_batch * arch.d_model
     t = cfg.tp
     outside_split = t if stack.sequence_parallel else 1
-    if cfg.activation_recompute == "full":
+    if recompute == "full":
         return BYTES_16BIT * sbh / outside_split
-    if (cfg.activation_recompute == "selective"
-            and stack.selective_recompute == "alternate_matmuls"):
+    if recompute == "selective" and selective == "alternate_matmuls":
         # the policy recomputes the all-gathers too: only the block input stays outside
         outside, inside = alternate_activation_units(arch, moe_layer)
         return (outside / outside_split + inside / t) * sbh
     terms = activation_terms(arch, cfg.seq_len, stack.fused_attention, moe_layer)
     kept = outside_units_kept(terms.outside, t, stack) + terms.inside / t
-    if cfg.activation_recompute == "none" or stack.fused_attention:
+    if recompute == "none" or stack.fused_attention:
         kept += terms.core / t
     return (kept - fp8_input_savings(arch, t, stack, moe_layer)) * sbh
 
@@ -193,6 +200,4 @@ def rebuilt_layer_bytes(arch: models.Architecture, cfg: ParallelConfig, stack: S
     forward runs again under autograd with no checkpoint policy, so it keeps what a
     ``"selective"`` (attention-core) layer keeps, whatever ``stack.selective_recompute``
     says of the stashed layers."""
-    rebuilt_cfg = replace(cfg, activation_recompute="selective")
-    policy_free = replace(stack, selective_recompute="attention")
-    return activation_bytes_per_layer(arch, rebuilt_cfg, policy_free, moe_layer)
+    return _layer_bytes(arch, cfg, stack, moe_layer, "selective", "attention")
