@@ -4,8 +4,7 @@ keeps weights and gradients.
 A :class:`Stack` changes the speed (and some of the memory) of a layout but not the layout
 itself: the same ``ParallelConfig`` ran at 159 TFLOP/s per GPU in Megatron-LM's benchmark
 and at 126 in a DeepSpeed-pipeline production run (Narayanan et al. 2021, Table 1 vs Smith
-et al. 2022, §3). Both the step-time model (:mod:`solutions.performance`) and the memory
-model read it, so the two halves assume the same software.
+et al. 2022, §3). The step-time model and the memory model both read it.
 
 Fields (booleans say whether the software does it):
 
@@ -43,6 +42,11 @@ Fields (booleans say whether the software does it):
   ``main_grad``); otherwise a separate pass reads the 16-bit gradient and reads and writes
   the ``grad_accum_bytes`` accumulator every micro-batch (DeepSpeed's engines, PyTorch
   DDP/FSDP without resharding).
+* ``keeps_16bit_grads``: under ZeRO 0-1 each micro-batch's 16-bit weight gradients stay
+  allocated beside the FP32 accumulator until the next backward, 2 more bytes per parameter
+  (DeepSpeed's ``BF16_Optimizer`` in the pipeline engine: ``clear_lp_grads`` drops them just
+  before each backward, ``update_hp_grads`` adds them after it into an unsharded FP32 buffer,
+  which "consumes 4 bytes * params of additional memory", BigScience ``tr11-176B-ml/README.md``).
 * ``pipeline_blocking_p2p``: the pipeline's sends and receives are blocking instructions
   between compute instructions (DeepSpeed's ``PipelineEngine``: ``RecvActivation``,
   ``SendActivation``, ``RecvGrad``, ``SendGrad``), so a stage pays its receives as well as
@@ -63,17 +67,14 @@ Fields (booleans say whether the software does it):
   stage. DeepSpeed partitions it since ``is_grad_partitioned = is_model_parallel``
   (commit e2fdd254, 29 September 2021, "Big science related changes"; before it the
   gradient went whole, ``is_grad_partitioned = False``); Megatron-LM scatters both.
-* ``flat_dp_collectives``: the data-parallel and ZeRO collectives run as one flat ring
-  over all ranks, each rank at its own network port, instead of NCCL's per-port rings
-  that let a group with ``k`` members on a node drive ``k`` of its ports
-  (:meth:`solutions.hardware.Cluster.group_gb_per_s`). DeepSpeed ZeRO-3 of 2021 all-gathers
-  every parameter on its own with ``torch.distributed.all_gather`` over the whole
-  data-parallel group (``deepspeed/runtime/zero/partition_parameters.py``,
-  ``_allgather_param``, May 2021); hierarchical gathers came later (MiCS,
-  ``mics_hierarchical_params_gather``; ZeRO++ hpZ, ``zero_hpz_partition_size``, 2023).
-  Narayanan et al. 2021's Table 2 measures the consequence: ZeRO-3 at 768 and 1,536 A100s
-  spends about the same 50-60 s per step whatever the GPU count, the time of its 3 x 350 GB
-  per GPU at one 200 Gb/s port's ring bandwidth.
+* ``flat_dp_collectives``: the data-parallel and ZeRO collectives run as one flat ring over
+  all ranks, each at its own network port, instead of NCCL's per-port rings that let a group
+  with ``k`` members on a node drive ``k`` of its ports (:meth:`solutions.hardware.Cluster.
+  group_gb_per_s`). DeepSpeed ZeRO-3 of 2021 all-gathers each parameter on its own over the
+  whole data-parallel group (``partition_parameters.py`` ``_allgather_param``, May 2021;
+  hierarchical gathers came with MiCS and ZeRO++ hpZ, 2023). Narayanan et al. 2021, Table 2:
+  ZeRO-3 at 768 and 1,536 A100s spends the same 50-60 s a step, its 3 x 350 GB per GPU at one
+  200 Gb/s port's ring bandwidth.
 * ``attention_kernel``: the fused attention kernel, ``"flash2"`` (FlashAttention-2, PyTorch's
   scaled-dot-product attention), ``"hopper"`` (a kernel using Hopper's asynchronous
   tensor-core instructions: FlashAttention-3 or cuDNN's fused attention through Transformer
@@ -192,12 +193,9 @@ from dataclasses import dataclass, replace
 
 from solutions._checks import positive
 
-#: Share of a DeepSpeed ZeRO-3 parameter gather that runs under compute: an assumption
-#: (see module doc), neither measured nor fitted.
+#: Share of a DeepSpeed ZeRO-3 gather that runs under compute: an assumption (module doc).
 ZERO3_GATHER_HIDDEN = 0.5
-#: The values each named-choice field takes: the element-wise kernels, the attention kernel,
-#: what selective recomputation redoes, what a pipeline library keeps per micro-batch, the
-#: linear GEMMs' number format, and how a router spreads a token's experts.
+#: The values each named-choice field takes (module doc).
 CHOICES: dict[str, tuple[str, ...]] = {
     "elementwise": ("eager", "megatron", "fused"),
     "attention_kernel": ("flash2", "hopper", "triton"),
@@ -231,6 +229,7 @@ class Stack:
     pp_outermost: bool = True
     fused_grad_accumulation: bool = True
     pipeline_blocking_p2p: bool = False
+    keeps_16bit_grads: bool = False
     attention_kernel: str = "flash2"
     selective_recompute: str = "attention"
     ep_node_dedup: bool = False
@@ -309,18 +308,19 @@ DEEPSPEED_ZERO3 = Stack(
 DEEPSPEED_PIPELINE = Stack(
     "DeepSpeed pipeline engine (Megatron-DeepSpeed)", sequence_parallel=False,
     fused_attention=False, overlap_dp=False, pipeline_blocking_p2p=True,
-    fused_grad_accumulation=False, elementwise="megatron",
+    fused_grad_accumulation=False, elementwise="megatron", keeps_16bit_grads=True,
     source="Smith et al. 2022 (MT-NLG, arXiv:2201.11990), §3: Megatron TP inside "
            "DeepSpeed's 1F1B pipeline engine (deepspeed/runtime/pipe/engine.py: blocking "
            "SendActivation/RecvActivation/SendGrad/RecvGrad of PartitionedTensor slices, "
            "1/t of the activation and, since September 2021, of its gradient per TP rank), "
            "no interleaving; ZeRO-1 gradient all-reduce after the last micro-batch "
-           "(engine.py _exec_reduce_grads).")
+           "(engine.py _exec_reduce_grads); BF16 through its BF16_Optimizer (April 2022).")
 DEEPSPEED_PIPELINE_2020 = replace(
     DEEPSPEED_PIPELINE, name="DeepSpeed pipeline engine before September 2021",
-    pipeline_grad_scatter_gather=False,
+    pipeline_grad_scatter_gather=False, keeps_16bit_grads=False,
     source="deepspeed/runtime/pipe/engine.py, September 2020 - 2021: activations "
-           "partitioned over the TP group, gradients sent whole (is_grad_partitioned = False).")
+           "partitioned over the TP group, gradients sent whole (is_grad_partitioned = False); "
+           "FP16 only (no BF16_Optimizer yet).")
 FSDP = Stack(
     "PyTorch FSDP (FULL_SHARD)", sequence_parallel=False, fused_attention=True,
     overlap_dp=True, elementwise="eager", fused_grad_accumulation=False,

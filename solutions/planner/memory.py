@@ -33,7 +33,9 @@ bits only into each all-gather's input (``Stack.shard_is_master``): no ``2 Psi /
 With BF16 parameters as their own master (``Stack.bf16_params``) K is Adam's two BF16
 moments (4), the shard and the reduced gradients are BF16, and routed experts that no ZeRO
 group shards (expert DP = 1) are neither gathered nor accumulated apart from their own
-gradient (:func:`experts_in_place`).
+gradient (:func:`experts_in_place`). A stack that keeps each micro-batch's 16-bit gradients
+beside the accumulator (``Stack.keeps_16bit_grads``: DeepSpeed's BF16 optimizer) holds
+``2 Psi`` more under ZeRO 0-1.
 
 Stages 0-1 accumulate the whole local gradient and reduce it once per step (Megatron's
 ``main_grad``, DDP ``no_sync``); stage 2 and a resharding stage 3 reduce-scatter each
@@ -350,6 +352,8 @@ def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int,
     shards = (params.dense * dense.gradients * (1 - share)
               + params.expert * expert.gradients * (1 - expert_share))
     accumulating = accumulating_params(arch, cfg, stage, stack)
+    if stack.keeps_16bit_grads and cfg.zero_stage <= 1:  # beside the accumulator (module doc)
+        shards += (params.dense + params.expert) * zero.GRADIENT_BYTES
     return MemoryBreakdown(
         stage=stage, weights_bytes=weights,
         gradients_bytes=(shards + accumulating * stack.grad_accum_bytes

@@ -96,3 +96,22 @@ def test_triton_flash_attention_is_slower_than_flashattention2() -> None:
         ratio = (pf.attention_efficiency(gpu, "flash2") / pf.attention_efficiency(gpu, "triton"))
         # Dao 2023 §4.1: FlashAttention-2 is 1.3-2.5x faster than the Triton FlashAttention
         assert 1.3 <= ratio <= 2.5
+
+
+def test_deepspeed_bf16_optimizer_keeps_bf16_gradients_beside_its_fp32_buffer() -> None:
+    from solutions.performance.validation import PUBLISHED_RUNS
+    from solutions.planner.memory import stage_memory
+
+    bloom = next(r for r in PUBLISHED_RUNS if r.label == "bloom-176b-384gpu")
+    # tr11-176B-ml/README.md: "one layer size: 12*h**2 + 13*h => 2_466_437_120 params"; a
+    # middle stage holds 6 of the 70 layers ('type:transformer|embedding'), 1/4 per TP rank
+    psi = 6 * 2_466_437_120 / 4
+    bf16 = stage_memory(bloom.arch, bloom.config, 5, st.DEEPSPEED_PIPELINE)
+    fp16 = stage_memory(bloom.arch, bloom.config, 5, st.DEEPSPEED_PIPELINE_2020)
+    # the unsharded FP32 buffer (4 bytes) and the BF16 .grad it is added from (2 bytes)
+    assert bf16.gradients_bytes == pytest.approx(6 * psi, rel=1e-3)
+    assert bf16.gradients_bytes - fp16.gradients_bytes == pytest.approx(2 * psi, rel=1e-3)
+    # ZeRO-2 reduces each micro-batch's gradient into the shard: no unsharded 16-bit copy
+    zero2 = replace(bloom.config, zero_stage=2)
+    assert (stage_memory(bloom.arch, zero2, 5, st.DEEPSPEED_PIPELINE).gradients_bytes
+            == stage_memory(bloom.arch, zero2, 5, st.DEEPSPEED_PIPELINE_2020).gradients_bytes)
