@@ -74,11 +74,9 @@ Confine = Callable[[], "str | None"]
 
 
 def _warm_numpy() -> None:
-    """Run numpy's common operations once: here, before any rank is forked, and again in
-    each forked rank before its memory is first read. The buffers they set up on first use
-    are then the rank's from the start, not memory an honest rank seems to take at its
-    first product; OpenBLAS sets up its workspace again in a forked process (up to 160 KB
-    that an honest rank's first product would otherwise be charged)."""
+    """Run numpy's common operations once here, before any rank is forked: the buffers
+    they set up on first use are then every rank's from the start, not memory an honest
+    rank seems to take at its first product (BLAS's workspace: :func:`_warm_blas`)."""
     a = np.arange(256 * 256, dtype=np.float64).reshape(256, 256) / 65536.0
     b = np.maximum(a @ a.T, 0.0)
     np.concatenate(np.array_split(b.ravel(), 7)).reshape(256, 256).sum()
@@ -87,6 +85,14 @@ def _warm_numpy() -> None:
 
 
 _warm_numpy()
+
+
+def _warm_blas() -> None:
+    """In a forked rank, before its memory is first read: OpenBLAS sets its workspace up
+    again in a forked process (1.8 MB of pages by a 256 x 256 product), which an honest
+    rank's first product would otherwise be charged."""
+    a = np.ones((256, 256))
+    (a @ a).sum()
 
 
 def resident(pid: int) -> int:
@@ -130,7 +136,7 @@ def _wall(into: int, out: int, parent: int, confine: Confine | None) -> None:
         _LIBC.mallopt(_M_TRIM_THRESHOLD, 128 << 10)  # given back when freed
         if confine is not None and confine() is not None:
             os._exit(71)
-        _warm_numpy()
+        _warm_blas()
         release()
     except BaseException:  # noqa: B036 - a process that is not walled in runs nothing
         os._exit(71)
