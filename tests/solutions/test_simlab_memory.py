@@ -14,7 +14,6 @@ available).
 from __future__ import annotations
 
 import re
-
 from pathlib import Path
 
 import pytest
