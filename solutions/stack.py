@@ -69,12 +69,12 @@ Fields (booleans say whether the software does it):
   gradient went whole, ``is_grad_partitioned = False``); Megatron-LM scatters both.
 * ``flat_dp_collectives``: the data-parallel and ZeRO collectives run as one flat ring over
   all ranks, each at its own network port, instead of NCCL's per-port rings that let a group
-  with ``k`` members on a node drive ``k`` of its ports (:meth:`solutions.hardware.Cluster.
-  group_gb_per_s`). DeepSpeed ZeRO-3 of 2021 all-gathers each parameter on its own over the
-  whole data-parallel group (``partition_parameters.py`` ``_allgather_param``, May 2021;
-  hierarchical gathers came with MiCS and ZeRO++ hpZ, 2023). Narayanan et al. 2021, Table 2:
-  ZeRO-3 at 768 and 1,536 A100s spends the same 50-60 s a step, its 3 x 350 GB per GPU at one
-  200 Gb/s port's ring bandwidth.
+  with ``k`` members on a node drive ``k`` of its ports
+  (:meth:`solutions.hardware.Cluster.group_gb_per_s`). DeepSpeed ZeRO-3 of 2021 all-gathers
+  each parameter on its own over the whole data-parallel group (``partition_parameters.py``
+  ``_allgather_param``, May 2021; hierarchical gathers came with MiCS and ZeRO++ hpZ, 2023).
+  Narayanan et al. 2021, Table 2: ZeRO-3 at 768 and 1,536 A100s spends the same 50-60 s a
+  step, its 3 x 350 GB per GPU at one 200 Gb/s port's ring bandwidth.
 * ``attention_kernel``: the fused attention kernel, ``"flash2"`` (FlashAttention-2, PyTorch's
   scaled-dot-product attention), ``"hopper"`` (a kernel using Hopper's asynchronous
   tensor-core instructions: FlashAttention-3 or cuDNN's fused attention through Transformer
