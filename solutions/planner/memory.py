@@ -236,8 +236,9 @@ def state_bytes_per_param(zero_stage: int, n: int, stack: Stack) -> zero.ModelSt
     w = zero.WEIGHT_BYTES
     if stack.bf16_params:  # no master, BF16 moments, gradients in the parameters' dtype
         g, k = zero.GRADIENT_BYTES, BF16_ADAM_MOMENT_BYTES
-    if zero_stage <= 1:
-        return zero.ModelStateBytes(w, g, k / n if zero_stage == 1 else k)
+    if zero_stage <= 1:  # the 16-bit gradients too, where the stack keeps them (module doc)
+        held = g + (zero.GRADIENT_BYTES if stack.keeps_16bit_grads else 0.0)
+        return zero.ModelStateBytes(w, held, k / n if zero_stage == 1 else k)
     if zero_stage == 2:
         return zero.ModelStateBytes(w, g / n, k / n)
     shard = 0.0 if stack.shard_is_master and not stack.bf16_params else w / n
@@ -352,8 +353,6 @@ def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int,
     shards = (params.dense * dense.gradients * (1 - share)
               + params.expert * expert.gradients * (1 - expert_share))
     accumulating = accumulating_params(arch, cfg, stage, stack)
-    if stack.keeps_16bit_grads and cfg.zero_stage <= 1:  # beside the accumulator (module doc)
-        shards += (params.dense + params.expert) * zero.GRADIENT_BYTES
     return MemoryBreakdown(
         stage=stage, weights_bytes=weights,
         gradients_bytes=(shards + accumulating * stack.grad_accum_bytes

@@ -73,26 +73,27 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 Confine = Callable[[], "str | None"]
 
 
+def _warm_blas() -> None:
+    """BLAS's workspace, set up by one 256 x 256 product. Run again in a forked rank before
+    its memory is first read: OpenBLAS sets its workspace up again in a forked process (1.8
+    MB of pages), which an honest rank's first product would otherwise be charged."""
+    a = np.ones((256, 256))
+    (a @ a).sum()
+
+
 def _warm_numpy() -> None:
     """Run numpy's common operations once here, before any rank is forked: the buffers
     they set up on first use are then every rank's from the start, not memory an honest
     rank seems to take at its first product (BLAS's workspace: :func:`_warm_blas`)."""
+    _warm_blas()
     a = np.arange(256 * 256, dtype=np.float64).reshape(256, 256) / 65536.0
-    b = np.maximum(a @ a.T, 0.0)
+    b = np.maximum(a.T, 0.0)
     np.concatenate(np.array_split(b.ravel(), 7)).reshape(256, 256).sum()
     (a.astype(np.float32) @ a.astype(np.float32)).sum()
     (np.arange(64) @ np.arange(64), np.isclose(a[0], a[0]), np.argsort(a[0]))
 
 
 _warm_numpy()
-
-
-def _warm_blas() -> None:
-    """In a forked rank, before its memory is first read: OpenBLAS sets its workspace up
-    again in a forked process (1.8 MB of pages by a 256 x 256 product), which an honest
-    rank's first product would otherwise be charged."""
-    a = np.ones((256, 256))
-    (a @ a).sum()
 
 
 def resident(pid: int) -> int:
