@@ -31,6 +31,8 @@ def fraction(name: str, value: float) -> float:
 
 def positive_int(name: str, value: float) -> int:
     """Return ``value`` if it is an integer >= 1 (bools rejected), else raise ValueError."""
+    if type(value) is int and value >= 1:  # the common case, first (a bool's type is bool)
+        return value
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):

@@ -93,6 +93,8 @@ class ParallelConfig:
         for name in ("tp", "pp", "dp", "ep", "cp", "micro_batch", "grad_accum", "seq_len",
                      "virtual_stages", "etp", "dp_shard", "pipeline_rounds"):
             value = getattr(self, name)
+            if type(value) is int and value >= 1:  # the common case, first
+                continue
             if name in ("etp", "dp_shard") and value is None:
                 continue
             if not isinstance(value, int) or isinstance(value, bool):
@@ -116,6 +118,14 @@ class ParallelConfig:
             raise ValueError(f"pipeline_rounds={self.pipeline_rounds} must divide "
                              f"grad_accum={self.grad_accum}: each run of the pipeline "
                              "schedule takes the same number of micro-batches")
+
+    def sharding_free_key(self) -> tuple[object, ...]:
+        """Every field but how the model state is sharded (``zero_stage``, ``dp_shard``):
+        all that a stage's work per micro-batch, its activations and its buffers read, so
+        a search may compute them once for a layout's ZeRO stages."""
+        return (self.tp, self.pp, self.dp, self.ep, self.cp, self.micro_batch,
+                self.grad_accum, self.seq_len, self.activation_recompute,
+                self.virtual_stages, self.etp, self.pipeline_rounds)
 
     @property
     def schedule_microbatches(self) -> int:

@@ -106,7 +106,7 @@ Fields (booleans say whether the software does it):
   communication (--overlap-moe-expert-parallel-comm --delay-wgrad-compute)",
   ``megatron/core/transformer/moe/README.md``; Megatron-Bridge's ``moe_a2a_overlap``): only
   what the other micro-batch's computation cannot cover is exposed, plus the interference of
-  TP overlap (:data:`solutions.performance.model.OVERLAP_INTERFERENCE`).
+  TP overlap (:data:`solutions.performance.stage.OVERLAP_INTERFERENCE`).
 * ``loss_bytes_per_logit``: bytes per output logit the loss holds at its peak
   (:mod:`solutions.planner.buffers`): 6 for Megatron's vocabulary-parallel cross entropy
   (16-bit logits and one FP32 buffer, exponentiated and differentiated in place,

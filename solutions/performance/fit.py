@@ -38,7 +38,7 @@ from typing import Protocol
 
 from solutions import gpu_family
 from solutions.performance import flops as pf
-from solutions.performance import model
+from solutions.performance import stage as ps
 
 
 class FittableRun(Protocol):
@@ -90,7 +90,7 @@ POWER_LAW = "POWER_CLOCK_EXPONENT"
 
 
 def _where(name: str) -> tuple[object, str | None]:
-    module = {"OVERLAP_INTERFERENCE": model, POWER_LAW: gpu_family}.get(name, pf)
+    module = {"OVERLAP_INTERFERENCE": ps, POWER_LAW: gpu_family}.get(name, pf)
     return module, (name.split("[")[1].strip("]'\"") if "[" in name else None)
 
 

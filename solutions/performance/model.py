@@ -17,7 +17,7 @@ GPU (the pipeline stage with the most work) for a training ``stack``
   with sequence parallelism a reduce-scatter + all-gather of the same volume, Korthikanti
   et al. 2022, §4.2.2), ring alpha-beta time at NVLink speed, on the critical path; with
   ``tp_comm_overlap`` only what the GEMMs cannot cover plus the interference
-  (:data:`OVERLAP_INTERFERENCE`);
+  (:data:`solutions.performance.stage.OVERLAP_INTERFERENCE`);
 * ``cp``: Llama 3's all-gather of K and V (and reduce-scatter of their gradients) over the
   CP group, every layer, "exposed in the critical path" (Dubey et al. 2024, §3.3.2);
 * ``ep``: MoE dispatch and combine all-to-alls, forward(s) and backward, and the
@@ -56,25 +56,24 @@ BF16 peak. How well this predicts published runs: ``docs/validation.md``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Literal
 
 from solutions import hardware, models, overlap
 from solutions._checks import positive
 from solutions.layout import bubble_chunks_of
-from solutions.llama3 import layers_per_stage
 from solutions.performance import flops as pf
-from solutions.performance.comm import LayerComm, Links, layer_comm_s
-from solutions.performance.passes import fp8_cast_s, grad_accumulation_s, optimizer_s
+from solutions.performance import stage as ps
+from solutions.performance.comm import Links
+from solutions.performance.passes import optimizer_s
 from solutions.performance.pipeline import pipeline_costs_s, step_time_from_costs
-from solutions.performance.routing import routing_bytes_per_token
+from solutions.performance.stage import Stage, StageMemo, busiest_stage, per_microbatch_s
 from solutions.performance.step import StepEstimate
 from solutions.planner.memory import (
     ParallelConfig,
     gathers_per_step,
     grad_reductions_per_step,
     stage_gathered_bytes,
-    stage_layer_kinds,
     stage_params,
 )
 from solutions.planner.validity import rejections, split_advice
@@ -87,138 +86,28 @@ from solutions.stack import LLAMA3, MEGATRON_2021, MODERN, Stack, for_layout
 __all__ = ["BREAKDOWN_KEYS", "DEEPSPEED_PIPELINE_STACK", "DEEPSPEED_ZERO3_STACK", "FSDP2_STACK",
            "FSDP_STACK", "LLAMA3", "MEGATRON_2021", "MODERN", "Links", "Stack", "StepEstimate",
            "breakdown_s", "check_inputs", "estimate", "pipeline_costs_s",
-           "step_time_from_costs", "summarise"]
+           "step_lower_bound_s", "step_time_from_costs", "summarise"]
 
-#: Share of overlapped communication time that still slows the computation it hides under:
-#: NCCL kernels occupy SMs and HBM bandwidth while a GEMM runs (Megatron-Core's TP overlap
-#: reserves SMs for communication, ``--tp-comm-overlap-cfg``; Jangda et al. 2022, CoCoNet,
-#: §2 measure the contention). Fitted on the fitting third of the validation set.
-OVERLAP_INTERFERENCE = 0.35
 BREAKDOWN_KEYS: tuple[str, ...] = ("compute", "recompute", "tp", "cp", "ep", "pp_bubble",
                                    "pp_send", "dp_exposed", "fsdp_gather", "optimizer")
-
-
-@dataclass(frozen=True)
-class _Stage:
-    """Seconds per micro-batch on one stage (whole stage, all v chunks)."""
-
-    compute: float
-    recompute: float
-    backward: float
-    forward: float
-    comm: LayerComm
-    layers: int
-    tp_exposed: float
-    ep_exposed: float
-
-
-def _stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
-                stack: Stack, links: Links, stage: int) -> _Stage:
-    dense_layers, moe_layers = stage_layer_kinds(arch, cfg.pp)[stage]
-    tokens = cfg.micro_batch * cfg.seq_len / cfg.cp / cfg.tp  # per GPU share of the work
-    eff = pf.matmul_efficiency(gpu, *pf.layer_gemm_shape(arch, cfg))
-    linear = stack.linear_precision  # the layers' GEMMs; the output head stays 16-bit
-    linear_eff = (eff if linear == "bf16" else
-                  pf.matmul_efficiency(gpu, *pf.layer_gemm_shape(arch, cfg), precision=linear))
-    attn = pf.attention_flops_per_token(arch, cfg.seq_len, causal=stack.fused_attention)
-    matmul = (dense_layers * 2 * pf.matmul_params_per_token(arch, False)
-              + moe_layers * 2 * (pf.matmul_params_per_token(arch, True) if moe_layers else 0))
-    routed = moe_layers * 2 * pf.routed_params_per_token(arch)
-    layers = dense_layers + moe_layers
-    logits = pf.logits_flops_per_token(arch) if stage == cfg.pp - 1 else 0.0
-    flops_s = tokens / (gpu.peak_flops * eff)
-    linear_s = tokens / (gpu.peak_flops * linear_eff)
-    # routed experts run at the efficiency of their own, smaller GEMMs
-    expert_s = (tokens / (gpu.peak_flops * pf.matmul_efficiency(
-        gpu, *pf.expert_gemm_shape(arch, cfg), precision=linear)) if routed else 0.0)
-    gemm_s = (matmul - routed) * linear_s + routed * expert_s
-    cast_fwd, cast_bwd = fp8_cast_s(arch, cfg, gpu, stack, dense_layers, moe_layers)
-    route_fwd, route_bwd = (pf.hbm_seconds(gpu, moe_layers * tokens * b) for b in
-                            routing_bytes_per_token(arch, cfg, stack.ep_node_dedup,
-                                                    stack.expert_routing))
-    passes = pf.ELEMENTWISE_PASSES[stack.elementwise]
-    elementwise = pf.hbm_seconds(gpu, passes * layers
-                                 * pf.elementwise_bytes_per_layer(
-                                     arch, cfg, stack.sequence_parallel, stack.fused_attention))
-    attn_s = tokens / (gpu.peak_flops * (pf.attention_efficiency(gpu, stack.attention_kernel,
-                                                                   cfg.seq_len)
-                                         if stack.fused_attention
-                                         else eff))
-    attn_fwd = layers * attn * attn_s
-    # a fused kernel's backward recomputes the scores: 2.5x the forward's FLOPs, not 2x
-    attn_bwd_extra = ((pf.FUSED_ATTENTION_BACKWARD_RATIO - 2.0) * attn_fwd
-                      if stack.fused_attention else 0.0)
-    layer_fwd = gemm_s + attn_fwd + elementwise / 3 + cast_fwd + route_fwd
-    forward = layer_fwd + logits * flops_s
-    if cfg.activation_recompute == "full":
-        recompute = layer_fwd
-    elif cfg.activation_recompute == "selective" and stack.selective_recompute == "attention":
-        recompute = layers * attn * attn_s
-    elif cfg.activation_recompute == "selective":  # every second matmul, all element-wise ops
-        alternate = (dense_layers * 2 * pf.alternate_matmul_params_per_token(arch, False)
-                     + moe_layers * 2 * pf.alternate_matmul_params_per_token(arch, True))
-        recompute = alternate * linear_s + elementwise / 3
-    else:
-        recompute = 0.0
-    comm = layer_comm_s(arch, cfg, links, stack.sequence_parallel, dense_layers, moe_layers,
-                        stack.ep_node_dedup, stack.repeats_kv_heads, stack.expert_routing)
-    tp = comm.tp
-    if stack.tp_comm_overlap:  # chunks of the TP collectives run under the GEMMs they feed
-        gemm = gemm_s * (3 + (cfg.activation_recompute == "full"))
-        tp = _overlapped(tp, gemm)
-    # the backward is twice the forward's FLOPs but casts only the output gradients, and
-    # routes the tokens' gradients once (its own byte count)
-    accumulate = (grad_accumulation_s(arch, cfg, gpu, stack, stage) + cast_bwd - 2 * cast_fwd
-                  + route_bwd - 2 * route_fwd)
-    compute = 3 * forward + attn_bwd_extra + accumulate
-    ep = comm.ep
-    if stack.ep_comm_overlap:  # under another micro-batch's forward and backward
-        ep = _overlapped(ep, compute)
-    return _Stage(compute=compute, recompute=recompute,
-                  backward=2 * forward + attn_bwd_extra + recompute + accumulate,
-                  forward=forward, comm=comm,
-                  layers=layers, tp_exposed=tp, ep_exposed=ep)
-
-
-def _per_mb_s(st: _Stage) -> float:
-    """Seconds of one micro-batch on the stage: compute, recompute, exposed communication."""
-    return st.compute + st.recompute + st.tp_exposed + st.comm.cp + st.ep_exposed
-
-
-def _busiest_stage(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
-                   stack: Stack, links: Links) -> tuple[int, _Stage]:
-    """The stage with the most work per micro-batch: among the stages with the most layers,
-    the first of each (dense, MoE) mix, and the last stage (it adds the output head)."""
-    counts = layers_per_stage(arch.n_layers, cfg.pp)
-    kinds = stage_layer_kinds(arch, cfg.pp)
-    first_of_kind = {kinds[i]: i for i in reversed(range(cfg.pp)) if counts[i] == max(counts)}
-    candidates = sorted(set(first_of_kind.values()) | {cfg.pp - 1})
-    times = {i: _stage_time(arch, cfg, gpu, stack, links, i) for i in candidates}
-    best = max(times, key=lambda i: _per_mb_s(times[i]))
-    return best, times[best]
-
-
-def _overlapped(comm_s: float, under_s: float) -> float:
-    """Seconds ``comm_s`` of communication run under ``under_s`` of computation adds: what
-    the computation cannot cover, plus :data:`OVERLAP_INTERFERENCE` of the part it does."""
-    return max(0.0, comm_s - under_s) + OVERLAP_INTERFERENCE * min(comm_s, under_s)
 
 
 def _hidden(comm_s: float, compute_s: float, buckets: int, hidden_share: float = 1.0,
             ) -> float:
     """Seconds ``comm_s`` of bucketed communication adds to ``compute_s`` it overlaps: the
     bucket model of :func:`solutions.overlap.exposed_comm_ms` on the share that can hide,
-    the rest in full, plus :data:`OVERLAP_INTERFERENCE` of the time that did hide."""
+    the rest in full, plus :data:`~solutions.performance.stage.OVERLAP_INTERFERENCE` of
+    the time that did hide."""
     if comm_s == 0:
         return 0.0
     hideable = comm_s * hidden_share
     exposed = overlap.exposed_comm_ms(buckets, hideable / buckets, compute_s / buckets)
     exposed = min(exposed, hideable)
-    return exposed + comm_s - hideable + OVERLAP_INTERFERENCE * (hideable - exposed)
+    return exposed + comm_s - hideable + ps.OVERLAP_INTERFERENCE * (hideable - exposed)
 
 
 def _dp_seconds(arch: models.Architecture, cfg: ParallelConfig, stack: Stack, links: Links,
-                stage: int, st: _Stage) -> tuple[float, float]:
+                stage: int, st: Stage) -> tuple[float, float]:
     """(exposed gradient reduction, exposed ZeRO-3 gathers) in seconds per step.
 
     How often the gradients are reduced and the weights gathered comes from the memory
@@ -282,19 +171,21 @@ def _dp_seconds(arch: models.Architecture, cfg: ParallelConfig, stack: Stack, li
 
 
 def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
-                cluster: hardware.Cluster, stack: Stack = MODERN) -> dict[str, float]:
-    """Seconds per step per named cost (see the module docstring); no validation."""
+                cluster: hardware.Cluster, stack: Stack = MODERN,
+                memo: StageMemo | None = None) -> dict[str, float]:
+    """Seconds per step per named cost (see the module docstring); no validation. A search
+    passes one ``memo`` to all its calls (:func:`solutions.performance.stage.stage_time`)."""
     stack = for_layout(stack, cfg.pp)
     links = Links(cluster, cfg, stack.pp_outermost, stack.flat_dp_collectives,
                   stack.folded_expert_groups)
-    stage, st = _busiest_stage(arch, cfg, gpu, stack, links)
+    stage, st = busiest_stage(arch, cfg, gpu, stack, links, memo)
     m, p, v = cfg.grad_accum, cfg.pp, cfg.virtual_stages
     send = links.pp_send_s(arch, stack.pipeline_scatter_gather,
                            stack.pipeline_grad_scatter_gather)
     send *= 2 if stack.pipeline_blocking_p2p else 1
     paced = bubble_chunks_of(arch.n_layers, p, v)  # = Layout.bubble_chunks, cached
     rounds = cfg.pipeline_rounds  # each run of the schedule fills and drains the pipeline
-    bubble, sends = pipeline_costs_s(_per_mb_s(st), send, p, cfg.schedule_microbatches, v,
+    bubble, sends = pipeline_costs_s(per_microbatch_s(st), send, p, cfg.schedule_microbatches, v,
                                      stack.interleave_m_below_p, paced)
     bubble, sends = rounds * bubble, rounds * sends
     dp, gathers = _dp_seconds(arch, cfg, stack, links, stage, st)
@@ -305,6 +196,22 @@ def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
         "dp_exposed": dp, "fsdp_gather": gathers,
         "optimizer": optimizer_s(arch, cfg, gpu, stage, stack),
     }
+
+
+def step_lower_bound_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
+                       cluster: hardware.Cluster, stack: Stack = MODERN,
+                       memo: StageMemo | None = None) -> float:
+    """Seconds no larger than the step :func:`breakdown_s` adds up to, so that a search can
+    pass over a layout that cannot beat the ones it keeps: the micro-batches and the bubble
+    at a per-micro-batch time no larger than the busiest stage's (the last stage's
+    sharding-free work, :func:`solutions.performance.stage.work_lower_bound_s`; the bubble
+    grows with it), every other cost taken as 0 (none is negative)."""
+    stack = for_layout(stack, cfg.pp)
+    per_mb = ps.work_lower_bound_s(ps.work(arch, cfg, gpu, stack, cluster, cfg.pp - 1, memo))
+    bubble, _ = pipeline_costs_s(per_mb, 0.0, cfg.pp, cfg.schedule_microbatches,
+                                 cfg.virtual_stages, stack.interleave_m_below_p,
+                                 bubble_chunks_of(arch.n_layers, cfg.pp, cfg.virtual_stages))
+    return cfg.grad_accum * per_mb + cfg.pipeline_rounds * bubble
 
 
 #: ``memory_budget_gb`` of :func:`estimate` meaning "the GPU's own capacity".

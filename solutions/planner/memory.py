@@ -332,9 +332,19 @@ def end_tables_params(arch: models.Architecture, cfg: ParallelConfig, stage: int
 
 
 def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int,
-                 stack: Stack = MODERN) -> MemoryBreakdown:
-    """Weights, gradients, optimizer state and activations of one GPU of ``stage``."""
+                 stack: Stack = MODERN, memo: dict[tuple[object, ...], tuple[float, float]]
+                 | None = None) -> MemoryBreakdown:
+    """Weights, gradients, optimizer state and activations of one GPU of ``stage``. The
+    activations and buffers do not depend on how the state is sharded: a search passes one
+    ``memo`` so that a layout's ZeRO stages count them once."""
     stack = for_layout(stack, cfg.pp)
+    key = (arch, stack, stage, cfg.sharding_free_key())
+    held = memo.get(key) if memo is not None else None
+    if held is None:
+        held = (stage_activation_bytes(arch, cfg, stage, stack),
+                transient_bytes(arch, cfg, stage, stack, in_flight_chunks(cfg, stage)))
+        if memo is not None:
+            memo[key] = held
     params = stage_params(arch, cfg, stage)
     n_dense = cfg.shard_dp * cfg.cp  # hybrid sharding keeps a copy per shard group
     dense = state_bytes_per_param(cfg.zero_stage, n_dense, stack)
@@ -358,8 +368,7 @@ def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int,
         gradients_bytes=(shards + accumulating * stack.grad_accum_bytes
                          + reduce_scatter_buffer_bytes(arch, cfg, stage, stack)),
         optimizer_bytes=params.dense * dense.optimizer + params.expert * expert.optimizer,
-        activations_bytes=stage_activation_bytes(arch, cfg, stage, stack),
-        buffers_bytes=transient_bytes(arch, cfg, stage, stack, in_flight_chunks(cfg, stage)),
+        activations_bytes=held[0], buffers_bytes=held[1],
     )
 
 

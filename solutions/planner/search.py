@@ -11,16 +11,24 @@ batch, drops what cannot be built or does not fit in memory (the rules of
 breakdowns. The global batch is fixed, so the fastest step is also the highest throughput.
 
 Speed: checks run cheapest first (divisibility, then memory, then the model). A layout that
-does not fit rules out, unevaluated, the same layout with larger micro-batches or a
-recomputation mode that keeps more (memory only grows that way). The memory
+does not fit rules out, unevaluated, the same layout with a recomputation mode that keeps
+more (memory only grows that way). The memory
 check evaluates only the stages that can be the fullest (stage 0 holds the most
 micro-batches in flight and the embedding, stage 1 is the first of the stages with an extra
 layer, the last holds the output head); MoE models, whose stages differ in kind, check
-every stage. benchmarks/recommend_speed.py times it.
+every stage. A layout's ZeRO stages share the work of each pipeline stage, which does not
+depend on how the state is sharded (:mod:`solutions.performance.stage`), and once the
+search keeps ``top`` layouts, one whose lower bound on the step
+(:func:`solutions.performance.model.step_lower_bound_s`) is slower than the slowest kept is
+counted valid but not estimated. Both change no result:
+``recommend(..., exhaustive=True)`` ranks every valid layout without them, and
+``tests/solutions/test_search_exact.py`` checks that the two agree.
+benchmarks/recommend_speed.py times it.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,7 +36,14 @@ from dataclasses import dataclass
 from solutions import hardware, models
 from solutions._checks import positive, positive_int
 from solutions.layout import dp_stride, stage_slots
-from solutions.performance.model import StepEstimate, breakdown_s, check_inputs, summarise
+from solutions.performance.model import (
+    StepEstimate,
+    breakdown_s,
+    check_inputs,
+    step_lower_bound_s,
+    summarise,
+)
+from solutions.performance.stage import StageMemo
 from solutions.planner.memory import RECOMPUTE_MODES, ParallelConfig, Recompute, stage_memory
 from solutions.planner.validity import structural_problems
 from solutions.stack import MODERN, Stack
@@ -39,6 +54,9 @@ VIRTUAL_CHOICES: tuple[int, ...] = (1, 2, 4, 8)
 MICRO_BATCH_CHOICES: tuple[int, ...] = (1, 2, 4, 8)
 ZERO_CHOICES: tuple[int, ...] = (1, 3)  # Megatron's distributed optimizer, and FSDP
 _RECOMPUTE_MEMORY_RANK = {"full": 0, "selective": 1, "none": 2}  # least memory first
+#: Relative margin a lower bound must clear before it rules a layout out: the bound and the
+#: step add the same terms in different orders, which may round them a few ulps apart.
+_BOUND_ROUNDING = 1e-9
 
 
 #: Relative step-time difference below which two layouts count as tied: the model's median
@@ -195,19 +213,24 @@ def _grid(arch: models.Architecture, n_gpus: int, batch: int, seq_len: int,
 
 
 def fits_memory(arch: models.Architecture, cfg: ParallelConfig, budget_gb: float,
-                stack: Stack = MODERN) -> bool:
+                stack: Stack = MODERN,
+                memo: dict[tuple[object, ...], tuple[float, float]] | None = None) -> bool:
     """True when the fullest GPU fits ``budget_gb``, checking only the stages that can be
-    fullest (see the module docstring); equal to ``memory_per_gpu(...) <= budget``."""
+    fullest (see the module docstring); equal to ``memory_per_gpu(...) <= budget``.
+    ``memo``: :func:`solutions.planner.memory.stage_memory`'s, shared by one search."""
     stages = range(cfg.pp) if arch.moe is not None else {0, min(1, cfg.pp - 1), cfg.pp - 1}
-    return all(stage_memory(arch, cfg, i, stack).total_bytes <= budget_gb * 1e9
+    return all(stage_memory(arch, cfg, i, stack, memo).total_bytes <= budget_gb * 1e9
                for i in stages)
 
 
 class _TooBig:
-    """Layouts already known not to fit. For fixed TP, CP, PP, DP, v and ZeRO stage the
-    fullest GPU never needs less memory with a larger micro-batch (b x min(p - i, m) grows
-    or stays, with m = batch / (DP b)) or a recomputation mode that keeps more; so one
-    failure rules out every layout at least as large in both, without computing it."""
+    """Layouts already known not to fit. For a fixed layout and micro-batch the fullest GPU
+    never needs less memory with a recomputation mode that keeps more (only the stashed
+    activations change), so one failure rules out the modes that keep more, without
+    computing them. A larger micro-batch is not ruled out with it: it stashes more per
+    micro-batch but makes fewer of them, and a stack that accumulates each chunk's gradient
+    in FP32 until its last micro-batch holds fewer such chunks at the peak (Llama 3's
+    interleaved layouts on 16,384 GPUs fit at micro-batch 2 but not 1)."""
 
     def __init__(self) -> None:
         self.failed: dict[tuple[int, ...], list[tuple[int, int]]] = {}
@@ -219,7 +242,7 @@ class _TooBig:
 
     def rules_out(self, cfg: ParallelConfig) -> bool:
         rank = _RECOMPUTE_MEMORY_RANK[cfg.activation_recompute]
-        return any(rank >= r and cfg.micro_batch >= b
+        return any(rank >= r and cfg.micro_batch == b
                    for r, b in self.failed.get(self._key(cfg), ()))
 
     def add(self, cfg: ParallelConfig) -> None:
@@ -233,11 +256,14 @@ def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, se
               zero_stages: tuple[int, ...] = ZERO_CHOICES,
               top: int = 5, stack: Stack = MODERN,
               recompute_modes: tuple[str, ...] = RECOMPUTE_MODES,
-              hybrid_sharding: bool = False) -> Search:
+              hybrid_sharding: bool = False, exhaustive: bool = False) -> Search:
     """The ``top`` fastest valid layouts for ``arch`` on ``n_gpus`` of ``gpu``, by predicted
     step time, with the number of layouts judged. ``best`` is empty when nothing fits.
     ``hybrid_sharding`` also searches each ZeRO layout with its state sharded over one
-    node's data-parallel ranks and replicated across nodes (FSDP's ``HYBRID_SHARD``)."""
+    node's data-parallel ranks and replicated across nodes (FSDP's ``HYBRID_SHARD``).
+    ``exhaustive`` judges every layout and estimates every valid one from scratch, without
+    the shortcuts of the module doc: the same result, slower; the reference they are
+    checked and timed against."""
     positive_int("n_gpus", n_gpus)
     positive_int("global_batch_seqs", global_batch_seqs)
     positive_int("seq_len", seq_len)
@@ -252,28 +278,42 @@ def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, se
     if cluster.gpu != gpu:
         raise ValueError(f"the GPU is {gpu.name} but the cluster {cluster.name!r} is built "
                          f"of {cluster.gpu.name}")
-    judged, scored = 0, []
+    judged, valid = 0, 0
+    kept: list[tuple[float, int, int, ParallelConfig, dict[str, float]]] = []  # a heap
     bad = set(recompute_modes) - set(RECOMPUTE_MODES)
     if bad:
         raise ValueError(f"recompute_modes must be among {RECOMPUTE_MODES}, got {sorted(bad)}")
     too_big = _TooBig()
+    # what a layout's ZeRO stages share: each stage's work, activations and buffers
+    memo: StageMemo | None = None if exhaustive else {}
+    held: dict[tuple[object, ...], tuple[float, float]] | None = None if exhaustive else {}
     for cfg in _grid(arch, n_gpus, global_batch_seqs, seq_len, cluster.gpus_per_node,
                      zero_stages, recompute_modes, stack, hybrid_sharding):
         judged += 1
-        if too_big.rules_out(cfg) or structural_problems(arch, cfg, None,
-                                                         cluster.gpus_per_node, stack):
+        if ((not exhaustive and too_big.rules_out(cfg))
+                or structural_problems(arch, cfg, None, cluster.gpus_per_node, stack)):
             continue
-        if not fits_memory(arch, cfg, budget, stack):
+        if not fits_memory(arch, cfg, budget, stack, held):
             too_big.add(cfg)
             continue
-        seconds = breakdown_s(arch, cfg, gpu, cluster, stack)
-        scored.append((sum(seconds.values()), cfg, seconds))
-    scored.sort(key=lambda item: (item[0], item[1].tp * item[1].pp))
-    groups = tie_groups([t for t, _, _ in scored[:top]])
+        valid += 1
+        # a layout whose bound is already slower than the slowest one kept cannot enter
+        if (memo is not None and len(kept) == top and -kept[0][0] < step_lower_bound_s(
+                arch, cfg, gpu, cluster, stack, memo) * (1 - _BOUND_ROUNDING)):
+            continue
+        seconds = breakdown_s(arch, cfg, gpu, cluster, stack, memo)
+        # the fastest first; equal times: fewer model-parallel GPUs, then the grid's order
+        item = (-sum(seconds.values()), -cfg.tp * cfg.pp, -judged, cfg, seconds)
+        if len(kept) < top:
+            heapq.heappush(kept, item)
+        elif item[:3] > kept[0][:3]:
+            heapq.heapreplace(kept, item)
+    ranked = sorted(kept, key=lambda item: item[:3], reverse=True)
+    groups = tie_groups([-item[0] for item in ranked])
     best = tuple(Ranked(i, cfg, summarise(arch, cfg, gpu, seconds), group)
-                 for i, ((_, cfg, seconds), group) in enumerate(
-                     zip(scored[:top], groups, strict=True), start=1))
-    return Search(candidates=judged, valid=len(scored), best=best)
+                 for i, ((_, _, _, cfg, seconds), group) in enumerate(
+                     zip(ranked, groups, strict=True), start=1))
+    return Search(candidates=judged, valid=valid, best=best)
 
 
 def why_faster(fast: StepEstimate, slow: StepEstimate,

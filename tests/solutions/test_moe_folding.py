@@ -132,7 +132,7 @@ def test_overlapped_all_to_alls_expose_only_what_compute_cannot_cover() -> None:
     # the same step with and without Megatron-Core's batch-level EP overlap: per micro-batch
     # the all-to-alls A run under another micro-batch's compute C, exposing
     # max(0, A - C) + interference x min(A, C); nothing else changes (PP 1: no bubble)
-    from solutions.performance import model as pm
+    from solutions.performance import stage as pm
     cfg = ParallelConfig(tp=1, pp=1, dp=64, ep=64, grad_accum=4, seq_len=4096,
                          activation_recompute="none")
     cluster = hw.default_cluster(hw.H100_SXM)

@@ -14,7 +14,7 @@ from solutions import models as m
 from solutions.layout import ParallelConfig
 from solutions.performance import estimate, routing
 from solutions.performance import flops as pf
-from solutions.performance import model as pm
+from solutions.performance import stage as pm
 from solutions.stack import MODERN
 
 DSV3 = m.MODELS["deepseek-v3"]  # 256 routed experts, 8 active, h = 7,168

@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {
-    "solutions.performance": ("flops", "comm", "model", "fit", "validation"),
+    "solutions.performance": ("flops", "comm", "stage", "model", "fit", "validation"),
     "solutions.planner": ("memory", "traffic", "validity", "search", "costs"),
 }
 MODULES = [f"{package}.{name}" for package, names in PACKAGES.items() for name in names]

@@ -10,7 +10,7 @@ from solutions import hardware as hw
 from solutions import models as m
 from solutions import performance as perf
 from solutions.performance import flops as pf
-from solutions.performance import model as step_model
+from solutions.performance import stage as stage_model
 from solutions.performance.validation import gpt, narayanan_tflops_per_gpu
 from solutions.planner.memory import ParallelConfig
 
@@ -179,7 +179,7 @@ def test_dp_reduction_exposed_without_overlap_and_mostly_hidden_with_it() -> Non
     hidden = _estimate(arch, cfg, NO_NETWORK_LATENCY, perf.MEGATRON_2021)
     # only the last of 24 buckets sticks out; the 23 that hide still cost the interference
     last = exposed / 24
-    by_hand = last + step_model.OVERLAP_INTERFERENCE * (exposed - last)
+    by_hand = last + stage_model.OVERLAP_INTERFERENCE * (exposed - last)
     assert hidden.breakdown["dp_exposed"] == pytest.approx(by_hand, rel=1e-6)
 
 
@@ -311,7 +311,7 @@ def test_tp_comm_overlap_hides_tp_under_the_gemms() -> None:
                         replace(perf.MODERN, tp_comm_overlap=False)).breakdown["tp"]
     hidden = _estimate(m.LLAMA3_70B, cfg, hw.LLAMA3_H100, perf.MODERN).breakdown["tp"]
     # the GEMMs take longer than the TP collectives, so only the interference is left
-    assert hidden == pytest.approx(step_model.OVERLAP_INTERFERENCE * exposed)
+    assert hidden == pytest.approx(stage_model.OVERLAP_INTERFERENCE * exposed)
 
 
 def test_full_shard_gathers_every_micro_batch_llama3_once_per_step() -> None:
@@ -340,7 +340,7 @@ def test_deepspeed_zero3_exposes_half_its_gathers_when_compute_is_long() -> None
     # forward: one gather, backward: one gather (the reduce-scatter is dp_exposed); half of
     # each waits, the half that hides costs the interference; FSDP hides all (one of 80
     # layer buckets sticks out)
-    i = step_model.OVERLAP_INTERFERENCE
+    i = stage_model.OVERLAP_INTERFERENCE
     assert ds.breakdown["fsdp_gather"] == pytest.approx(2 * gather * (0.5 + 0.5 * i),
                                                         rel=0.05)
     last = gather / 80
