@@ -1,11 +1,13 @@
-"""recommend()'s shortcuts change no result: with them it ranks exactly the layouts, with
-exactly the estimates, that estimating every valid layout from scratch ranks.
+"""The search's and the step model's shortcuts change no result.
 
-The shortcuts (``solutions.planner.search`` module doc) are a memo of each pipeline stage's
-work, activations and buffers shared by a layout's ZeRO stages, a lower bound on the step
-that passes over layouts slower than the ones kept, and the rule that a layout too large
-for memory rules out the recomputation modes that keep more. ``exhaustive=True`` turns all
-three off: every layout judged, every valid one estimated on its own.
+recommend()'s shortcuts (``solutions.planner.search`` module doc) are a memo of each
+pipeline stage's work, activations and buffers shared by a layout's ZeRO stages, a lower
+bound on the step that passes over layouts slower than the ones kept, and the rule that a
+layout too large for memory rules out the recomputation modes that keep more.
+``exhaustive=True`` turns all three off (every layout judged, every valid one estimated on
+its own) and ranks exactly the layouts, with exactly the estimates, that the search ranks.
+The step model times only the stages that can be the busiest; timing every stage finds
+none slower.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ import pytest
 from solutions import hardware as hw
 from solutions import models as m
 from solutions.layout import ParallelConfig
+from solutions.performance.comm import Links
 from solutions.performance.model import breakdown_s, step_lower_bound_s
+from solutions.performance.stage import busiest_stage, per_microbatch_s, stage_time
 from solutions.planner.search import _grid, fits_memory, recommend
 from solutions.planner.validity import structural_problems
-from solutions.stack import FSDP2, LLAMA3, MODERN, Stack
+from solutions.stack import FSDP2, LLAMA3, MODERN, Stack, for_layout
 
 #: (name, arch, GPUs, batch, sequence, GPU, stack, ZeRO stages, hybrid sharding)
 SEARCHES = [
@@ -99,3 +103,22 @@ def test_the_sharding_free_key_reads_every_field_but_the_sharding() -> None:
     keys = {replace(base, zero_stage=z, dp_shard=s).sharding_free_key()
             for z, s in itertools.product((1, 2, 3), (None, 2, 4, 8))}
     assert len(keys) == 1
+
+
+@pytest.mark.parametrize(("name", "arch", "gpus", "batch", "seq", "gpu", "stack", "zero",
+                          "hybrid"), SEARCHES, ids=[s[0] for s in SEARCHES])
+def test_the_busiest_stage_is_the_slowest_of_all(
+        name: str, arch: m.Architecture, gpus: int, batch: int, seq: int, gpu: hw.GPU,
+        stack: Stack, zero: tuple[int, ...], hybrid: bool) -> None:
+    # the step model times only the candidate stages (the most layers of each kind, and
+    # the last); every stage, timed, is never slower than the one it picks
+    cluster = hw.default_cluster(gpu)
+    layouts = _valid_layouts(arch, gpus, batch, seq, gpu, stack, zero, hybrid)
+    for cfg in random.Random(7).sample(layouts, min(200, len(layouts))):
+        st = for_layout(stack, cfg.pp)
+        links = Links(cluster, cfg, st.pp_outermost, st.flat_dp_collectives,
+                      st.folded_expert_groups)
+        _, busiest = busiest_stage(arch, cfg, gpu, st, links)
+        slowest = max(per_microbatch_s(stage_time(arch, cfg, gpu, st, links, i))
+                      for i in range(cfg.pp))
+        assert slowest == per_microbatch_s(busiest), cfg
