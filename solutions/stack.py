@@ -29,14 +29,12 @@ Fields (booleans say whether the software does it):
 * ``tp_comm_overlap``: TP collectives are split into chunks that run under the GEMMs they
   feed (Megatron-Core ``--tp-comm-overlap``, Transformer Engine userbuffers).
 * ``param_gather_overlap``: the distributed optimizer's parameter all-gather runs under the
-  next step's forward pass (Megatron-Core ``--overlap-param-gather``) instead of after the
-  optimizer step.
+  next step's forward (Megatron-Core ``--overlap-param-gather``), not after the step.
 * ``gather_hidden_fraction``: the share of a ZeRO-3/FSDP parameter all-gather that can run
   under compute. FSDP prefetches the next unit's gather (Zhao et al. 2023, §3.3.2-3.3.3:
-  backward and forward prefetch), so all of it can hide; DeepSpeed ZeRO-3 launches its
-  prefetch from a trace of the previous step (Rajbhandari et al. 2021, ZeRO-Infinity §6.2
-  overlap-centric design), which the paper does not quantify: that half of its gathers hide
-  (``ZERO3_GATHER_HIDDEN``) is an assumption, not a measurement.
+  backward and forward prefetch), so all of it can hide; DeepSpeed ZeRO-3 prefetches from a
+  trace of the previous step (Rajbhandari et al. 2021, ZeRO-Infinity §6.2), which the paper
+  does not quantify: that half its gathers hide (``ZERO3_GATHER_HIDDEN``) is an assumption.
 * ``fused_grad_accumulation``: each micro-batch's weight gradients are accumulated by the
   weight-gradient GEMM itself (Megatron-LM ``--gradient-accumulation-fusion``, into FP32
   ``main_grad``); otherwise a separate pass reads the 16-bit gradient and reads and writes
@@ -349,12 +347,14 @@ LLAMA3 = Stack(
     "Llama 3 (FSDP without reshard after forward, FP32 reduce-scatter)",
     sequence_parallel=True, fused_attention=True, overlap_dp=True, grad_reduce_bytes=4.0,
     reshard_after_forward=False, grad_accum_bytes=4.0, uneven_chunks=True,
-    interleave_m_below_p=True, attention_kernel="hopper", pp_outermost=False,
+    interleave_m_below_p=True, attention_kernel="flash2", pp_outermost=False,
     source="Dubey et al. 2024 (arXiv:2407.21783) §3.3.2: FSDP shards optimizer state and "
            "gradients but not the model weights after forward (no re-gather in backward), "
            "gradients accumulated and reduce-scattered in FP32, modified interleaved "
            "schedule allowing fewer micro-batches than stages, one fewer layer on the "
-           "first and last stages; rank order [TP, CP, PP, DP].")
+           "first and last stages; rank order [TP, CP, PP, DP]. The paper names no attention "
+           "kernel: FlashAttention-2's class, PyTorch's SDPA on H100 during pre-training (2.2, "
+           "January 2024; FlashAttention-3, July 2024, and cuDNN's in 2.5 came after it).")
 NANOTRON = Stack(
     "nanotron (Ultra-Scale Playbook benchmarks, early 2025)", sequence_parallel=True,
     fused_attention=True, overlap_dp=True, grad_reduce_bytes=4.0, grad_accum_bytes=4.0,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,19 @@ def test_zero3_scaling_rows_fall_with_scale_and_stay_within_30_percent() -> None
         assert predicted == sorted(predicted, reverse=True)
         assert predicted[0] > 2.2 * predicted[-1]  # measured: 3.3x and 2.9x
     assert all(abs(r.error()) <= 0.30 for r in rows)
+
+
+def test_llama3_rows_meet_the_family_goal_with_the_kernel_of_their_time() -> None:
+    # Table 4's rows (MFU under PaLM's full count, none fitted on): the family left out is
+    # within 10 % at the median with FlashAttention-2's rate, the kernel PyTorch ran on H100
+    # while Llama 3 405B pre-trained; the Hopper kernels' rate put the 128K row at +38 %
+    rows = [r for r in RUNS if r.family == "llama3"]
+    assert len(rows) == 3 and not any(r.fitted for r in rows)
+    assert all(r.stack.attention_kernel == "flash2" for r in rows)
+    errors = sorted(abs(r.error()) for r in rows)
+    assert errors[1] <= 0.10 and errors[2] <= 0.15
+    hopper = [replace(r, stack=replace(r.stack, attention_kernel="hopper")) for r in rows]
+    assert max(abs(r.error()) for r in hopper) > 0.30  # the row the kernel decides
 
 
 #: Measured peaks the planner misses by more than 10 %, and what is known of why.
@@ -160,7 +174,6 @@ def test_a_capped_run_moves_the_power_law_and_nothing_else(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # a run under a power limit cannot tell a slower clock from a lower sustained share:
     # the constants of the runs at full power are the same with it in the fit or out
-    from dataclasses import replace
     capped = [r for r in RUNS if r.fitted and r.power_limited]
     assert capped
     without = [replace(r, fitted=False) if r in capped else r for r in RUNS]
