@@ -1,8 +1,8 @@
 """Step-time model: how long one optimizer step of a layout takes, and why.
 
 :func:`estimate` composes the chapters' formulas into the time of one step on the busiest
-GPU (the pipeline stage with the most work) for a training ``stack``
-(:mod:`solutions.stack`), split into named costs that add up to it:
+GPU (the pipeline stage with the most work, :mod:`solutions.performance.stage`) for a
+training ``stack`` (:mod:`solutions.stack`), split into named costs that add up to it:
 
 * ``compute``: forward + backward of ``m`` micro-batches (:mod:`solutions.performance.flops`:
   matmuls at the efficiency of their per-GPU shape, fused attention at its kernel's rate

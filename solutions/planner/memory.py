@@ -338,7 +338,7 @@ def stage_memory(arch: models.Architecture, cfg: ParallelConfig, stage: int,
     activations and buffers do not depend on how the state is sharded: a search passes one
     ``memo`` so that a layout's ZeRO stages count them once."""
     stack = for_layout(stack, cfg.pp)
-    key = (arch, stack, stage, cfg.sharding_free_key())
+    key = (arch, stack, stage, cfg.sharding_free_key()) if memo is not None else ()
     held = memo.get(key) if memo is not None else None
     if held is None:
         held = (stage_activation_bytes(arch, cfg, stage, stack),

@@ -16,11 +16,12 @@ more (memory only grows that way). The memory
 check evaluates only the stages that can be the fullest (stage 0 holds the most
 micro-batches in flight and the embedding, stage 1 is the first of the stages with an extra
 layer, the last holds the output head); MoE models, whose stages differ in kind, check
-every stage. A layout's ZeRO stages share the work of each pipeline stage, which does not
-depend on how the state is sharded (:mod:`solutions.performance.stage`), and once the
+every stage. A layout's ZeRO stages share each pipeline stage's work, activations and
+buffers, which do not depend on how the state is sharded
+(:meth:`solutions.layout.ParallelConfig.sharding_free_key`), and once the
 search keeps ``top`` layouts, one whose lower bound on the step
 (:func:`solutions.performance.model.step_lower_bound_s`) is slower than the slowest kept is
-counted valid but not estimated. Both change no result:
+counted valid but not estimated. These three change no result:
 ``recommend(..., exhaustive=True)`` ranks every valid layout without them, and
 ``tests/solutions/test_search_exact.py`` checks that the two agree.
 benchmarks/recommend_speed.py times it.
@@ -261,9 +262,9 @@ def recommend(arch: models.Architecture, n_gpus: int, global_batch_seqs: int, se
     step time, with the number of layouts judged. ``best`` is empty when nothing fits.
     ``hybrid_sharding`` also searches each ZeRO layout with its state sharded over one
     node's data-parallel ranks and replicated across nodes (FSDP's ``HYBRID_SHARD``).
-    ``exhaustive`` judges every layout and estimates every valid one from scratch, without
-    the shortcuts of the module doc: the same result, slower; the reference they are
-    checked and timed against."""
+    ``exhaustive`` judges every layout and estimates every valid one from scratch, with
+    neither the recomputation rule, the sharing nor the bound of the module doc: the same
+    result, slower; the reference they are checked and timed against."""
     positive_int("n_gpus", n_gpus)
     positive_int("global_batch_seqs", global_batch_seqs)
     positive_int("seq_len", seq_len)
