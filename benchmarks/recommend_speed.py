@@ -44,7 +44,7 @@ def main() -> None:
     median = statistics.median(t for t, _, _ in runs[False])
     cpu = statistics.median(c for _, c, _ in runs[False])
     slow = statistics.median(t for t, _, _ in runs[True])
-    print(f"{search.candidates:,} candidates judged, {search.valid:,} valid and fit 80 GB: "
+    print(f"{search.candidates:,} candidates judged, {search.valid:,} valid (fit 80 GiB): "
           f"median {median:.3f} s wall, {cpu:.3f} s CPU over 5 runs "
           f"({search.candidates / median:,.0f} per wall second)")
     print(f"exhaustive=True, the same ranking: median {slow:.3f} s wall, "
