@@ -38,6 +38,7 @@ from solutions.layout import dp_stride as layout_dp_stride
 from solutions.performance.flops import forward_passes
 from solutions.planner.buffers import gathered_kv_heads
 from solutions.precision import BYTES_16BIT
+from solutions.stack import Stack
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,13 @@ class Links:
         self.replica_gb_per_s = data_parallel_gb_per_s(
             self.replica_crosses, max(1, min(cfg.replicas, node // replica_stride)))
         self.cp_gb_per_s = cluster.group_gb_per_s(self.cp_crosses, cp_per_node)
+
+    @classmethod
+    def of(cls, cluster: hardware.Cluster, cfg: ParallelConfig, stack: Stack) -> Links:
+        """The links of ``cfg`` as ``stack`` places and drives its groups: its rank order,
+        its flat or hierarchical DP collectives, its folded expert groups."""
+        return cls(cluster, cfg, stack.pp_outermost, stack.flat_dp_collectives,
+                   stack.folded_expert_groups)
 
     def _consecutive(self, size: int) -> tuple[bool, float]:
         """(crosses nodes, bus bandwidth) of a group of ``size`` consecutive ranks: one wider

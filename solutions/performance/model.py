@@ -176,8 +176,7 @@ def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     """Seconds per step per named cost (see the module docstring); no validation. A search
     passes one ``memo`` to all its calls (:func:`solutions.performance.stage.stage_time`)."""
     stack = for_layout(stack, cfg.pp)
-    links = Links(cluster, cfg, stack.pp_outermost, stack.flat_dp_collectives,
-                  stack.folded_expert_groups)
+    links = Links.of(cluster, cfg, stack)
     stage, st = busiest_stage(arch, cfg, gpu, stack, links, memo)
     m, p, v = cfg.grad_accum, cfg.pp, cfg.virtual_stages
     send = links.pp_send_s(arch, stack.pipeline_scatter_gather,

@@ -144,9 +144,7 @@ def work(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU, stac
     """The sharding-free seconds of ``stage`` (:class:`Work`), from ``memo`` when a layout
     that differs only in how the state is sharded put them there (module doc)."""
     def compute() -> Work:
-        return _work(arch, cfg, gpu, stack, links or Links(
-            cluster, cfg, stack.pp_outermost, stack.flat_dp_collectives,
-            stack.folded_expert_groups), stage)
+        return _work(arch, cfg, gpu, stack, links or Links.of(cluster, cfg, stack), stage)
     if memo is None:
         return compute()
     key = (arch, gpu, stack, cluster, stage, cfg.sharding_free_key())

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 
 import pytest
 
@@ -24,34 +24,58 @@ from solutions.layout import ParallelConfig
 from solutions.performance.comm import Links
 from solutions.performance.model import breakdown_s, step_lower_bound_s
 from solutions.performance.stage import busiest_stage, per_microbatch_s, stage_time
-from solutions.planner.search import _grid, fits_memory, recommend
+from solutions.planner.search import Search, _grid, fits_memory, recommend
 from solutions.planner.validity import structural_problems
 from solutions.stack import FSDP2, LLAMA3, MODERN, Stack, for_layout
 
-#: (name, arch, GPUs, batch, sequence, GPU, stack, ZeRO stages, hybrid sharding)
-SEARCHES = [
+
+@dataclass(frozen=True)
+class Case:
+    """One search: a model on a cluster of one GPU, for one stack and set of ZeRO stages."""
+
+    name: str
+    arch: m.Architecture
+    gpus: int
+    batch: int
+    seq: int
+    stack: Stack
+    zero: tuple[int, ...]
+    hybrid: bool
+    gpu: hw.GPU = hw.H100_SXM
+
+    def recommend(self, top: int, exhaustive: bool = False) -> Search:
+        return recommend(self.arch, self.gpus, self.batch, self.seq, self.gpu,
+                         zero_stages=self.zero, stack=self.stack, top=top,
+                         hybrid_sharding=self.hybrid, exhaustive=exhaustive)
+
+    def sample(self, n: int, seed: int) -> list[ParallelConfig]:
+        """``n`` of the search's valid layouts (those that build and fit), drawn at random."""
+        node = hw.default_cluster(self.gpu).gpus_per_node
+        valid = [cfg for cfg in _grid(self.arch, self.gpus, self.batch, self.seq, node,
+                                      self.zero, stack=self.stack, hybrid=self.hybrid)
+                 if not structural_problems(self.arch, cfg, None, node, self.stack)
+                 and fits_memory(self.arch, cfg, self.gpu.memory_bytes / 1e9, self.stack)]
+        return random.Random(seed).sample(valid, min(n, len(valid)))
+
+
+CASES = [
     # Llama 3's stack: FP32 accumulation per chunk, where a larger micro-batch can need
     # less memory (the case that showed the old micro-batch rule wrong)
-    ("llama3-405b", m.LLAMA3_405B, 16384, 2048, 8192, hw.H100_SXM, LLAMA3, (0, 1, 2, 3), False),
+    Case("llama3-405b", m.LLAMA3_405B, 16384, 2048, 8192, LLAMA3, (0, 1, 2, 3), False),
     # PyTorch FSDP2 with hybrid sharding: dp_shard varies too
-    ("fsdp2-70b-hybrid", m.LLAMA3_70B, 256, 512, 8192, hw.H100_SXM, FSDP2, (0, 1, 3), True),
+    Case("fsdp2-70b-hybrid", m.LLAMA3_70B, 256, 512, 8192, FSDP2, (0, 1, 3), True),
     # a MoE model: EP searched, every stage checked, the all-to-alls overlapped with
     # compute, which makes a stage's EP time depend on its accumulation pass
-    ("deepseek-v3-ep-overlap", m.DEEPSEEK_V3, 512, 1024, 4096, hw.H100_SXM,
-     replace(MODERN, ep_comm_overlap=True), (1, 3), False),
+    Case("deepseek-v3-ep-overlap", m.DEEPSEEK_V3, 512, 1024, 4096,
+         replace(MODERN, ep_comm_overlap=True), (1, 3), False),
 ]
+each_case = pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 
 
 @pytest.mark.parametrize("top", [1, 40])
-@pytest.mark.parametrize(("name", "arch", "gpus", "batch", "seq", "gpu", "stack", "zero",
-                          "hybrid"), SEARCHES, ids=[s[0] for s in SEARCHES])
-def test_the_shortcuts_rank_what_estimating_everything_ranks(
-        name: str, arch: m.Architecture, gpus: int, batch: int, seq: int, gpu: hw.GPU,
-        stack: Stack, zero: tuple[int, ...], hybrid: bool, top: int) -> None:
-    kwargs = dict(zero_stages=zero, stack=stack, hybrid_sharding=hybrid, top=top)
-    fast = recommend(arch, gpus, batch, seq, gpu, **kwargs)  # type: ignore[arg-type]
-    every = recommend(arch, gpus, batch, seq, gpu, exhaustive=True,
-                      **kwargs)  # type: ignore[arg-type]
+@each_case
+def test_the_shortcuts_rank_what_estimating_everything_ranks(case: Case, top: int) -> None:
+    fast, every = case.recommend(top), case.recommend(top, exhaustive=True)
     assert every.valid > top  # the ranking has something to choose from
     assert (fast.candidates, fast.valid) == (every.candidates, every.valid)
     assert len(fast.best) == min(top, every.valid)
@@ -59,27 +83,13 @@ def test_the_shortcuts_rank_what_estimating_everything_ranks(
     assert fast.best == every.best
 
 
-def _valid_layouts(arch: m.Architecture, gpus: int, batch: int, seq: int, gpu: hw.GPU,
-                   stack: Stack, zero: tuple[int, ...], hybrid: bool,
-                   ) -> list[ParallelConfig]:
-    node = hw.default_cluster(gpu).gpus_per_node
-    return [cfg for cfg in _grid(arch, gpus, batch, seq, node, zero, stack=stack, hybrid=hybrid)
-            if not structural_problems(arch, cfg, None, node, stack)
-            and fits_memory(arch, cfg, gpu.memory_bytes / 1e9, stack)]
-
-
-@pytest.mark.parametrize(("name", "arch", "gpus", "batch", "seq", "gpu", "stack", "zero",
-                          "hybrid"), SEARCHES, ids=[s[0] for s in SEARCHES])
-def test_the_lower_bound_never_exceeds_the_step(
-        name: str, arch: m.Architecture, gpus: int, batch: int, seq: int, gpu: hw.GPU,
-        stack: Stack, zero: tuple[int, ...], hybrid: bool) -> None:
-    cluster = hw.default_cluster(gpu)
-    layouts = _valid_layouts(arch, gpus, batch, seq, gpu, stack, zero, hybrid)
-    sample = random.Random(31).sample(layouts, min(400, len(layouts)))
+@each_case
+def test_the_lower_bound_never_exceeds_the_step(case: Case) -> None:
+    cluster = hw.default_cluster(case.gpu)
     ratios = []
-    for cfg in sample:
-        step = sum(breakdown_s(arch, cfg, gpu, cluster, stack).values())
-        bound = step_lower_bound_s(arch, cfg, gpu, cluster, stack)
+    for cfg in case.sample(400, seed=31):
+        step = sum(breakdown_s(case.arch, cfg, case.gpu, cluster, case.stack).values())
+        bound = step_lower_bound_s(case.arch, cfg, case.gpu, cluster, case.stack)
         assert 0 < bound <= step * (1 + 1e-12), cfg
         ratios.append(bound / step)
     # a bound far below every step would pass over nothing: it is the bulk of most steps
@@ -105,20 +115,15 @@ def test_the_sharding_free_key_reads_every_field_but_the_sharding() -> None:
     assert len(keys) == 1
 
 
-@pytest.mark.parametrize(("name", "arch", "gpus", "batch", "seq", "gpu", "stack", "zero",
-                          "hybrid"), SEARCHES, ids=[s[0] for s in SEARCHES])
-def test_the_busiest_stage_is_the_slowest_of_all(
-        name: str, arch: m.Architecture, gpus: int, batch: int, seq: int, gpu: hw.GPU,
-        stack: Stack, zero: tuple[int, ...], hybrid: bool) -> None:
+@each_case
+def test_the_busiest_stage_is_the_slowest_of_all(case: Case) -> None:
     # the step model times only the candidate stages (the most layers of each kind, and
     # the last); every stage, timed, is never slower than the one it picks
-    cluster = hw.default_cluster(gpu)
-    layouts = _valid_layouts(arch, gpus, batch, seq, gpu, stack, zero, hybrid)
-    for cfg in random.Random(7).sample(layouts, min(200, len(layouts))):
-        st = for_layout(stack, cfg.pp)
-        links = Links(cluster, cfg, st.pp_outermost, st.flat_dp_collectives,
-                      st.folded_expert_groups)
-        _, busiest = busiest_stage(arch, cfg, gpu, st, links)
-        slowest = max(per_microbatch_s(stage_time(arch, cfg, gpu, st, links, i))
+    cluster = hw.default_cluster(case.gpu)
+    for cfg in case.sample(200, seed=7):
+        st = for_layout(case.stack, cfg.pp)
+        links = Links.of(cluster, cfg, st)
+        _, busiest = busiest_stage(case.arch, cfg, case.gpu, st, links)
+        slowest = max(per_microbatch_s(stage_time(case.arch, cfg, case.gpu, st, links, i))
                       for i in range(cfg.pp))
         assert slowest == per_microbatch_s(busiest), cfg
