@@ -14,7 +14,8 @@ Fields (booleans say whether the software does it):
   the masked half of a causal matrix (Dao et al. 2022).
 * ``overlap_dp``: the gradient reduction runs during the backward pass, bucket by bucket
   (PyTorch DDP, Li et al. 2020, §3.2.3; FSDP; Megatron-Core ``--overlap-grad-reduce``).
-* ``grad_reduce_bytes``: bytes per gradient element in the data-parallel reduce-scatter.
+* ``grad_reduce_bytes``, ``grad_accum_bytes``: bytes per gradient element in the
+  data-parallel reduce-scatter, and in the accumulator across micro-batches.
 * ``reshard_after_forward``: ZeRO-3/FSDP frees the gathered weights after each layer's
   forward and gathers them again for the backward (Zhao et al. 2023, §3.2.1 FULL_SHARD);
   False keeps them gathered until the backward is done (FSDP SHARD_GRAD_OP; Llama 3).
@@ -23,13 +24,12 @@ Fields (booleans say whether the software does it):
   micro-batches of a stage do not gather each layer twice each (torchtitan,
   ``parallelize_llama.py`` ``apply_fsdp``: with pipeline parallelism "do not reshard
   after forward to avoid per-microbatch all-gathers"); :func:`for_layout` applies it.
-* ``grad_accum_bytes``: bytes per gradient element accumulated across micro-batches.
-* ``uneven_chunks``: the pipeline accepts chunks with unequal layer counts.
-* ``interleave_m_below_p``: the interleaved schedule accepts fewer micro-batches than stages.
-* ``tp_comm_overlap``: TP collectives are split into chunks that run under the GEMMs they
-  feed (Megatron-Core ``--tp-comm-overlap``, Transformer Engine userbuffers).
+* ``uneven_chunks``, ``interleave_m_below_p``: the pipeline accepts chunks of unequal layer
+  counts; its interleaved schedule accepts fewer micro-batches than stages.
+* ``tp_comm_overlap``: TP collectives run in chunks under the GEMMs they feed
+  (Megatron-Core ``--tp-comm-overlap``, Transformer Engine userbuffers).
 * ``param_gather_overlap``: the distributed optimizer's parameter all-gather runs under the
-  next step's forward (Megatron-Core ``--overlap-param-gather``), not after the step.
+  next step's forward (Megatron-Core ``--overlap-param-gather``).
 * ``gather_hidden_fraction``: the share of a ZeRO-3/FSDP parameter all-gather that can run
   under compute. FSDP prefetches the next unit's gather (Zhao et al. 2023, §3.3.2-3.3.3:
   backward and forward prefetch), so all of it can hide; DeepSpeed ZeRO-3 prefetches from a
@@ -40,6 +40,10 @@ Fields (booleans say whether the software does it):
   ``main_grad``); otherwise a separate pass reads the 16-bit gradient and reads and writes
   the ``grad_accum_bytes`` accumulator every micro-batch (DeepSpeed's engines, PyTorch
   DDP/FSDP without resharding).
+* ``accumulation_copies``: the separate pass first casts each 16-bit gradient to a new
+  tensor at the accumulator's precision and then adds that copy, writing and reading it once
+  more, ``2 grad_accum_bytes`` per parameter (DeepSpeed's ``BF16_Optimizer.update_hp_grads``:
+  ``hp_grad.add_(lp.grad.to(hp_grad.dtype))``); PyTorch's mixed-dtype ``add_`` casts in place.
 * ``keeps_16bit_grads``: under ZeRO 0-1 each micro-batch's 16-bit weight gradients stay
   allocated beside the FP32 accumulator until the next backward, 2 more bytes per parameter
   (DeepSpeed's ``BF16_Optimizer`` in the pipeline engine: ``clear_lp_grads`` drops them just
@@ -49,30 +53,24 @@ Fields (booleans say whether the software does it):
   between compute instructions (DeepSpeed's ``PipelineEngine``: ``RecvActivation``,
   ``SendActivation``, ``RecvGrad``, ``SendGrad``), so a stage pays its receives as well as
   its sends; Megatron posts them as non-blocking pairs (Narayanan et al. 2021, §4.1).
-* ``pp_outermost``: the rank order puts the pipeline outermost (Megatron-LM's default
-  ``tp-cp-ep-dp-pp``, DeepSpeed's and torchtitan's topologies), so DP groups are packed
-  inside nodes and pipeline neighbours sit on other nodes; Llama 3 orders ``[TP, CP, PP,
-  DP]`` (§3.3.2), so a pipeline's stages share nodes and DP groups spread over them.
+* ``pp_outermost``: the pipeline is outermost in the rank order (Megatron-LM's
+  ``tp-cp-ep-dp-pp``, DeepSpeed's, torchtitan's): DP groups packed inside nodes, pipeline
+  neighbours on other nodes; Llama 3's ``[TP, CP, PP, DP]`` (§3.3.2) is the reverse.
 * ``pipeline_scatter_gather``: each TP rank sends only its ``1/t`` slice of the activation
-  to the next stage and the slices are all-gathered over NVLink there (Narayanan et al.
-  2021, §4.1 "scatter/gather optimization"). DeepSpeed's pipeline engine does the same
-  since its first release (``deepspeed/runtime/pipe/engine.py``, September 2020:
-  ``is_pipe_partitioned = is_model_parallel``; the stage output becomes a
-  ``PartitionedTensor`` over the slice-parallel group before ``SendActivation``, and the
-  receiver's ``PartitionedTensor.full()`` all-gathers it); without it every TP rank sends
-  the whole activation over its own port, ``t`` times the bytes.
+  to the next stage, where the slices are all-gathered over NVLink (Narayanan et al. 2021,
+  §4.1); DeepSpeed's engine since September 2020 (``engine.py``: ``is_pipe_partitioned =
+  is_model_parallel``, a ``PartitionedTensor`` sent and ``full()``-gathered); without it
+  every TP rank sends the whole activation over its own port, ``t`` times the bytes.
 * ``pipeline_grad_scatter_gather``: the same for the gradient sent back to the previous
   stage. DeepSpeed partitions it since ``is_grad_partitioned = is_model_parallel``
   (commit e2fdd254, 29 September 2021, "Big science related changes"; before it the
   gradient went whole, ``is_grad_partitioned = False``); Megatron-LM scatters both.
 * ``flat_dp_collectives``: the data-parallel and ZeRO collectives run as one flat ring over
-  all ranks, each at its own network port, instead of NCCL's per-port rings that let a group
-  with ``k`` members on a node drive ``k`` of its ports
-  (:meth:`solutions.hardware.Cluster.group_gb_per_s`). DeepSpeed ZeRO-3 of 2021 all-gathers
-  each parameter on its own over the whole data-parallel group (``partition_parameters.py``
-  ``_allgather_param``, May 2021; hierarchical gathers came with MiCS and ZeRO++ hpZ, 2023).
-  Narayanan et al. 2021, Table 2: ZeRO-3 at 768 and 1,536 A100s spends the same 50-60 s a
-  step, its 3 x 350 GB per GPU at one 200 Gb/s port's ring bandwidth.
+  all ranks, each at its own port, not NCCL's per-port rings that let a group with ``k``
+  members on a node drive ``k`` ports (:meth:`solutions.hardware.Cluster.group_gb_per_s`):
+  DeepSpeed ZeRO-3 of 2021 gathers each parameter over the whole group
+  (``partition_parameters.py`` ``_allgather_param``, May 2021; Narayanan et al. 2021,
+  Table 2: 50-60 s a step at 768 and 1,536 A100s alike, 3 x 350 GB at one 200 Gb/s port).
 * ``attention_kernel``: the fused attention kernel, ``"flash2"`` (FlashAttention-2, PyTorch's
   scaled-dot-product attention), ``"hopper"`` (a kernel using Hopper's asynchronous
   tensor-core instructions: FlashAttention-3 or cuDNN's fused attention through Transformer
@@ -80,12 +78,11 @@ Fields (booleans say whether the software does it):
   FlashAttention-1, ``flash_attn/flash_attn_triton.py``, which MosaicML's llm-foundry runs
   as ``attn_impl: triton``) (:data:`solutions.performance.flops.ATTENTION_KERNEL_FRACTION`,
   :data:`solutions.performance.flops.TRITON_FA_SLOWDOWN`).
-* ``selective_recompute``: what ``"selective"`` recomputation recomputes. ``"attention"``:
-  the attention core (Korthikanti et al. 2022, §5; Megatron-LM). ``"alternate_matmuls"``:
-  torchtitan's per-op policy (``selective_ac_option = 'op'``,
-  ``torchtitan/parallelisms/parallelize_llama.py``, April 2024: "Saves output of all compute
-  ops, except every second mm"): every second matmul of a layer and every element-wise
-  operation are recomputed, the attention kernel's output is kept.
+* ``selective_recompute``: what ``"selective"`` recomputation recomputes: ``"attention"``,
+  the attention core (Korthikanti et al. 2022, §5; Megatron-LM); ``"alternate_matmuls"``,
+  torchtitan's per-op policy (``selective_ac_option = 'op'``, ``parallelize_llama.py``, April
+  2024: "Saves output of all compute ops, except every second mm"): every second matmul and
+  every element-wise op are recomputed, the attention kernel's output is kept.
 * ``ep_node_dedup``: expert-parallel dispatch and combine send a token across the network
   once per destination node and forward it to that node's experts over NVLink (DeepEP;
   DeepSeek-V3 report, arXiv:2412.19437, §3.2.2), instead of once per expert
@@ -162,8 +159,7 @@ Fields (booleans say whether the software does it):
   (torchao ``enable_fsdp_float8_all_gather``: ``fsdp_post_all_gather`` wraps the gathered
   bytes in a ``Float8Tensor``); norms and the end tables stay 16-bit (``layer_gather_bytes``).
 * ``repeats_kv_heads``: each K/V head is copied for its query heads before attention, so
-  context parallelism gathers ``n_heads`` heads' K and V (torchtitan's ``repeat_kv`` before
-  ``F.scaled_dot_product_attention``; :func:`solutions.planner.buffers.gathered_kv_heads`).
+  CP gathers ``n_heads`` heads' K and V (torchtitan's ``repeat_kv``; ``gathered_kv_heads``).
 * ``pipeline_buffers``: what a pipeline library keeps per micro-batch besides the stashed
   activations (:func:`solutions.planner.buffers.pipeline_buffer_bytes`): ``"transient"``,
   nothing (Megatron frees each output once sent, ``deallocate_output_tensor``); ``"torch"``,
@@ -226,6 +222,7 @@ class Stack:
     flat_dp_collectives: bool = False
     pp_outermost: bool = True
     fused_grad_accumulation: bool = True
+    accumulation_copies: bool = False
     pipeline_blocking_p2p: bool = False
     keeps_16bit_grads: bool = False
     attention_kernel: str = "flash2"
@@ -307,6 +304,7 @@ DEEPSPEED_PIPELINE = Stack(
     "DeepSpeed pipeline engine (Megatron-DeepSpeed)", sequence_parallel=False,
     fused_attention=False, overlap_dp=False, pipeline_blocking_p2p=True,
     fused_grad_accumulation=False, elementwise="megatron", keeps_16bit_grads=True,
+    accumulation_copies=True,
     source="Smith et al. 2022 (MT-NLG, arXiv:2201.11990), §3: Megatron TP inside "
            "DeepSpeed's 1F1B pipeline engine (deepspeed/runtime/pipe/engine.py: blocking "
            "SendActivation/RecvActivation/SendGrad/RecvGrad of PartitionedTensor slices, "
@@ -315,10 +313,12 @@ DEEPSPEED_PIPELINE = Stack(
            "(engine.py _exec_reduce_grads); BF16 through its BF16_Optimizer (April 2022).")
 DEEPSPEED_PIPELINE_2020 = replace(
     DEEPSPEED_PIPELINE, name="DeepSpeed pipeline engine before September 2021",
-    pipeline_grad_scatter_gather=False, keeps_16bit_grads=False,
+    pipeline_grad_scatter_gather=False, keeps_16bit_grads=False, grad_accum_bytes=2.0,
+    accumulation_copies=False,
     source="deepspeed/runtime/pipe/engine.py, September 2020 - 2021: activations "
            "partitioned over the TP group, gradients sent whole (is_grad_partitioned = False); "
-           "FP16 only (no BF16_Optimizer yet).")
+           "FP16 only (no BF16_Optimizer yet): ZeRO-1 (zero/stage2.py reduce_gradients) "
+           "reduces at the last micro-batch what autograd accumulated in the FP16 .grad.")
 FSDP = Stack(
     "PyTorch FSDP (FULL_SHARD)", sequence_parallel=False, fused_attention=True,
     overlap_dp=True, elementwise="eager", fused_grad_accumulation=False,

@@ -48,17 +48,20 @@ def fp8_cast_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU
 def grad_accumulation_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,
                         stack: Stack, stage: int) -> float:
     """Seconds per micro-batch of a separate gradient-accumulation pass: the 16-bit gradient
-    read and the ``grad_accum_bytes`` accumulator read and written, for every parameter
-    the GPU holds unsharded (none when the GEMM accumulates, ``fused_grad_accumulation``,
-    when there is one micro-batch, or when every micro-batch's gradient is reduce-scattered
-    into the shard, :func:`solutions.planner.memory.grad_reductions_per_step`: ZeRO-2 and a
-    resharding ZeRO-3)."""
+    read and the ``grad_accum_bytes`` accumulator read and written (and a copy of the
+    gradient at that precision written and read, ``Stack.accumulation_copies``), for every
+    parameter the GPU holds unsharded (none when the GEMM accumulates,
+    ``fused_grad_accumulation``, when there is one micro-batch, or when every micro-batch's
+    gradient is reduce-scattered into the shard,
+    :func:`solutions.planner.memory.grad_reductions_per_step`: ZeRO-2 and a resharding
+    ZeRO-3)."""
     if (stack.fused_grad_accumulation or cfg.grad_accum == 1
             or grad_reductions_per_step(cfg, stack) > 1):
         return 0.0
     params = stage_params(arch, cfg, stage)
     local = params.dense + params.expert
-    return pf.hbm_seconds(gpu, local * (BYTES_16BIT + 2 * stack.grad_accum_bytes))
+    copies = 2 if stack.accumulation_copies else 1
+    return pf.hbm_seconds(gpu, local * (BYTES_16BIT + 2 * copies * stack.grad_accum_bytes))
 
 
 def optimizer_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,

@@ -363,6 +363,31 @@ def test_gradient_accumulation_pass_when_the_gemm_does_not_accumulate() -> None:
                                                                                     rel=1e-4)
 
 
+@pytest.mark.parametrize(("stack", "bytes_per_weight"), [
+    # DeepSpeed's BF16_Optimizer.update_hp_grads: hp_grad.add_(lp.grad.to(hp_grad.dtype)) reads
+    # the BF16 gradient (2), writes and reads its FP32 copy (4 + 4), reads and writes the
+    # FP32 buffer (4 + 4)
+    (perf.DEEPSPEED_PIPELINE_STACK, 2 + 4 * 4),
+    # the FP16 engine of 2020-2021: autograd adds each micro-batch into the FP16 .grad in
+    # place, reading the new gradient and the old and writing the sum
+    ("deepspeed-pipeline-2020", 2 + 2 * 2),
+])
+def test_deepspeed_accumulation_pass_bytes(stack: perf.Stack | str,
+                                           bytes_per_weight: int) -> None:
+    from solutions.stack import stack_named
+    preset = stack_named(stack) if isinstance(stack, str) else stack
+    arch = gpt(1.7, n_layers=24, d_model=2304, n_heads=24)
+    cfg = ParallelConfig(tp=1, pp=1, dp=8, micro_batch=4, grad_accum=4, seq_len=2048,
+                         activation_recompute="none", zero_stage=1)
+    with_pass = _estimate(arch, cfg, SELENE, preset)
+    without = _estimate(arch, cfg, SELENE, replace(preset, fused_grad_accumulation=True))
+    h = 2304
+    params = 24 * (12 * h * h + 13 * h) + 51200 * h + 2048 * h + 2 * h
+    by_hand = 4 * params * bytes_per_weight / 2.039e12
+    assert (with_pass.breakdown["compute"] - without.breakdown["compute"]
+            == pytest.approx(by_hand, rel=1e-4))
+
+
 def test_stack_none_is_the_default_and_a_wrong_stack_is_named() -> None:
     cfg = ParallelConfig(tp=8, pp=16, dp=128, micro_batch=1, grad_accum=16, seq_len=8192,
                          zero_stage=1, activation_recompute="full", virtual_stages=2)
