@@ -155,9 +155,9 @@ def test_split_fits_on_few_rows_and_held_out_keeps_whole_sources() -> None:
 
 
 def test_families_kept_out_of_the_fit() -> None:
-    """MoE runs, FSDP2, the DeepSpeed pipeline engine and sequences over 8K are judged only,
-    never fitted, but for one run: the power law is fitted on a run that states its power
-    limit, and only torchtitan's do."""
+    """MoE runs, FSDP2, the DeepSpeed pipeline engine, hybrid sharding and sequences over 8K
+    are judged only, never fitted, but for one run: the power law is fitted on a run that
+    states its power limit, and only torchtitan's do."""
     fit = [r for r in RUNS if r["split"] == "fit"]
     assert not [r["id"] for r in fit if "n_experts" in r["model"]]
     assert not [r["id"] for r in fit if r["stack"] == "deepspeed-pipeline"]
@@ -169,6 +169,8 @@ def test_families_kept_out_of_the_fit() -> None:
     assert len(capped) >= 10  # ... and the rest of them are held out
     assert not [r["id"] for r in fit if r["layout"]["seq_len"] > 8192]
     assert any("n_experts" in r["model"] for r in RUNS)
+    assert not [r["id"] for r in fit if "dp_shard" in r["layout"]]
+    assert any("dp_shard" in r["layout"] for r in RUNS)
 
 
 # -- every run -----------------------------------------------------------------------------
