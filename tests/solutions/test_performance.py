@@ -13,6 +13,7 @@ from solutions.performance import flops as pf
 from solutions.performance import stage as stage_model
 from solutions.performance.validation import gpt, narayanan_tflops_per_gpu
 from solutions.planner.memory import ParallelConfig
+from solutions.stack import DEEPSPEED_PIPELINE, DEEPSPEED_PIPELINE_2020
 
 GPT_145B = gpt(145.6, n_layers=80, d_model=12288, n_heads=96)
 SELENE = hw.SELENE_A100
@@ -348,43 +349,30 @@ def test_deepspeed_zero3_exposes_half_its_gathers_when_compute_is_long() -> None
                                                           rel=0.05)
 
 
-def test_gradient_accumulation_pass_when_the_gemm_does_not_accumulate() -> None:
-    # 1.7B GPT, DP 8 in one node, 4 micro-batches: a separate pass per micro-batch reads the
-    # 16-bit gradient and reads and writes the FP32 accumulator, 2 + 2 x 4 bytes per weight
-    arch = gpt(1.7, n_layers=24, d_model=2304, n_heads=24)
-    cfg = ParallelConfig(tp=1, pp=1, dp=8, micro_batch=4, grad_accum=4, seq_len=2048,
-                         activation_recompute="none", zero_stage=1)
-    fused = _estimate(arch, cfg, SELENE, perf.MODERN)
-    eager = _estimate(arch, cfg, SELENE, replace(perf.MODERN, fused_grad_accumulation=False))
-    h = 2304
-    params = 24 * (12 * h * h + 13 * h) + 51200 * h + 2048 * h + 2 * h
-    by_hand = 4 * params * (2 + 2 * 4) / 2.039e12
-    assert eager.breakdown["compute"] - fused.breakdown["compute"] == pytest.approx(by_hand,
-                                                                                    rel=1e-4)
-
-
 @pytest.mark.parametrize(("stack", "bytes_per_weight"), [
+    # a separate pass reads the 16-bit gradient and reads and writes the FP32 accumulator
+    (replace(perf.MODERN, fused_grad_accumulation=False), 2 + 2 * 4),
     # DeepSpeed's BF16_Optimizer.update_hp_grads: hp_grad.add_(lp.grad.to(hp_grad.dtype)) reads
     # the BF16 gradient (2), writes and reads its FP32 copy (4 + 4), reads and writes the
     # FP32 buffer (4 + 4)
-    (perf.DEEPSPEED_PIPELINE_STACK, 2 + 4 * 4),
+    (DEEPSPEED_PIPELINE, 2 + 4 * 4),
     # the FP16 engine of 2020-2021: autograd adds each micro-batch into the FP16 .grad in
     # place, reading the new gradient and the old and writing the sum
-    ("deepspeed-pipeline-2020", 2 + 2 * 2),
-])
-def test_deepspeed_accumulation_pass_bytes(stack: perf.Stack | str,
-                                           bytes_per_weight: int) -> None:
-    from solutions.stack import stack_named
-    preset = stack_named(stack) if isinstance(stack, str) else stack
+    (DEEPSPEED_PIPELINE_2020, 2 + 2 * 2),
+], ids=["unfused", "deepspeed-bf16", "deepspeed-fp16"])
+def test_gradient_accumulation_pass_when_the_gemm_does_not_accumulate(
+        stack: perf.Stack, bytes_per_weight: int) -> None:
+    # 1.7B GPT, DP 8 in one node, 4 micro-batches: the pass's bytes per weight per
+    # micro-batch, against the same stack with the GEMM accumulating
     arch = gpt(1.7, n_layers=24, d_model=2304, n_heads=24)
     cfg = ParallelConfig(tp=1, pp=1, dp=8, micro_batch=4, grad_accum=4, seq_len=2048,
                          activation_recompute="none", zero_stage=1)
-    with_pass = _estimate(arch, cfg, SELENE, preset)
-    without = _estimate(arch, cfg, SELENE, replace(preset, fused_grad_accumulation=True))
+    with_pass = _estimate(arch, cfg, SELENE, stack)
+    fused = _estimate(arch, cfg, SELENE, replace(stack, fused_grad_accumulation=True))
     h = 2304
     params = 24 * (12 * h * h + 13 * h) + 51200 * h + 2048 * h + 2 * h
     by_hand = 4 * params * bytes_per_weight / 2.039e12
-    assert (with_pass.breakdown["compute"] - without.breakdown["compute"]
+    assert (with_pass.breakdown["compute"] - fused.breakdown["compute"]
             == pytest.approx(by_hand, rel=1e-4))
 
 
