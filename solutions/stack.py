@@ -89,25 +89,25 @@ Fields (booleans say whether the software does it):
   (:func:`solutions.performance.comm.dedup_all_to_all_s`).
 * ``folded_expert_groups``: the MoE layers get parallel groups of their own, Megatron-Core's
   "MoE Parallel Folding" (``megatron/core/transformer/moe/README.md``, on its main branch by
-  January 2025): a stage's ``tp x cp x dp`` ranks are regrouped into expert groups of
-  ``ep x etp`` consecutive ranks ("another [generator] with ``tp-ep-dp-pp`` for MoE. The
-  EPxTP group in MoE is a sub-group of DPxCPxTP in Attention"), so EP may exceed DP and an
-  expert may be split over fewer ranks than TP (``ParallelConfig.etp``). False: the
-  traditional generator, "default order ``tp-cp-ep-dp-pp``. The EP group in MoE is a
-  sub-group of DP in Attention": EP divides DP, its ranks are ``tp x cp`` apart, and each
-  expert is split over TP.
+  January 2025): a stage's ``tp x cp x dp`` ranks are regrouped into expert groups of ``ep x
+  etp`` consecutive ranks ("another [generator] with ``tp-ep-dp-pp`` for MoE. The EPxTP group
+  in MoE is a sub-group of DPxCPxTP in Attention"), so EP may exceed DP and an expert may be
+  split over fewer ranks than TP (``ParallelConfig.etp``). False: the traditional generator,
+  "default order ``tp-cp-ep-dp-pp``. The EP group in MoE is a sub-group of DP in Attention": EP
+  divides DP, its ranks are ``tp x cp`` apart, and each expert is split over TP.
 * ``ep_comm_overlap``: the expert-parallel all-to-alls of one micro-batch run while another
   micro-batch computes (Megatron-Core 0.14, "Batch-level overlapping to hide EP-A2A
   communication (--overlap-moe-expert-parallel-comm --delay-wgrad-compute)",
   ``megatron/core/transformer/moe/README.md``; Megatron-Bridge's ``moe_a2a_overlap``): only
   what the other micro-batch's computation cannot cover is exposed, plus the interference of
   TP overlap (:data:`solutions.performance.stage.OVERLAP_INTERFERENCE`).
+* ``expert_gemm_loop``: the host launches one GEMM per local routed expert once the router's
+  counts arrive (Transformer Engine's ``GroupedLinear``; :mod:`solutions.performance.host`).
 * ``loss_bytes_per_logit``: bytes per output logit the loss holds at its peak
   (:mod:`solutions.planner.buffers`): 6 for Megatron's vocabulary-parallel cross entropy
   (16-bit logits and one FP32 buffer, exponentiated and differentiated in place,
-  ``megatron/core/tensor_parallel/cross_entropy.py``), 12 for PyTorch's
-  ``F.cross_entropy`` on FP32 logits (the saved log-softmax, and the gradient in and out
-  of its backward).
+  ``megatron/core/tensor_parallel/cross_entropy.py``), 12 for PyTorch's ``F.cross_entropy``
+  on FP32 logits (the saved log-softmax, and the gradient in and out of its backward).
 * ``tp_loss_bytes_per_logit``: the same when the output layer is vocabulary-parallel
   (TP > 1) and the stack then runs another loss (0: the same). torchtitan's ``loss_parallel``
   (``torch/distributed/tensor/parallel/loss.py``) decomposes log-softmax and its backward:
@@ -170,15 +170,14 @@ Fields (booleans say whether the software does it):
 * ``expert_routing``: how a router spreads a token's ``k`` experts (``nodes_reached``,
   :mod:`solutions.performance.comm`): ``"balanced"``, at random among all, evenly loaded;
   ``"contiguous"``, token t to experts ``k t ... k t + k - 1`` mod E (``FakeBalancedGate``).
-* ``linear_precision``: the number format of the transformer layers' linear GEMMs
-  (attention projections, FFN and experts): ``"bf16"``, or ``"fp8"``, E4M3/E5M2 with
-  per-tensor scales (Micikevicius et al. 2022, arXiv:2209.05433; Transformer Engine's
-  ``fp8_autocast`` in Megatron-Core ``--fp8-format hybrid``; torchao's ``Float8Linear`` in
-  torchtitan). The attention core, the output head and the loss stay in 16 bits in both
-  libraries (TE casts only its ``Linear`` modules; torchtitan leaves ``output`` out of the
-  conversion), so only the layers' GEMMs run at the FP8 rate, and each of their 16-bit
-  inputs and output gradients is scaled and cast on the way in
-  (:func:`solutions.performance.flops.fp8_cast_bytes_per_layer`).
+* ``linear_precision``: the number format of the transformer layers' linear GEMMs (attention
+  projections, FFN and experts): ``"bf16"``, or ``"fp8"``, E4M3/E5M2 with per-tensor scales
+  (Micikevicius et al. 2022, arXiv:2209.05433; Transformer Engine's ``fp8_autocast`` in
+  Megatron-Core ``--fp8-format hybrid``; torchao's ``Float8Linear`` in torchtitan). The
+  attention core, the output head and the loss stay in 16 bits in both libraries (TE casts only
+  its ``Linear`` modules; torchtitan leaves ``output`` out of the conversion), so only the
+  layers' GEMMs run at the FP8 rate, and each of their 16-bit inputs and output gradients is
+  scaled and cast on the way in (:func:`solutions.performance.flops.fp8_cast_bytes_per_layer`).
 """
 
 from __future__ import annotations
@@ -230,6 +229,7 @@ class Stack:
     ep_node_dedup: bool = False
     folded_expert_groups: bool = False
     ep_comm_overlap: bool = False
+    expert_gemm_loop: bool = False
     elementwise: str = "fused"
     loss_bytes_per_logit: float = 6.0
     tp_loss_bytes_per_logit: float = 0.0
@@ -287,6 +287,7 @@ MEGATRON_CORE_2024 = Stack(
     "Megatron-Core 2024 (TP comm overlap, overlapped grad reduce and param gather)",
     sequence_parallel=True, fused_attention=True, overlap_dp=True, tp_comm_overlap=True,
     param_gather_overlap=True, attention_kernel="hopper", fp8_saves_fp8_inputs=True,
+    expert_gemm_loop=True,
     source="Megatron-LM megatron/training/arguments.py: --tp-comm-overlap (TP "
            "collectives split and overlapped with GEMMs via Transformer Engine), "
            "--overlap-grad-reduce, --overlap-param-gather with --use-distributed-optimizer "
@@ -341,8 +342,7 @@ FSDP2 = Stack(
            "TP (async TP optional) whose column-parallel linears keep their gathered "
            "inputs, and loss_parallel's cross entropy with TP; eager mode unless "
            "torch.compile is turned on; pipeline stages cut at user-given module names "
-           "(pipeline_parallel_split_points), so stages and chunks may hold different "
-           "layer counts.")
+           "(pipeline_parallel_split_points): stages and chunks may differ in layers.")
 LLAMA3 = Stack(
     "Llama 3 (FSDP without reshard after forward, FP32 reduce-scatter)",
     sequence_parallel=True, fused_attention=True, overlap_dp=True, grad_reduce_bytes=4.0,

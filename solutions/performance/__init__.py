@@ -11,6 +11,7 @@ One module per part, lowest first (each imports only those above it):
 * :mod:`.routing`     the HBM traffic of copying a MoE layer's tokens to their experts;
 * :mod:`.passes`      the HBM passes outside the layers: FP8 casts, gradient accumulation,
   the optimizer step;
+* :mod:`.host`        the GPU waiting on the host to launch a MoE layer's experts;
 * :mod:`.pipeline`    the bubble and sends of a pipeline, given a stage's costs;
 * :mod:`.step`        :class:`StepEstimate`, the record of one predicted step;
 * :mod:`.model`       :func:`estimate`: the parts composed into the busiest GPU's step,

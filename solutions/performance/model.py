@@ -24,6 +24,8 @@ training ``stack`` (:mod:`solutions.stack`), split into named costs that add up 
   dispatcher's gathers over an expert split across ETP ranks; with
   ``ep_comm_overlap`` only what another micro-batch's computation cannot cover plus the
   interference;
+* ``host``: the GPU waiting on the host to launch a MoE layer's routed-expert GEMMs one
+  expert at a time, where the stack does (:mod:`solutions.performance.host`);
 * ``pp_bubble``: ``(p - 1)/(v m)`` of the per-micro-batch stage time (Narayanan et al.
   2021, §2.2), which includes its TP/CP/EP communication (:func:`pipeline_costs_s`), with
   the v of the layout (:attr:`solutions.layout.Layout.bubble_chunks`: uneven chunks are
@@ -88,8 +90,9 @@ __all__ = ["BREAKDOWN_KEYS", "DEEPSPEED_PIPELINE_STACK", "DEEPSPEED_ZERO3_STACK"
            "breakdown_s", "check_inputs", "estimate", "pipeline_costs_s",
            "step_lower_bound_s", "step_time_from_costs", "summarise"]
 
-BREAKDOWN_KEYS: tuple[str, ...] = ("compute", "recompute", "tp", "cp", "ep", "pp_bubble",
-                                   "pp_send", "dp_exposed", "fsdp_gather", "optimizer")
+BREAKDOWN_KEYS: tuple[str, ...] = ("compute", "recompute", "tp", "cp", "ep", "host",
+                                   "pp_bubble", "pp_send", "dp_exposed", "fsdp_gather",
+                                   "optimizer")
 
 
 def _hidden(comm_s: float, compute_s: float, buckets: int, hidden_share: float = 1.0,
@@ -191,6 +194,7 @@ def breakdown_s(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GP
     return {
         "compute": m * st.compute, "recompute": m * st.recompute,
         "tp": m * st.tp_exposed, "cp": m * st.comm.cp, "ep": m * st.ep_exposed,
+        "host": m * st.host_exposed,
         "pp_bubble": bubble, "pp_send": sends,
         "dp_exposed": dp, "fsdp_gather": gathers,
         "optimizer": optimizer_s(arch, cfg, gpu, stage, stack),

@@ -28,6 +28,7 @@ from solutions import hardware, models
 from solutions.llama3 import layers_per_stage
 from solutions.performance import flops as pf
 from solutions.performance.comm import LayerComm, Links, layer_comm_s
+from solutions.performance.host import expert_launch_s
 from solutions.performance.passes import fp8_cast_s, grad_accumulation_s
 from solutions.performance.routing import routing_bytes_per_token
 from solutions.planner.memory import ParallelConfig, stage_layer_kinds
@@ -55,6 +56,8 @@ class Work:
     comm: LayerComm
     layers: int
     tp_exposed: float
+    #: waiting on the host to launch the experts' GEMMs (:mod:`solutions.performance.host`)
+    host_exposed: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class Stage:
     layers: int
     tp_exposed: float
     ep_exposed: float
+    host_exposed: float = 0.0
 
 
 def overlapped(comm_s: float, under_s: float) -> float:
@@ -97,6 +101,8 @@ def _work(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU, sta
     expert_s = (tokens / (gpu.peak_flops * pf.matmul_efficiency(
         gpu, *pf.expert_gemm_shape(arch, cfg), precision=linear)) if routed else 0.0)
     gemm_s = (matmul - routed) * linear_s + routed * expert_s
+    host = (expert_launch_s(arch, cfg, moe_layers, routed * expert_s)
+            if stack.expert_gemm_loop else 0.0)
     cast_fwd, cast_bwd = fp8_cast_s(arch, cfg, gpu, stack, dense_layers, moe_layers)
     route_fwd, route_bwd = (pf.hbm_seconds(gpu, moe_layers * tokens * b) for b in
                             routing_bytes_per_token(arch, cfg, stack.ep_node_dedup,
@@ -135,7 +141,7 @@ def _work(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU, sta
     # routes the tokens' gradients once (its own byte count)
     return Work(forward=forward, attn_bwd_extra=attn_bwd_extra, recompute=recompute,
                 backward_passes=cast_bwd - 2 * cast_fwd + route_bwd - 2 * route_fwd,
-                comm=comm, layers=layers, tp_exposed=tp)
+                comm=comm, layers=layers, tp_exposed=tp, host_exposed=host)
 
 
 def work(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU, stack: Stack,
@@ -167,19 +173,22 @@ def stage_time(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU
     return Stage(compute=compute, recompute=w.recompute,
                  backward=2 * w.forward + w.attn_bwd_extra + w.recompute + accumulate,
                  forward=w.forward, comm=w.comm,
-                 layers=w.layers, tp_exposed=w.tp_exposed, ep_exposed=ep)
+                 layers=w.layers, tp_exposed=w.tp_exposed, ep_exposed=ep,
+                 host_exposed=w.host_exposed)
 
 
 def work_lower_bound_s(w: Work) -> float:
     """Seconds per micro-batch no larger than :func:`per_microbatch_s` of the stage whose
     work ``w`` is: all of it but the accumulation pass and the EP all-to-alls, both >= 0."""
     return (3 * w.forward + w.attn_bwd_extra + w.backward_passes + w.recompute
-            + w.tp_exposed + w.comm.cp)
+            + w.tp_exposed + w.comm.cp + w.host_exposed)
 
 
 def per_microbatch_s(st: Stage) -> float:
-    """Seconds of one micro-batch on the stage: compute, recompute, exposed communication."""
-    return st.compute + st.recompute + st.tp_exposed + st.comm.cp + st.ep_exposed
+    """Seconds of one micro-batch on the stage: compute, recompute, exposed communication,
+    waiting on the host."""
+    return (st.compute + st.recompute + st.tp_exposed + st.comm.cp + st.ep_exposed
+            + st.host_exposed)
 
 
 def busiest_stage(arch: models.Architecture, cfg: ParallelConfig, gpu: hardware.GPU,

@@ -31,8 +31,8 @@ class StepEstimate:
         return max((k for k in self.breakdown if k != "compute"), key=self.breakdown.__getitem__)
 
     def _repr_html_(self) -> str:
-        colours = ("#4C72B0", "#8DA0CB", "#DD8452", "#E5C494", "#B3B3B3", "#C44E52",
-                   "#FC8D62", "#55A868", "#A6D854", "#8172B2")
+        colours = ("#4C72B0", "#8DA0CB", "#DD8452", "#E5C494", "#B3B3B3", "#937860",
+                   "#C44E52", "#FC8D62", "#55A868", "#A6D854", "#8172B2")
         bar = rows = ""
         for (key, seconds), colour in zip(self.breakdown.items(), colours, strict=True):
             share = seconds / self.step_time_s

@@ -337,7 +337,8 @@ DESCRIPTIVE_OPTIONS = {"data_parallel"}
 #: options whose value a row must justify from its source in its assumptions
 KERNEL_OPTIONS = {"attention_kernel", "selective_recompute", "elementwise", "ep_node_dedup",
                   "linear_precision", "uneven_chunks", "pipeline_buffers", "fp8_all_gather",
-                  "bf16_params", "reshard_after_forward", "expert_routing"}
+                  "bf16_params", "reshard_after_forward", "expert_routing",
+                  "expert_gemm_loop"}
 
 
 @pytest.mark.parametrize("run", [r for r in RUNS if "stack_options" in r], ids=run_ids)
@@ -368,3 +369,8 @@ def test_settings_read_from_a_recipe_are_the_ones_encoded(run: dict[str, Any]) -
         assert options.get("tp_comm_overlap") is False, run["id"]
     if "grad_sync_dtype: bf16" in text:
         assert options.get("grad_accum_bytes") == 2.0, run["id"]
+    if run["model"].get("n_experts"):
+        # experts as one kernel, or the whole step a CUDA graph: no per-expert launches
+        one_launch = ("cutedsl_fused_grouped_mlp=True" in text
+                      or "cuda_graph_impl=full_iteration" in text)
+        assert options.get("expert_gemm_loop", not one_launch) is not one_launch, run["id"]
