@@ -28,8 +28,9 @@ class NamedGPU(Protocol):
     def tdp_watts(self) -> float: ...
 
 #: Families the step-time model has tables for, in the order a GPU's name is matched
-#: (GB200 before B200, whose name it contains).
-FAMILIES: tuple[str, ...] = ("GB200", "B200", "H200", "H800", "H100", "A100")
+#: (GB200 before B200 and GB300 before B300, whose names they contain).
+FAMILIES: tuple[str, ...] = ("GB300", "GB200", "B300", "B200", "H200", "H800", "H100",
+                             "A100")
 
 
 def family_of(gpu: NamedGPU) -> str:

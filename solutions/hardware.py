@@ -222,6 +222,21 @@ GB200 = GPU(
     source="Lockwood, glennklockwood.com/garden/processors/B200 (GB200 at 1,200 W: BF16 "
            "2,500, FP8 5,000 dense); Bekman, ML Engineering, note 23; NVIDIA GB200 NVL72 "
            "(72 GPUs per NVLink domain, 13.4 TB HBM3e)")
+# Blackwell Ultra: the B200's dense rates in an HGX node, the GB200's in the NVL72 rack.
+B300_SXM = GPU(
+    name="B300 SXM 288GB", bf16_dense_tflops=2250.0, bf16_sparse_tflops=4500.0,
+    fp8_dense_tflops=4500.0, memory_gib=288e9 / GIB_BYTES, hbm_bandwidth_tb_per_s=8.0,
+    tdp_watts=1000, nvlink_total_gb_per_s=1800, gpus_per_node=8, family="B300",
+    source="Bekman, ML Engineering, compute/accelerator (B300 SXM: BF16 2,250 / FP8 4,500 "
+           "dense; 288 GB HBM3e, 8 TB/s; 1,000 W maximum TGP); NVLink 5 1.8 TB/s")
+GB300 = GPU(
+    name="GB300 (B300 at 1,400 W, NVL72)", bf16_dense_tflops=2500.0,
+    bf16_sparse_tflops=5000.0, fp8_dense_tflops=5000.0, memory_gib=279e9 / GIB_BYTES,
+    hbm_bandwidth_tb_per_s=8.0, tdp_watts=1400, nvlink_total_gb_per_s=1800,
+    gpus_per_node=72, family="GB300",
+    source="Bekman, ML Engineering, compute/accelerator (GB300 SXM: BF16 2,500 / FP8 "
+           "5,000 dense, 1,400 W per GPU); verda.com GB300 NVL72 per-GPU table (279 GB "
+           "HBM3e, 8 TB/s); Lockwood, glennklockwood.com/garden/processors/B300 (NVL72)")
 # The H100 of Meta's Grand Teton hosts that torchtitan benchmarks on (torchtitan
 # docs/performance.md, December 2024: "Each H100 GPU is equipped with 96GB HBM2e with 2.4
 # TB/sec peak memory bandwidth"; "the default 500W power limit"; "the actual peak TFLOPs
@@ -236,7 +251,8 @@ H100_96GB_HBM2E = GPU(
 
 GPUS: dict[str, GPU] = {"H100": H100_SXM, "A100": A100_SXM_80GB, "H800": H800_SXM,
                         "A100-40GB": A100_SXM_40GB, "H200": H200_SXM, "B200": B200_SXM,
-                        "GB200": GB200, "H100-96GB": H100_96GB_HBM2E}
+                        "GB200": GB200, "B300": B300_SXM, "GB300": GB300,
+                        "H100-96GB": H100_96GB_HBM2E}
 
 NVLINK_4 = Link("NVLink 4 (H100)", 450.0, "intra-node",
                 "H100 whitepaper: 18 links, 900 GB/s total bidirectional")

@@ -58,19 +58,22 @@ from solutions.layout import ParallelConfig
 
 #: Largest measured fraction of the dense BF16 peak a GEMM reaches, by GPU family (MAMF over
 #: the datasheet peak; see the module docstring): A100 267.9/312, H100 792.1/989 (H800 has
-#: its SMs and clocks; "H200 is the same"), B200 1,745/2,250, GB200 1,822/2,500 (the same
-#: table, torch 2.7-2.10 with CUDA 12.8-13.0).
+#: its SMs and clocks; "H200 is the same"), B200 1,745/2,250, GB200 1,822/2,500, B300
+#: 1,769/2,250 (the same table, torch 2.7-2.10 with CUDA 12.8-13.0). The GB300 has no
+#: measurement there: it takes the GB200's share of the same 2,500 TFLOP/s (an assumption).
 GEMM_CEILING: dict[str, float] = {"A100": 267.9 / 312.0, "H100": 792.1 / 989.0,
                                   "H800": 792.1 / 989.0, "H200": 792.1 / 989.0,
-                                  "B200": 1745.0 / 2250.0, "GB200": 1822.0 / 2500.0}
+                                  "B200": 1745.0 / 2250.0, "GB200": 1822.0 / 2500.0,
+                                  "B300": 1769.0 / 2250.0, "GB300": 1822.0 / 2500.0}
 #: The same for FP8 GEMMs (``float8_e4m3fn`` inputs, per-tensor scales), as a fraction of the
 #: dense FP8 peak, which is twice the dense BF16 peak on every part here (Bekman, *ML
 #: Engineering*, MAMF table "FP8 (float8_e4m3fn)": H100 SXM 1,402.6 of 1,979, B200 3,432.5 of
-#: 4,500, GB200 3,615.6 of 5,000; Hopper parts share the H100's). The A100 has no FP8 tensor
-#: cores.
+#: 4,500, GB200 3,615.6 of 5,000, B300 3,353.3 of 4,500; Hopper parts share the H100's, the
+#: GB300 the GB200's). The A100 has no FP8 tensor cores.
 FP8_GEMM_CEILING: dict[str, float] = {"H100": 1402.6 / 1979.0, "H800": 1402.6 / 1979.0,
                                       "H200": 1402.6 / 1979.0, "B200": 3432.5 / 4500.0,
-                                      "GB200": 3615.6 / 5000.0}
+                                      "GB200": 3615.6 / 5000.0, "B300": 3353.3 / 4500.0,
+                                      "GB300": 3615.6 / 5000.0}
 FP8_PEAK_OVER_BF16 = 2.0
 #: HBM bytes moved per element of a 16-bit tensor cast to FP8 for a GEMM under per-tensor
 #: current scaling: the amax reduction reads it (2), then the cast reads it again (2) and
@@ -80,19 +83,21 @@ FP8_PEAK_OVER_BF16 = 2.0
 #: "Using FP8 with Transformer Engine").
 FP8_CAST_BYTES = 6.0
 #: Streaming multiprocessors per GPU (A100 and H100 architecture whitepapers; B200 148,
-#: as CUDA reports it, two dies of 74).
+#: as CUDA reports it, two dies of 74; Blackwell Ultra's full chip has 160 like Blackwell's,
+#: and the count enabled is taken as the B200's).
 SM_COUNT: dict[str, int] = {"A100": 108, "H100": 132, "H800": 132, "H200": 132, "B200": 148,
-                            "GB200": 148}
+                            "GB200": 148, "B300": 148, "GB300": 148}
 #: A GEMM output tile, rows x columns: 128 x 128, a tile cuBLAS uses for large 16-bit GEMMs
 #: on Ampere and Hopper (NVIDIA Matrix Multiplication Background guide, "Tile Quantization").
 GEMM_TILE_M, GEMM_TILE_N = 128, 128
 #: Share of the microbenchmark rate a training step sustains, by GPU generation (fitted, see
-#: above). Hopper parts (H800, H200) share the H100's; the Blackwell parts (B200, GB200)
-#: share one, fitted on the smallest-scale GB200 run of the data set
-#: (:data:`SUSTAINED_AS`; without a Blackwell run the fit gives it the H100's).
+#: above). Hopper parts (H800, H200) share the H100's; the Blackwell parts (B200, GB200,
+#: and Blackwell Ultra's B300 and GB300) share one, fitted on the smallest-scale GB200 run
+#: of the data set (:data:`SUSTAINED_AS`; without a Blackwell run the fit gives it the H100's).
 SUSTAINED_FRACTION: dict[str, float] = {"A100": 0.90, "H100": 0.88, "B200": 0.73}
 SUSTAINED_AS: dict[str, str] = {"A100": "A100", "H100": "H100", "H800": "H100",
-                                "H200": "H100", "B200": "B200", "GB200": "B200"}
+                                "H200": "H100", "B200": "B200", "GB200": "B200",
+                                "B300": "B200", "GB300": "B200"}
 #: FLOPs of a fused attention kernel's backward over its forward's: five score-sized GEMMs
 #: (S = QK^T recomputed, dV, dP, dQ, dK) against the forward's two (Dao 2023, §3.1.2,
 #: Algorithm 2). The benchmarks the rates of :data:`ATTENTION_KERNEL_FRACTION` come from
@@ -131,7 +136,7 @@ ATTENTION_KERNEL_FRACTION: dict[tuple[str, str], float] = {
 #: (cuDNN, FlashAttention-4) have no microbenchmark here: they are taken at the Hopper
 #: kernel's share of the peak (an assumption, like Blackwell's sustained share).
 for _kernel in ("flash2", "hopper"):
-    for _family in ("H200", "B200", "GB200"):
+    for _family in ("H200", "B200", "GB200", "B300", "GB300"):
         ATTENTION_KERNEL_FRACTION[_kernel, _family] = ATTENTION_KERNEL_FRACTION[_kernel, "H100"]
 #: Reads + writes of each activation byte by element-wise kernels over forward and backward
 #: of one layer, by ``Stack.elementwise`` (fitted). Fused kernels still move each tensor

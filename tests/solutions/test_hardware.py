@@ -120,8 +120,11 @@ def test_a100_40gb_is_an_a100_with_slower_smaller_hbm() -> None:
 def test_gpu_family_is_matched_or_refused_never_guessed() -> None:
     from dataclasses import replace
     assert hw.family_of(hw.GB200) == "GB200" and hw.family_of(hw.B200_SXM) == "B200"
+    assert hw.family_of(hw.GB300) == "GB300" and hw.family_of(hw.B300_SXM) == "B300"
     homemade = replace(hw.H100_SXM, name="B200", family="")
     assert hw.family_of(homemade) == "B200"  # by name, GB200 checked first
+    assert hw.family_of(replace(homemade, name="my GB300 rack")) == "GB300"
+    assert hw.family_of(replace(homemade, name="HGX B300")) == "B300"
     with pytest.raises(ValueError, match="does not guess"):
         hw.family_of(replace(hw.H100_SXM, name="MI300X", family=""))
     with pytest.raises(ValueError, match="family"):
@@ -157,3 +160,29 @@ def test_blackwell_presets_carry_their_datasheet_figures() -> None:
     assert hw.GB200.bf16_dense_tflops == 2500 and hw.GB200.gpus_per_node == 72
     assert hw.H200_SXM.bf16_dense_tflops == hw.H100_SXM.bf16_dense_tflops
     assert hw.H200_SXM.memory_gib == 141 and hw.B200_SXM.memory_bytes == pytest.approx(180e9)
+    # Blackwell Ultra: B300 (HGX) at the B200's dense rates, GB300 (1,400 W) at the GB200's,
+    # with more HBM (288 GB; 279 GB usable per GPU of the GB300 NVL72)
+    assert (hw.B300_SXM.bf16_dense_tflops, hw.B300_SXM.fp8_dense_tflops) == (2250, 4500)
+    assert (hw.GB300.bf16_dense_tflops, hw.GB300.fp8_dense_tflops) == (2500, 5000)
+    assert hw.B300_SXM.memory_bytes == pytest.approx(288e9)
+    assert hw.GB300.memory_bytes == pytest.approx(279e9) and hw.GB300.tdp_watts == 1400
+    assert hw.GPUS["B300"] is hw.B300_SXM and hw.GPUS["GB300"] is hw.GB300
+
+
+def test_blackwell_ultra_is_estimated_at_its_own_measured_gemm_ceiling() -> None:
+    # the same layout on B300 and B200: the same dense peak and HBM bandwidth, so the step
+    # shrinks by no more than the measured GEMM ceilings' ratio (Bekman's MAMF table: 1,769
+    # against 1,745 TFLOP/s), and the GB300 runs as the GB200 does (equal peaks, no
+    # microbenchmark of its own)
+    from solutions import models
+    from solutions.layout import ParallelConfig
+    from solutions.performance import estimate
+    from solutions.stack import MODERN
+    cfg = ParallelConfig(tp=8, pp=1, dp=1, zero_stage=1, micro_batch=1, grad_accum=8,
+                         seq_len=8192)
+    step = {gpu.name: estimate(models.LLAMA3_70B, cfg, gpu, stack=MODERN,
+                               memory_budget_gb=None).step_time_s
+            for gpu in (hw.B200_SXM, hw.B300_SXM, hw.GB200, hw.GB300)}
+    ratio = step[hw.B200_SXM.name] / step[hw.B300_SXM.name]
+    assert 1.0 < ratio <= 1769.0 / 1745.0 + 1e-9
+    assert step[hw.GB300.name] == pytest.approx(step[hw.GB200.name], rel=1e-9)
