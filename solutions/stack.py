@@ -49,10 +49,9 @@ Fields (booleans say whether the software does it):
   (DeepSpeed's ``BF16_Optimizer`` in the pipeline engine: ``clear_lp_grads`` drops them just
   before each backward, ``update_hp_grads`` adds them after it into an unsharded FP32 buffer,
   which "consumes 4 bytes * params of additional memory", BigScience ``tr11-176B-ml/README.md``).
-* ``pipeline_blocking_p2p``: the pipeline's sends and receives are blocking instructions
-  between compute instructions (DeepSpeed's ``PipelineEngine``: ``RecvActivation``,
-  ``SendActivation``, ``RecvGrad``, ``SendGrad``), so a stage pays its receives as well as
-  its sends; Megatron posts them as non-blocking pairs (Narayanan et al. 2021, §4.1).
+* ``pipeline_blocking_p2p``: sends and receives are blocking instructions between compute ones
+  (DeepSpeed's ``PipelineEngine``: ``RecvActivation``, ``SendGrad`` ...), so a stage pays its
+  receives as well as its sends; Megatron posts non-blocking pairs (Narayanan et al. 2021, §4.1).
 * ``pp_outermost``: the pipeline is outermost in the rank order (Megatron-LM's
   ``tp-cp-ep-dp-pp``, DeepSpeed's, torchtitan's): DP groups packed inside nodes, pipeline
   neighbours on other nodes; Llama 3's ``[TP, CP, PP, DP]`` (§3.3.2) is the reverse.
@@ -144,8 +143,8 @@ Fields (booleans say whether the software does it):
 * ``zero1_allreduce``: ZeRO-1 all-reduces the whole gradient after the backward and each
   rank keeps its slice, then all-gathers the updated parameters, neither under compute
   (nanotron, ``trainer.py``: ``reduce_scatter=False``, "too memory hungry, instead we run
-  all_reduce"; ``optim/zero.py`` ``_all_gather_params`` after ``step()``), where
-  Megatron-Core and DeepSpeed reduce-scatter.
+  all_reduce"; ``optim/zero.py`` ``_all_gather_params`` after ``step()``; DeepSpeed's
+  ``BF16_Optimizer``), where Megatron-Core and DeepSpeed's ZeRO optimizers reduce-scatter.
 * ``shard_is_master``: a ZeRO-3/FSDP shard is the FP32 master copy itself, cast to 16 bits
   only into the all-gather's input, so no 16-bit shard is kept (PyTorch FSDP2's sharded
   parameter keeps its dtype, ``MixedPrecisionPolicy`` casts the unsharded one; FSDP1 frees
@@ -305,21 +304,22 @@ DEEPSPEED_PIPELINE = Stack(
     "DeepSpeed pipeline engine (Megatron-DeepSpeed)", sequence_parallel=False,
     fused_attention=False, overlap_dp=False, pipeline_blocking_p2p=True,
     fused_grad_accumulation=False, elementwise="megatron", keeps_16bit_grads=True,
-    accumulation_copies=True,
+    accumulation_copies=True, grad_reduce_bytes=4.0, zero1_allreduce=True,
     source="Smith et al. 2022 (MT-NLG, arXiv:2201.11990), §3: Megatron TP inside "
            "DeepSpeed's 1F1B pipeline engine (deepspeed/runtime/pipe/engine.py: blocking "
            "SendActivation/RecvActivation/SendGrad/RecvGrad of PartitionedTensor slices, "
            "1/t of the activation and, since September 2021, of its gradient per TP rank), "
-           "no interleaving; ZeRO-1 gradient all-reduce after the last micro-batch "
-           "(engine.py _exec_reduce_grads); BF16 through its BF16_Optimizer (April 2022).")
+           "no interleaving; BF16 through its BF16_Optimizer (April 2022): after the last "
+           "micro-batch _bf16_reduce_grads all-reduces the optimizer's FP32 gradients whole "
+           "(get_grads_for_reduction), each rank updates its partition and the BF16 weights "
+           "are all-gathered (bf16_optimizer.py and pipe/engine.py at 6719b46, May 2022).")
 DEEPSPEED_PIPELINE_2020 = replace(
     DEEPSPEED_PIPELINE, name="DeepSpeed pipeline engine before September 2021",
     pipeline_grad_scatter_gather=False, keeps_16bit_grads=False, grad_accum_bytes=2.0,
-    accumulation_copies=False,
-    source="deepspeed/runtime/pipe/engine.py, September 2020 - 2021: activations "
-           "partitioned over the TP group, gradients sent whole (is_grad_partitioned = False); "
-           "FP16 only (no BF16_Optimizer yet): ZeRO-1 (zero/stage2.py reduce_gradients) "
-           "reduces at the last micro-batch what autograd accumulated in the FP16 .grad.")
+    accumulation_copies=False, grad_reduce_bytes=2.0, zero1_allreduce=False,
+    source="deepspeed/runtime/pipe/engine.py, 2020-21: activations partitioned over the TP "
+           "group, gradients sent whole (is_grad_partitioned = False); FP16 only: ZeRO-1 "
+           "(zero/stage2.py reduce_gradients) reduces what autograd accumulated in .grad.")
 FSDP = Stack(
     "PyTorch FSDP (FULL_SHARD)", sequence_parallel=False, fused_attention=True,
     overlap_dp=True, elementwise="eager", fused_grad_accumulation=False,

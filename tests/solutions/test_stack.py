@@ -117,3 +117,27 @@ def test_deepspeed_bf16_optimizer_keeps_bf16_gradients_beside_its_fp32_buffer() 
     without = replace(st.DEEPSPEED_PIPELINE, keeps_16bit_grads=False)
     assert (stage_memory(bloom.arch, zero2, 5, st.DEEPSPEED_PIPELINE).gradients_bytes
             == stage_memory(bloom.arch, zero2, 5, without).gradients_bytes)
+
+
+def test_deepspeed_bf16_optimizer_all_reduces_fp32_gradients_then_gathers_bf16_weights() -> None:
+    from solutions.performance.comm import Links
+    from solutions.performance.validation import PUBLISHED_RUNS
+
+    bloom = next(r for r in PUBLISHED_RUNS if r.label == "bloom-176b-384gpu")
+    cfg, cluster = bloom.config, bloom.cluster
+    # the busiest stage: 6 of the 70 layers, a quarter of each per TP rank (README: "one
+    # layer size: 12*h**2 + 13*h => 2_466_437_120 params"); DP 8 over the nodes
+    psi = 6 * 2_466_437_120 / 4
+    links = Links(cluster, cfg)
+
+    def ring(n_bytes: float) -> float:
+        return links.gather_s(n_bytes, cfg.dp, links.dp_crosses, links.dp_gb_per_s)
+    # pipe/engine.py _bf16_reduce_grads: the FP32 gradients all-reduced whole (two ring
+    # halves of 4 bytes), then the updated BF16 partitions all-gathered (2 bytes), after
+    # the last micro-batch, nothing under compute
+    expected = 2 * ring(4 * psi) + ring(2 * psi)
+    dp = bloom.estimate().breakdown["dp_exposed"]
+    assert dp == pytest.approx(expected, rel=0.01)
+    # the FP16 engine of 2020-2021 reduce-scatters its FP16 .grad instead
+    fp16 = replace(bloom, stack=st.DEEPSPEED_PIPELINE_2020).estimate().breakdown["dp_exposed"]
+    assert fp16 == pytest.approx(ring(2 * psi) + ring(2 * psi), rel=0.01)
