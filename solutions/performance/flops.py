@@ -64,7 +64,7 @@ from solutions.layout import ParallelConfig
 GEMM_CEILING: dict[str, float] = {"A100": 267.9 / 312.0, "H100": 792.1 / 989.0,
                                   "H800": 792.1 / 989.0, "H200": 792.1 / 989.0,
                                   "B200": 1745.0 / 2250.0, "GB200": 1822.0 / 2500.0,
-                                  "B300": 1769.0 / 2250.0, "GB300": 1822.0 / 2500.0}
+                                  "B300": 1769.0 / 2250.0}
 #: The same for FP8 GEMMs (``float8_e4m3fn`` inputs, per-tensor scales), as a fraction of the
 #: dense FP8 peak, which is twice the dense BF16 peak on every part here (Bekman, *ML
 #: Engineering*, MAMF table "FP8 (float8_e4m3fn)": H100 SXM 1,402.6 of 1,979, B200 3,432.5 of
@@ -72,8 +72,10 @@ GEMM_CEILING: dict[str, float] = {"A100": 267.9 / 312.0, "H100": 792.1 / 989.0,
 #: GB300 the GB200's). The A100 has no FP8 tensor cores.
 FP8_GEMM_CEILING: dict[str, float] = {"H100": 1402.6 / 1979.0, "H800": 1402.6 / 1979.0,
                                       "H200": 1402.6 / 1979.0, "B200": 3432.5 / 4500.0,
-                                      "GB200": 3615.6 / 5000.0, "B300": 3353.3 / 4500.0,
-                                      "GB300": 3615.6 / 5000.0}
+                                      "GB200": 3615.6 / 5000.0, "B300": 3353.3 / 4500.0}
+# the GB300, measured in neither table, borrows the GB200's ceilings (stated above)
+GEMM_CEILING["GB300"] = GEMM_CEILING["GB200"]
+FP8_GEMM_CEILING["GB300"] = FP8_GEMM_CEILING["GB200"]
 FP8_PEAK_OVER_BF16 = 2.0
 #: HBM bytes moved per element of a 16-bit tensor cast to FP8 for a GEMM under per-tensor
 #: current scaling: the amax reduction reads it (2), then the cast reads it again (2) and

@@ -11,7 +11,7 @@ per routed expert from the host (``Stack.expert_gemm_loop``):
   "Grouped GEMM via multi-stream cuBLAS"). Per layer and micro-batch each local expert costs
   one GEMM per linear in the forward and two in the backward (data and weight gradients),
   for the two linears ``fc1`` (gate and up projections together) and ``fc2``:
-  :data:`GEMMS_PER_EXPERT_PASS` each pass, so 6 GEMMs, 8 with full recomputation.
+  :data:`FORWARD_GEMMS` and :data:`BACKWARD_GEMMS`, so 6 GEMMs, 8 with full recomputation.
 * Before the loop the host must know how many tokens each expert got (``m_splits`` is a
   host list), so the dispatcher waits for the router's counts: nothing is queued ahead of
   the loop, and its launches cannot hide under earlier work.
@@ -44,27 +44,11 @@ from solutions.layout import ParallelConfig
 #: only, operands prepared beforehand). A measurement on one host and one GPU generation,
 #: used for all; not fitted.
 EXPERT_GEMM_FLOOR_S = 0.267e-3 / 8
-#: GEMMs per local expert, per linear, in a forward pass (1) and a backward pass (2:
-#: data and weight gradients): ``_GroupedLinear.forward`` and ``.backward``.
-GEMMS_PER_EXPERT_PASS = {"forward": 1, "backward": 2}
+#: GEMMs per local expert and linear in a forward pass (1) and a backward pass (2: data and
+#: weight gradients): ``_GroupedLinear.forward`` and ``.backward``.
+FORWARD_GEMMS, BACKWARD_GEMMS = 1, 2
 #: Linears per expert: ``linear_fc1`` (gate and up projections in one GEMM) and ``linear_fc2``.
 LINEARS_PER_EXPERT = 2
-
-
-def local_experts(arch: models.Architecture, cfg: ParallelConfig) -> float:
-    """Routed experts one GPU holds: ``E / ep`` (each split over ``etp`` ranks, which does
-    not change the number of GEMMs a rank launches); 0 for a dense model."""
-    if arch.moe is None:
-        return 0.0
-    return arch.moe.n_routed_experts / cfg.ep
-
-
-def passes_per_microbatch(cfg: ParallelConfig) -> int:
-    """Passes over a layer per micro-batch, counted in forwards: the forward, the backward
-    (two GEMMs per linear, so two), and the recomputed forward under full recomputation."""
-    forward = GEMMS_PER_EXPERT_PASS["forward"]
-    return (forward + GEMMS_PER_EXPERT_PASS["backward"]
-            + (forward if cfg.activation_recompute == "full" else 0))
 
 
 def expert_launch_s(arch: models.Architecture, cfg: ParallelConfig, moe_layers: int,
@@ -73,9 +57,14 @@ def expert_launch_s(arch: models.Architecture, cfg: ParallelConfig, moe_layers: 
     routed-expert GEMMs take ``expert_forward_s`` seconds in one forward pass (all those
     layers together): ``moe_layers x max(0, host - GPU)`` (module doc), counted over the
     forward, the backward and a full recomputation."""
-    if moe_layers == 0:
+    if moe_layers == 0 or arch.moe is None:
         return 0.0
-    passes = passes_per_microbatch(cfg)
-    host = local_experts(arch, cfg) * LINEARS_PER_EXPERT * passes * EXPERT_GEMM_FLOOR_S
+    # passes over a layer, counted in forwards: the backward does twice the forward's GEMMs
+    # (and twice its work), a full recomputation the forward's again
+    recomputed = FORWARD_GEMMS if cfg.activation_recompute == "full" else 0
+    passes = FORWARD_GEMMS + BACKWARD_GEMMS + recomputed
+    # the experts one GPU holds; splitting each over etp ranks adds no launches
+    experts = arch.moe.n_routed_experts / cfg.ep
+    host = experts * LINEARS_PER_EXPERT * passes * EXPERT_GEMM_FLOOR_S
     gpu = passes * expert_forward_s / moe_layers
     return moe_layers * max(0.0, host - gpu)
